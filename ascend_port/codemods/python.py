@@ -1,0 +1,258 @@
+"""The port of one Python module.
+
+Speed comes from parsing only what can change. A regular expression built from the enabled transformers'
+triggers rejects most files without parsing them. For the rest, Python's ``ast`` (a C parser) gives the imports
+and the line span of every top-level statement; only the statements that contain a trigger are parsed with LibCST,
+transformed, and spliced back into the untouched text byte for byte. The whole-module path (``port_module``) is
+what LibCST's own runner uses, and the fallback for sources this interpreter's ``ast`` cannot read.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Mapping, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ascend_port.codemods import PortError
+from ascend_port.findings import Finding
+from ascend_port.names import ImportIndex, dotted
+from ascend_port.rules import Selection
+from ascend_port.transforms import TRANSFORMERS, PortContext, PortTransformer, run_transformers
+from ascend_port.transforms.device import IMPORT_TORCH_NPU
+
+
+@dataclass
+class PortOutcome:
+    new_text: str | None
+    findings: list[Finding] = field(default_factory=list)
+
+
+def active_transformers(selection: Selection) -> tuple[type[PortTransformer], ...]:
+    return tuple(cls for cls in TRANSFORMERS if cls.active(selection))
+
+
+@lru_cache(maxsize=64)
+def trigger_pattern(classes: tuple[type[PortTransformer], ...]) -> re.Pattern[str] | None:
+    fragments = [t for cls in classes for t in cls.TRIGGERS]
+    return re.compile("|".join(f"(?:{f})" for f in fragments)) if fragments else None
+
+
+def port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
+    """Port one module's source text. Raises PortError when it cannot be parsed."""
+    classes = active_transformers(selection)
+    pattern = trigger_pattern(classes)
+    if pattern is None or not pattern.search(text):
+        return PortOutcome(None)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings of the user's code are not ours to print
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return _port_whole_source(text, selection, options or {}, classes)
+    ctx_args = dict(imports=ImportIndex.from_ast(tree), selection=selection, options=options or {})
+    findings: list[Finding] = []
+    uses_npu = uses_torch_npu_name = False
+    lines = text.splitlines(keepends=True)
+    pieces: list[str] = []
+    done = 0  # lines[:done] are already in pieces
+    for first, last in _hot_spans(text, lines, tree, pattern):
+        chunk = "".join(lines[first - 1:last])
+        try:
+            module = cst.parse_module(chunk)
+        except cst.ParserSyntaxError as error:
+            raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
+        ctx = PortContext(line_offset=first - 1, findings=findings, **ctx_args)
+        new_code = run_transformers(module, ctx, classes).code
+        uses_npu |= ctx.uses_npu
+        uses_torch_npu_name |= ctx.uses_torch_npu_name
+        if new_code != chunk:
+            pieces.append("".join(lines[done:first - 1]))
+            pieces.append(new_code)
+            done = last
+    if done == 0:
+        return PortOutcome(None, findings)
+    pieces.append("".join(lines[done:]))
+    new_text = "".join(pieces)
+    new_tree = _parse_or_fail(new_text)
+    if uses_npu and selection.enabled(IMPORT_TORCH_NPU):
+        new_text = _with_torch_npu_import(new_text, _statements_from_ast(new_tree), uses_torch_npu_name, findings)
+        _parse_or_fail(new_text)
+    return PortOutcome(new_text, findings)
+
+
+def port_module(module: cst.Module, selection: Selection, options: Mapping[str, str] | None = None,
+                ) -> tuple[cst.Module, list[Finding]]:
+    """Port a whole parsed module (LibCST's runner and the fallback path)."""
+    classes = active_transformers(selection)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            imports = ImportIndex.from_ast(ast.parse(module.code))
+    except (SyntaxError, ValueError):
+        imports = ImportIndex.from_cst(module)
+    ctx = PortContext(imports=imports, selection=selection, options=options or {})
+    new_module = run_transformers(module, ctx, classes)
+    if ctx.uses_npu and selection.enabled(IMPORT_TORCH_NPU):
+        statements = _statements_from_cst(new_module)
+        new_text = _with_torch_npu_import(new_module.code, statements, ctx.uses_torch_npu_name, ctx.findings)
+        if new_text != new_module.code:
+            new_module = cst.parse_module(new_text)
+    return new_module, ctx.findings
+
+
+def _port_whole_source(text, selection, options, classes) -> PortOutcome:
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise PortError(f"cannot parse: {error.message} (line {error.raw_line})") from None
+    new_module, findings = port_module(module, selection, options)
+    new_text = new_module.code
+    if new_text == text:
+        return PortOutcome(None, findings)
+    try:
+        cst.parse_module(new_text)
+    except cst.ParserSyntaxError:
+        raise PortError("internal error: the ported source would not parse; the file is left unchanged") from None
+    return PortOutcome(new_text, findings)
+
+
+def _parse_or_fail(text: str) -> ast.Module:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError):
+        raise PortError("internal error: the ported source would not parse; the file is left unchanged") from None
+
+
+# --- which statements to parse ------------------------------------------------------------------------------------
+
+
+def _statement_spans(lines: Sequence[str], tree: ast.Module) -> list[tuple[int, int]]:
+    """1-based inclusive line spans of the top-level statements, with the comment lines right above each one
+    (so a TODO written by an earlier run is seen and not written twice) and statements sharing a line merged."""
+    spans: list[tuple[int, int]] = []
+    for node in tree.body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        last = node.end_lineno or node.lineno
+        floor = spans[-1][1] if spans else 0
+        while first - 1 > floor and lines[first - 2].lstrip().startswith("#"):
+            first -= 1
+        if spans and first <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(last, spans[-1][1]))
+        else:
+            spans.append((first, last))
+    return spans
+
+
+def _hot_spans(text: str, lines: Sequence[str], tree: ast.Module, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The statement spans that contain a trigger."""
+    spans = _statement_spans(lines, tree)
+    starts = [s for s, _ in spans]
+    line_starts = [0]
+    for line in lines:
+        line_starts.append(line_starts[-1] + len(line))
+    hot: list[tuple[int, int]] = []
+    for match in pattern.finditer(text):
+        line = bisect.bisect_right(line_starts, match.start())
+        i = bisect.bisect_right(starts, line) - 1
+        if i >= 0 and spans[i][1] >= line and (not hot or hot[-1] != spans[i]):
+            hot.append(spans[i])
+    return hot
+
+
+# --- import torch_npu (NPU100) --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopStatement:
+    kind: str  # docstring | future | torch | torch-other | torch_npu | import | code
+    first_line: int
+    last_line: int
+
+
+def _import_kind(modules: list[str], is_from: bool) -> str:
+    if any(m == "torch_npu" or m.startswith("torch_npu.") for m in modules):
+        return "torch_npu"
+    if not is_from and "torch" in modules:
+        return "torch"
+    if any(m == "torch" or m.startswith("torch.") for m in modules):
+        return "torch-other"
+    if is_from and modules == ["__future__"]:
+        return "future"
+    return "import"
+
+
+def _statements_from_ast(tree: ast.Module) -> list[TopStatement]:
+    out = []
+    for i, node in enumerate(tree.body):
+        if isinstance(node, ast.Import):
+            kind = _import_kind([a.name for a in node.names], is_from=False)
+        elif isinstance(node, ast.ImportFrom):
+            kind = _import_kind([node.module or ""] if node.level == 0 else [""], is_from=True)
+        elif i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            kind = "docstring"
+        else:
+            kind = "code"
+        out.append(TopStatement(kind, node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+def _statements_from_cst(module: cst.Module) -> list[TopStatement]:
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    out = []
+    for i, node in enumerate(module.body):
+        kind = "code"
+        small = node.body[0] if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 else None
+        if isinstance(small, cst.Import):
+            kind = _import_kind([dotted(a.name) or "" for a in small.names], is_from=False)
+        elif isinstance(small, cst.ImportFrom):
+            name = dotted(small.module) if small.module is not None and not small.relative else ""
+            kind = _import_kind([name or ""], is_from=True)
+        elif i == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+            kind = "docstring"
+        where = positions[node]
+        out.append(TopStatement(kind, where.start.line, where.end.line))
+    return out
+
+
+def torch_npu_import_line(statements: Sequence[TopStatement], uses_torch_npu_name: bool) -> int | None:
+    """The 0-based line index before which ``import torch_npu`` goes, or None when it is not to be added."""
+    if any(s.kind == "torch_npu" for s in statements):
+        return None
+    # After `import torch`, unless another torch import (which may name torch.npu) comes first: then before that.
+    for s in statements:
+        if s.kind == "torch":
+            return s.last_line
+        if s.kind == "torch-other":
+            return s.first_line - 1
+    if not uses_torch_npu_name:
+        return None
+    index = 0
+    for s in statements:
+        if s.kind not in ("docstring", "future", "import"):
+            break
+        index = s.last_line
+    return index
+
+
+def _with_torch_npu_import(text: str, statements: Sequence[TopStatement], uses_torch_npu_name: bool,
+                           findings: list[Finding]) -> str:
+    index = torch_npu_import_line(statements, uses_torch_npu_name)
+    if index is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    if 0 < index <= len(lines) and not lines[index - 1].endswith(("\n", "\r")):
+        lines[index - 1] += newline
+    lines.insert(index, "import torch_npu" + newline)
+    findings.append(Finding(IMPORT_TORCH_NPU, index + 1, "import torch_npu added", applied=True))
+    return "".join(lines)

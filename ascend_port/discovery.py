@@ -1,0 +1,94 @@
+"""Which files a run looks at: everything under the given paths that a file handler claims, minus what git
+ignores, virtualenvs, build and cache folders, and ``--exclude`` globs. Symlinks are never followed."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+SKIPPED_DIRS = {
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", "node_modules", "build", "dist", ".eggs", "site-packages", ".ascend-port", ".ipynb_checkpoints",
+}
+
+
+def _skipped_dir(path: Path) -> bool:
+    name = path.name
+    return name in SKIPPED_DIRS or name.endswith(".egg-info") or (path / "pyvenv.cfg").exists()
+
+
+def _git_ignored(root: Path, candidates: list[Path]) -> set[Path]:
+    """The candidates git ignores (.gitignore, .git/info/exclude, global excludes); empty outside a repository."""
+    if not candidates:
+        return set()
+    by_absolute = {os.path.abspath(p): p for p in candidates}
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
+            input="\0".join(by_absolute).encode(), capture_output=True, timeout=120,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        result = None
+    if result is None or result.returncode not in (0, 1):  # 128: not a git repository
+        return _gitignore_fallback(root, candidates)
+    return {by_absolute[p.decode()] for p in result.stdout.split(b"\0") if p and p.decode() in by_absolute}
+
+
+def _gitignore_fallback(root: Path, candidates: list[Path]) -> set[Path]:
+    """Outside a git repository: the root .gitignore's plain patterns (no negation), matched like git does for
+    the common cases (``*.py``, ``dir/``, ``/anchored``, ``a/**/b``)."""
+    try:
+        lines = (root / ".gitignore").read_text("utf-8", errors="replace").splitlines()
+    except OSError:
+        return set()
+    patterns = [ln.strip() for ln in lines if ln.strip() and not ln.startswith(("#", "!"))]
+    ignored = set()
+    for path in candidates:
+        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
+        parts = rel.split("/")
+        for pattern in patterns:
+            anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
+            pat = pattern.strip("/")
+            prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+            if pattern.endswith("/"):
+                prefixes = prefixes[:-1]  # a directory pattern matches folders only
+            if anchored:
+                hit = any(fnmatch.fnmatch(p, pat) for p in prefixes)
+            else:
+                hit = any(fnmatch.fnmatch(p.rsplit("/", 1)[-1], pat) for p in prefixes)
+            if hit:
+                ignored.add(path)
+                break
+    return ignored
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d) and not (here / d).is_symlink())
+        for name in sorted(filenames):
+            yield here / name
+
+
+def discover(paths: Iterable[Path], wanted: Callable[[Path], bool], exclude: Iterable[str] = ()) -> list[Path]:
+    """Files under ``paths`` that ``wanted`` accepts; an explicitly named file is always taken if wanted."""
+    patterns = list(exclude)
+    found: list[Path] = []
+    for path in paths:
+        if path.is_file():
+            candidates = [path] if wanted(path) else []
+            found.extend(candidates)
+            continue
+        candidates = [p for p in _walk(path) if wanted(p) and not p.is_symlink()]
+        ignored = _git_ignored(path, candidates)
+        found.extend(p for p in candidates if p not in ignored)
+    return [p for p in found if not _excluded(p, patterns)]
+
+
+def _excluded(path: Path, patterns: list[str]) -> bool:
+    text = path.as_posix()
+    return any(fnmatch.fnmatch(text, pat) or fnmatch.fnmatch(path.name, pat) or f"/{pat.strip('/')}/" in f"/{text}/"
+               for pat in patterns)

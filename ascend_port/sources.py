@@ -1,0 +1,68 @@
+"""Reading and writing source files without losing anything: encoding and PEP 263 cookie, BOM, line endings
+(text is decoded without newline translation) and file mode."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import tempfile
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class SourceError(Exception):
+    """The file cannot be read as source text; the message says why.
+
+    ``binary`` marks files that are not text at all (a ``.py`` holding NUL bytes): skipped, not errors.
+    """
+
+    def __init__(self, message: str, *, binary: bool = False) -> None:
+        super().__init__(message)
+        self.binary = binary
+
+
+@dataclass(frozen=True)
+class Source:
+    text: str
+    encoding: str  # as detected, e.g. "utf-8", "utf-8-sig" (BOM), "iso-8859-1"
+
+    def encode(self, text: str) -> bytes:
+        return text.encode(self.encoding)
+
+
+def decode_python(data: bytes) -> Source:
+    """Decode Python source the way the interpreter does: BOM, then a PEP 263 cookie, else UTF-8."""
+    if b"\0" in data:
+        raise SourceError("binary file (contains NUL bytes)", binary=True)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return Source(data.decode(encoding), encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
+        raise SourceError(f"cannot decode: {error}") from None
+
+
+def decode_text(data: bytes) -> Source:
+    """Decode a non-Python text file: UTF-8 (with or without BOM)."""
+    if b"\0" in data:
+        raise SourceError("binary file (contains NUL bytes)", binary=True)
+    encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+    try:
+        return Source(data.decode(encoding), encoding)
+    except UnicodeDecodeError as error:
+        raise SourceError(f"not UTF-8 text: {error}") from None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` through a temporary file in the same folder, keeping the file's mode."""
+    mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".ascend-port.tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,168 @@
+"""The shared machinery of all transforms: the per-file context, the rule-aware transformer base class, and the
+composite that runs every enabled transformer in a single pass over the tree.
+
+Each domain module (device.py, distributed.py, ...) defines ``PortTransformer`` subclasses. Every one of them is a
+plain LibCST ``CSTTransformer`` and can run on its own; ``CompositeTransformer`` chains their ``visit_*``/``leave_*``
+methods node by node so a file is walked once however many rules are enabled (one pass per rule would multiply
+the cost of the whole run).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Mapping, Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from ascend_port.findings import Finding, todo_comment
+from ascend_port.names import ImportIndex
+from ascend_port.rules import Rule, Selection
+
+STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+@dataclass
+class PortContext:
+    """Everything a transformer may read or record while porting one file (or one chunk of it)."""
+
+    imports: ImportIndex
+    selection: Selection = field(default_factory=Selection)
+    options: Mapping[str, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    line_offset: int = 0
+    # Set by rewrites whose output needs ``import torch_npu`` (see NPU100).
+    uses_npu: bool = False
+    uses_torch_npu_name: bool = False
+    _positions: Mapping[cst.CSTNode, CodeRange] | None = None
+    _wrapper: MetadataWrapper | None = None
+    _todo_stack: list[list[str]] = field(default_factory=list)
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        """1-based line of ``node`` in the whole file; positions are computed only when first needed."""
+        if self._positions is None:
+            if self._wrapper is None:
+                return self.line_offset + 1
+            self._positions = self._wrapper.resolve(PositionProvider)
+        code_range = self._positions.get(node)
+        return self.line_offset + (code_range.start.line if code_range else 1)
+
+    def torch_name(self) -> str:
+        """How this module spells ``torch`` (``import torch as th`` -> ``th``)."""
+        return self.imports.local_name_for("torch") or "torch"
+
+
+class PortTransformer(cst.CSTTransformer):
+    """Base of every rule implementation.
+
+    ``TRIGGERS`` are regular-expression fragments; a statement whose text matches none of them is never parsed, so
+    every construct a transformer rewrites must contain one of its triggers.
+    """
+
+    TRIGGERS: ClassVar[tuple[str, ...]] = ()
+    RULES: ClassVar[tuple[Rule, ...]] = ()
+
+    def __init__(self, ctx: PortContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+
+    @classmethod
+    def active(cls, selection: Selection) -> bool:
+        return any(selection.enabled(r) for r in cls.RULES)
+
+    def enabled(self, rule: Rule) -> bool:
+        return self.ctx.selection.enabled(rule)
+
+    def fix(self, rule: Rule, original: cst.CSTNode, replacement, message: str, *, torch_npu_name: bool = False):
+        """Record a rewrite and return ``replacement`` when ``rule`` is enabled; else return None.
+
+        Callers use ``return self.fix(...) or updated`` so a disabled rule leaves the node alone. A disabled rule
+        records nothing: --select/--ignore/--min-confidence mean the rule does not run.
+        """
+        if not self.enabled(rule):
+            return None
+        self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
+        self.ctx.uses_npu = True
+        self.ctx.uses_torch_npu_name |= torch_npu_name
+        return replacement
+
+    def todo(self, rule: Rule, original: cst.CSTNode, message: str) -> None:
+        """Record a finding and leave a TODO comment on the line above the enclosing statement."""
+        if not self.enabled(rule):
+            return
+        self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
+        if self.ctx._todo_stack:
+            comment = todo_comment(rule, message)
+            if comment not in self.ctx._todo_stack[-1]:
+                self.ctx._todo_stack[-1].append(comment)
+
+
+_VISIT = re.compile(r"^visit_([A-Z]\w*)$")
+_LEAVE = re.compile(r"^leave_([A-Z]\w*)$")
+
+
+class CompositeTransformer(cst.CSTTransformer):
+    """Runs several PortTransformers in one pass and attaches their TODO comments to statements."""
+
+    def __init__(self, ctx: PortContext, members: Sequence[PortTransformer]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self._visits: dict[str, list[Callable]] = defaultdict(list)
+        self._leaves: dict[str, list[Callable]] = defaultdict(list)
+        for member in members:
+            for attr in dir(type(member)):
+                if m := _VISIT.match(attr):
+                    if getattr(type(member), attr) is not getattr(cst.CSTTransformer, attr, None):
+                        self._visits[m.group(1)].append(getattr(member, attr))
+                elif m := _LEAVE.match(attr):
+                    if getattr(type(member), attr) is not getattr(cst.CSTTransformer, attr, None):
+                        self._leaves[m.group(1)].append(getattr(member, attr))
+        self._header_comments: set[str] = set()
+        self._first_statement: cst.CSTNode | None = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Module):
+            self._header_comments = {line.comment.value for line in node.header if line.comment}
+            self._first_statement = node.body[0] if node.body else None
+        if isinstance(node, STATEMENT_TYPES):
+            self.ctx._todo_stack.append([])
+        visitors = self._visits.get(type(node).__name__)
+        if not visitors:
+            return True
+        results = [visit(node) for visit in visitors]
+        return not all(r is False for r in results)
+
+    def on_leave(self, original_node, updated_node):
+        name = type(original_node).__name__
+        for leave in self._leaves.get(name, ()):
+            updated_node = leave(original_node, updated_node)
+            if type(updated_node).__name__ != name:
+                break  # replaced by another kind of node (or removed): the remaining handlers do not apply
+        if isinstance(original_node, STATEMENT_TYPES):
+            todos = self.ctx._todo_stack.pop()
+            if todos and isinstance(updated_node, STATEMENT_TYPES):
+                updated_node = self._with_todos(original_node, updated_node, todos)
+        return updated_node
+
+    def _with_todos(self, original, updated, todos: list[str]):
+        existing = {line.comment.value for line in updated.leading_lines if line.comment}
+        if original is self._first_statement:
+            existing |= self._header_comments
+        new_lines = [
+            cst.EmptyLine(indent=True, comment=cst.Comment(text)) for text in todos if text not in existing
+        ]
+        if not new_lines:
+            return updated
+        return updated.with_changes(leading_lines=[*updated.leading_lines, *new_lines])
+
+
+def run_transformers(module: cst.Module, ctx: PortContext, classes: Sequence[type[PortTransformer]]) -> cst.Module:
+    """Apply the enabled transformers to ``module`` in one pass; findings go to ``ctx``."""
+    members = [cls(ctx) for cls in classes if cls.active(ctx.selection)]
+    if not members:
+        return module
+    ctx._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ctx._positions = None
+    return module.visit(CompositeTransformer(ctx, members))

@@ -1,0 +1,6 @@
+import numpy as np
+import torch_npu
+from torch import nn
+
+def f(t):
+    return t.npu()

@@ -1,0 +1,3 @@
+class Wrapper:
+    def __init__(self):
+        self.is_cuda = False

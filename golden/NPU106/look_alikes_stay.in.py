@@ -1,0 +1,5 @@
+import numba.cuda
+from mylib import cuda
+
+cuda.synchronize()
+numba.cuda.jit

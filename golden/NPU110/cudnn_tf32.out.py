@@ -1,0 +1,5 @@
+import torch
+import torch_npu
+
+torch.npu.conv.allow_hf32 = False
+torch.backends.cudnn.benchmark = True

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import pytest
+
+from ascend_port.codemods import handler_for
+from ascend_port.rules import Selection, all_rules
+from golden_cases import Case, cases
+
+CASES = cases()
+
+
+def port(case: Case, data: bytes):
+    handler = handler_for(case.handler_name)
+    assert handler is not None, f"no handler for {case.handler_name.name}"
+    return handler.port(data, Selection(), {})
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_golden(case: Case, request: pytest.FixtureRequest) -> None:
+    data = case.input.read_bytes()
+    ported = port(case, data)
+    output = ported.new_text if ported.new_text is not None else ported.source.text
+    if request.config.getoption("--update-golden"):
+        if output == ported.source.text:
+            case.expected.unlink(missing_ok=True)
+        else:
+            case.expected.write_bytes(ported.source.encode(output))
+        return
+    expected = case.expected.read_bytes().decode(ported.source.encoding) if case.expected.exists() \
+        else ported.source.text
+    assert output == expected
+    # Idempotent: the port of the port changes nothing.
+    again = port(case, ported.source.encode(output))
+    assert again.new_text is None or again.new_text == output
+
+
+def test_every_rule_has_a_golden_case_where_it_fires() -> None:
+    fired = {
+        case.rule for case in CASES
+        if case.rule in {f.rule.id for f in port(case, case.input.read_bytes()).findings}
+    }
+    missing = [r.id for r in all_rules() if r.id not in fired]
+    assert not missing, f"rules without a golden case in their folder that fires them: {missing}"
+
+
+def test_every_rule_has_a_before_after_doc() -> None:
+    for r in all_rules():
+        assert "Before:" in r.doc and "After:" in r.doc, r.id
+        assert r.summary and r.name, r.id
+
+
+def test_outputs_parse() -> None:
+    import ast
+
+    for case in CASES:
+        if case.expected.exists() and case.handler_name.suffix == ".py":
+            ast.parse(case.expected.read_text("utf-8"))
