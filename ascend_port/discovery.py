@@ -25,16 +25,22 @@ def _git_ignored(root: Path, candidates: list[Path]) -> set[Path]:
     if not candidates:
         return set()
     by_absolute = {os.path.abspath(p): p for p in candidates}
+    root_absolute = os.path.abspath(root)
     try:
         result = subprocess.run(
             ["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
-            input="\0".join(by_absolute).encode(), capture_output=True, timeout=120,
+            input="\0".join([root_absolute, *by_absolute]).encode(), capture_output=True, timeout=120,
         )
     except (OSError, subprocess.TimeoutExpired):
         result = None
     if result is None or result.returncode not in (0, 1):  # 128: not a git repository
         return _gitignore_fallback(root, candidates)
-    return {by_absolute[p.decode()] for p in result.stdout.split(b"\0") if p and p.decode() in by_absolute}
+    ignored = {p.decode() for p in result.stdout.split(b"\0") if p}
+    if root_absolute in ignored:
+        # The user named a folder their repository ignores (a vendored tree, a download): that is a choice;
+        # apply only the folder's own .gitignore.
+        return _gitignore_fallback(root, candidates)
+    return {by_absolute[p] for p in ignored if p in by_absolute}
 
 
 def _gitignore_fallback(root: Path, candidates: list[Path]) -> set[Path]:

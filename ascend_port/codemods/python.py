@@ -10,7 +10,6 @@ what LibCST's own runner uses, and the fallback for sources this interpreter's `
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ascend_port.codemods import PortError
+from ascend_port.codemods.chunks import hot_chunks, wrap
 from ascend_port.findings import Finding
 from ascend_port.names import ImportIndex, dotted
 from ascend_port.rules import Selection
@@ -39,16 +39,22 @@ def active_transformers(selection: Selection) -> tuple[type[PortTransformer], ..
 
 
 @lru_cache(maxsize=64)
-def trigger_pattern(classes: tuple[type[PortTransformer], ...]) -> re.Pattern[str] | None:
-    fragments = [t for cls in classes for t in cls.TRIGGERS]
-    return re.compile("|".join(f"(?:{f})" for f in fragments)) if fragments else None
+def trigger_patterns(classes: tuple[type[PortTransformer], ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """One pattern per scope (``statement``, ``top``) over the triggers of the transformers with that scope."""
+    by_scope: dict[str, list[str]] = {}
+    for cls in classes:
+        by_scope.setdefault(cls.SCOPE, []).extend(cls.TRIGGERS)
+    return tuple(
+        (re.compile("|".join(f"(?:{f})" for f in fragments)), scope)
+        for scope, fragments in sorted(by_scope.items()) if fragments
+    )
 
 
 def port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
     """Port one module's source text. Raises PortError when it cannot be parsed."""
     classes = active_transformers(selection)
-    pattern = trigger_pattern(classes)
-    if pattern is None or not pattern.search(text):
+    patterns = trigger_patterns(classes)
+    if not any(pattern.search(text) for pattern, _ in patterns):
         return PortOutcome(None)
     try:
         with warnings.catch_warnings():
@@ -62,17 +68,27 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
     lines = text.splitlines(keepends=True)
     pieces: list[str] = []
     done = 0  # lines[:done] are already in pieces
-    for first, last in _hot_spans(text, lines, tree, pattern):
-        chunk = "".join(lines[first - 1:last])
+    for chunk in hot_chunks(text, lines, tree, patterns):
+        if chunk.first <= done:
+            continue  # already ported as part of an enclosing statement (see the fallback below)
+        first, last = chunk.first, chunk.last
+        chunk_text = "".join(lines[first - 1:last])
+        parse_text, prefix = wrap(chunk_text) if chunk.nested else (chunk_text, "")
         try:
-            module = cst.parse_module(chunk)
+            module = cst.parse_module(parse_text)
         except cst.ParserSyntaxError as error:
-            raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
-        ctx = PortContext(line_offset=first - 1, findings=findings, **ctx_args)
-        new_code = run_transformers(module, ctx, classes).code
+            if not chunk.nested:
+                raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
+            # A statement that only parses with its context: take the whole top-level statement instead.
+            first, last = chunk.top
+            chunk_text = parse_text = "".join(lines[first - 1:last])
+            prefix = ""
+            module = _parse_chunk(parse_text, first)
+        ctx = PortContext(line_offset=first - 1 - (1 if prefix else 0), findings=findings, **ctx_args)
+        new_code = run_transformers(module, ctx, classes).code[len(prefix):]
         uses_npu |= ctx.uses_npu
         uses_torch_npu_name |= ctx.uses_torch_npu_name
-        if new_code != chunk:
+        if new_code != chunk_text:
             pieces.append("".join(lines[done:first - 1]))
             pieces.append(new_code)
             done = last
@@ -85,6 +101,13 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
         new_text = _with_torch_npu_import(new_text, _statements_from_ast(new_tree), uses_torch_npu_name, findings)
         _parse_or_fail(new_text)
     return PortOutcome(new_text, findings)
+
+
+def _parse_chunk(text: str, first: int) -> cst.Module:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
 
 
 def port_module(module: cst.Module, selection: Selection, options: Mapping[str, str] | None = None,
@@ -130,42 +153,6 @@ def _parse_or_fail(text: str) -> ast.Module:
             return ast.parse(text)
     except (SyntaxError, ValueError):
         raise PortError("internal error: the ported source would not parse; the file is left unchanged") from None
-
-
-# --- which statements to parse ------------------------------------------------------------------------------------
-
-
-def _statement_spans(lines: Sequence[str], tree: ast.Module) -> list[tuple[int, int]]:
-    """1-based inclusive line spans of the top-level statements, with the comment lines right above each one
-    (so a TODO written by an earlier run is seen and not written twice) and statements sharing a line merged."""
-    spans: list[tuple[int, int]] = []
-    for node in tree.body:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-        last = node.end_lineno or node.lineno
-        floor = spans[-1][1] if spans else 0
-        while first - 1 > floor and lines[first - 2].lstrip().startswith("#"):
-            first -= 1
-        if spans and first <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(last, spans[-1][1]))
-        else:
-            spans.append((first, last))
-    return spans
-
-
-def _hot_spans(text: str, lines: Sequence[str], tree: ast.Module, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
-    """The statement spans that contain a trigger."""
-    spans = _statement_spans(lines, tree)
-    starts = [s for s, _ in spans]
-    line_starts = [0]
-    for line in lines:
-        line_starts.append(line_starts[-1] + len(line))
-    hot: list[tuple[int, int]] = []
-    for match in pattern.finditer(text):
-        line = bisect.bisect_right(line_starts, match.start())
-        i = bisect.bisect_right(starts, line) - 1
-        if i >= 0 and spans[i][1] >= line and (not hot or hot[-1] != spans[i]):
-            hot.append(spans[i])
-    return hot
 
 
 # --- import torch_npu (NPU100) --------------------------------------------------------------------------------

@@ -36,6 +36,9 @@ class PortContext:
     # Set by rewrites whose output needs ``import torch_npu`` (see NPU100).
     uses_npu: bool = False
     uses_torch_npu_name: bool = False
+    # ids of original nodes that a later transformer rewrites as part of a larger construct (marked while visiting,
+    # before any leave_* runs): earlier transformers leave them alone, so one site gets one finding, not two.
+    claimed: set[int] = field(default_factory=set)
     _positions: Mapping[cst.CSTNode, CodeRange] | None = None
     _wrapper: MetadataWrapper | None = None
     _todo_stack: list[list[str]] = field(default_factory=list)
@@ -58,11 +61,14 @@ class PortTransformer(cst.CSTTransformer):
     """Base of every rule implementation.
 
     ``TRIGGERS`` are regular-expression fragments; a statement whose text matches none of them is never parsed, so
-    every construct a transformer rewrites must contain one of its triggers.
+    every construct a transformer rewrites must contain one of its triggers, within its ``SCOPE``.
     """
 
     TRIGGERS: ClassVar[tuple[str, ...]] = ()
     RULES: ClassVar[tuple[Rule, ...]] = ()
+    # How much code around a trigger the transformer must see: "statement" (the innermost statement that contains
+    # the trigger) or "top" (the whole top-level statement: a class or function it must understand as a whole).
+    SCOPE: ClassVar[str] = "statement"
 
     def __init__(self, ctx: PortContext) -> None:
         super().__init__()

@@ -213,14 +213,26 @@ TORCH_CUDA_METHODS = {"torch.Tensor.cuda", "torch.nn.Module.cuda"}
 PROPERTY_GAPS = {"major", "minor", "multi_processor_count"}
 
 
+CUDA_METHOD_KEYWORDS = {"device", "non_blocking", "memory_format"}
+
+
+def _has_cuda_signature(call: cst.Call) -> bool:
+    """Could this be `Tensor.cuda`/`Module.cuda`? A user's own `.cuda(x, meta=...)` method is not ours to rename."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    return len(positional) <= 1 and keywords <= CUDA_METHOD_KEYWORDS
+
+
 def _replace_cuda_in_token(node: cst.SimpleString) -> cst.SimpleString:
     return node.with_changes(value=node.value.replace("cuda", "npu", 1))
 
 
-def rewrite_device_expr(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+def rewrite_device_expr(expr: cst.BaseExpression, containers: bool = True) -> cst.BaseExpression | None:
     """The expression with every device string in it turned to npu, or None when there is none.
 
     Follows the shapes device expressions take in real code; anything else (calls, names) is left alone.
+    ``containers`` allows tuples, lists, sets and dicts (`choices=[...]`, `map_location={...}`): right for
+    arguments, wrong for settings, where a dict of devices is usually a dispatch table keyed by device type.
     """
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
@@ -244,15 +256,17 @@ def rewrite_device_expr(expr: cst.BaseExpression) -> cst.BaseExpression | None:
             return expr.with_changes(func=expr.func.with_changes(value=_replace_cuda_in_token(template)))
         return None
     if isinstance(expr, cst.IfExp):
-        body, orelse = rewrite_device_expr(expr.body), rewrite_device_expr(expr.orelse)
+        body, orelse = rewrite_device_expr(expr.body, containers), rewrite_device_expr(expr.orelse, containers)
         if body is None and orelse is None:
             return None
         return expr.with_changes(body=body or expr.body, orelse=orelse or expr.orelse)
     if isinstance(expr, cst.BooleanOperation):
-        left, right = rewrite_device_expr(expr.left), rewrite_device_expr(expr.right)
+        left, right = rewrite_device_expr(expr.left, containers), rewrite_device_expr(expr.right, containers)
         if left is None and right is None:
             return None
         return expr.with_changes(left=left or expr.left, right=right or expr.right)
+    if not containers:
+        return None
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
         changed = False
         elements = []
@@ -426,7 +440,7 @@ class DeviceTransformer(PortTransformer):
         qualified = self.ctx.imports.resolve(func)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method == "cuda" and qualified is None:  # torch.Tensor.cuda is renamed by leave_Attribute
+            if method == "cuda" and qualified is None and _has_cuda_signature(original):
                 new_func = updated.func.with_changes(attr=cst.Name("npu"))
                 updated = self.fix(CUDA_METHOD, original, updated.with_changes(func=new_func), ".cuda() -> .npu()") \
                     or updated
@@ -496,21 +510,21 @@ class DeviceTransformer(PortTransformer):
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         if any(self._names_device(t.target) for t in original.targets):
-            if (new := rewrite_device_expr(updated.value)) is not None:
+            if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
                 return self.fix(DEVICE_SETTING, original, updated.with_changes(value=new),
                                 "device setting cuda -> npu") or updated
         return updated
 
     def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.AnnAssign:
         if updated.value is not None and self._names_device(original.target):
-            if (new := rewrite_device_expr(updated.value)) is not None:
+            if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
                 return self.fix(DEVICE_SETTING, original, updated.with_changes(value=new),
                                 "device setting cuda -> npu") or updated
         return updated
 
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
         if updated.default is not None and DEVICE_NAME.search(original.name.value):
-            if (new := rewrite_device_expr(updated.default)) is not None:
+            if (new := rewrite_device_expr(updated.default, containers=False)) is not None:
                 return self.fix(DEVICE_SETTING, original, updated.with_changes(default=new),
                                 "device default cuda -> npu") or updated
         return updated
@@ -518,7 +532,7 @@ class DeviceTransformer(PortTransformer):
     def leave_DictElement(self, original: cst.DictElement, updated: cst.DictElement) -> cst.DictElement:
         key = original.key
         if isinstance(key, cst.SimpleString) and DEVICE_NAME.search(str(key.evaluated_value)):
-            if (new := rewrite_device_expr(updated.value)) is not None:
+            if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
                 return self.fix(DEVICE_SETTING, original, updated.with_changes(value=new),
                                 "device setting cuda -> npu") or updated
         return updated

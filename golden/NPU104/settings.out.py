@@ -15,3 +15,8 @@ class Config:
 def run(model, device="npu"):
     settings = {"device": "npu", "name": "cuda"}
     return model, settings
+
+
+# dispatch tables keyed by device type stay: only the scalar settings above change
+BACKEND_DEVICE_COUNT = {"cuda": len, "cpu": len}
+SUPPORTED_DEVICES = ("cuda", "xpu")

@@ -1,0 +1,46 @@
+"""Pinned real-world source trees from PyPI, downloaded once into the repository's gitignored ``.cache/corpora``.
+
+Only wheels (or sdists) are downloaded and unpacked: nothing is installed, built, imported or committed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("ASCEND_PORT_CORPORA", ROOT / ".cache" / "corpora"))
+
+TRANSFORMERS = ("transformers", "5.23.0")
+
+
+def fetch(name: str, version: str, *, sdist: bool = False) -> Path:
+    """The unpacked distribution ``name==version`` (downloading it the first time)."""
+    target = CACHE / f"{name}-{version}{'-sdist' if sdist else ''}"
+    if (target / ".complete").exists():
+        return target
+    with tempfile.TemporaryDirectory() as tmp:
+        kind = ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", *kind, f"{name}=={version}", "-d", tmp],
+            check=True,
+        )
+        (archive,) = Path(tmp).iterdir()
+        target.mkdir(parents=True, exist_ok=True)
+        if archive.suffix in (".whl", ".zip"):
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(target)
+        else:
+            with tarfile.open(archive) as tf:
+                tf.extractall(target, filter="data")
+    (target / ".complete").touch()
+    return target
+
+
+def python_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if p.is_file())
