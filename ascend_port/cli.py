@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,12 +12,17 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ascend_port import __version__
+from ascend_port import config as project_config
+from ascend_port.changes import ChangesError, changed_paths
 from ascend_port.engine import RunConfig, RunResult, run
-from ascend_port.rules import DOMAINS, Confidence, Selection, all_rules, get_rule, parse_patterns
+from ascend_port.gitflow import DEFAULT_BRANCH, GitOptions, WorkflowError, apply_to_repository
+from ascend_port.review import review_in_place
+from ascend_port.rules import all_rules, get_rule
 from ascend_port.sources import write_atomic
 
 app = typer.Typer(
@@ -35,12 +41,19 @@ PathsArg = Annotated[list[Path], typer.Argument(help="Files or folders to port."
 SelectOpt = Annotated[Optional[list[str]], typer.Option(
     "--select", help="Rule IDs or prefixes to run (e.g. NPU1,NPU205; default ALL).")]
 IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", help="Rule IDs or prefixes to skip.")]
-MinConfidenceOpt = Annotated[str, typer.Option(
-    "--min-confidence", help="Run only rules at or above this confidence: high, medium or low.")]
+MinConfidenceOpt = Annotated[Optional[str], typer.Option(
+    "--min-confidence", help="Run only rules at or above this confidence: high, medium or low (default low).")]
+AttentionOpt = Annotated[Optional[str], typer.Option(
+    "--attention-backend", help="Target of the attention rewrites: torch_npu (default) or mindiesd.")]
+ChangedSinceOpt = Annotated[Optional[str], typer.Option(
+    "--changed-since", metavar="REF", help="Only files changed since this git ref: committed since the merge base "
+    "with HEAD, staged, unstaged or untracked.")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (0: all cores).")]
 ExcludeOpt = Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob of paths to skip (repeatable).")]
 ExitZeroOpt = Annotated[bool, typer.Option(
     "--exit-zero", help="Exit 0 even when there are findings or pending changes (errors still exit 2).")]
+NoCacheOpt = Annotated[bool, typer.Option(
+    "--no-cache", help="Port every file afresh: neither read nor write the result cache (~/.cache/ascend-port).")]
 
 
 def _fail(message: str) -> typer.Exit:
@@ -48,25 +61,33 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
-def _config(select, ignore, min_confidence: str, jobs: int, exclude) -> RunConfig:
+def _settings(paths: list[Path], select=None, ignore=None, min_confidence=None, exclude=None,
+              attention_backend=None, branch=None) -> project_config.Settings:
+    """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the given flags."""
+    flags = {"select": select, "ignore": ignore, "min-confidence": min_confidence, "exclude": exclude,
+             "attention-backend": attention_backend, "branch": branch}
     try:
-        selection = Selection(
-            select=parse_patterns(select) or ("ALL",),
-            ignore=parse_patterns(ignore),
-            min_confidence=Confidence.parse(min_confidence),
-        )
-        selection.validate()
-    except ValueError as error:
-        raise _fail(str(error)) from None
+        return project_config.resolve(paths, flags)
+    except project_config.ConfigError as error:
+        raise _fail(escape(str(error))) from None
+
+
+def _config(settings: project_config.Settings, jobs: int, no_cache: bool = False) -> RunConfig:
     if jobs < 0:
         raise _fail("--jobs must be 0 (all cores) or a positive number")
-    return RunConfig(selection=selection, jobs=jobs, exclude=tuple(exclude or ()))
+    config = settings.run_config(jobs)
+    return dataclasses.replace(config, cache=False) if no_cache else config
 
 
-def _run(paths: list[Path], config: RunConfig) -> RunResult:
+def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None) -> RunResult:
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise _fail(f"no such file or directory: {missing[0]}")
+    if changed_since is not None:
+        try:
+            paths = changed_paths(paths, config.exclude, changed_since)
+        except ChangesError as error:
+            raise _fail(escape(str(error))) from None
     if not sys.stderr.isatty():
         return run(paths, config)
     with Progress(TextColumn("porting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -90,49 +111,119 @@ def _totals_line(result: RunResult) -> str:
 
 
 @app.command()
-def scan(paths: PathsArg, select: SelectOpt = None, ignore: IgnoreOpt = None, min_confidence: MinConfidenceOpt = "low",
-         jobs: JobsOpt = 0, exclude: ExcludeOpt = None, exit_zero: ExitZeroOpt = False) -> None:
-    """Report what a port would change and where manual work is needed. Writes nothing."""
-    result = _run(paths, _config(select, ignore, min_confidence, jobs, exclude))
-    rows = sorted(((file.path, f) for file in result.files for f in file.findings),
-                  key=lambda row: (row[0], row[1].line, row[1].rule.id))
-    if rows:
-        table = Table(show_edge=False, header_style="bold")
-        for column in ("location", "rule", "confidence", "message"):
-            table.add_column(column, overflow="fold")
-        for path, f in rows:
-            colour = {"high": "green", "medium": "yellow", "low": "red"}[f.confidence.label]
-            table.add_row(f"{path}:{f.line}", f.rule.id, f"[{colour}]{f.confidence.label}[/{colour}]", f.message)
-        out.print(table)
-        totals = Table(title="per domain", show_edge=False, header_style="bold")
-        for column in ("domain", "rewrites", "TODOs"):
-            totals.add_column(column, justify="right" if column != "domain" else "left")
-        by_domain = Counter((f.rule.domain, f.rule.rewrites) for _, f in rows)
-        for domain in DOMAINS.values():
-            if by_domain[(domain, True)] or by_domain[(domain, False)]:
-                totals.add_row(domain, str(by_domain[(domain, True)]), str(by_domain[(domain, False)]))
-        out.print(totals)
-    _report_errors(result)
-    out.print(_totals_line(result))
-    raise typer.Exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if rows and not exit_zero else EXIT_CLEAN)
+def scan(paths: PathsArg, select: SelectOpt = None, ignore: IgnoreOpt = None, min_confidence: MinConfidenceOpt = None,
+         jobs: JobsOpt = 0, exclude: ExcludeOpt = None, exit_zero: ExitZeroOpt = False,
+         output_format: Annotated[str, typer.Option(
+             "--format", help="text (table), md (assessment), json, sarif, csv (change list) or github (annotations).")
+         ] = "text",
+         output: Annotated[Optional[Path], typer.Option(
+             "--output", "-o", help="Write the report to this file instead of printing it.")] = None,
+         attention_backend: AttentionOpt = None, changed_since: ChangedSinceOpt = None,
+         no_cache: NoCacheOpt = False) -> None:
+    """Report what a port would change and where manual work is needed. Writes nothing (but --output)."""
+    from ascend_port.reports import FORMATS
+
+    if output_format not in FORMATS:
+        raise _fail(f"--format {escape(output_format)!r}: use one of {', '.join(FORMATS)}")
+    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend)
+    result = _run(paths, _config(settings, jobs, no_cache), changed_since)
+    if output_format == "text" and output is None:
+        from ascend_port.reports.text import print_text
+
+        print_text(result, out)
+        _report_errors(result)
+        out.print(_totals_line(result))
+    else:
+        _write_report(result, output_format, output)
+        _report_errors(result)
+        err.print(_totals_line(result))
+    findings = any(file.findings for file in result.files)
+    raise typer.Exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _write_report(result: RunResult, output_format: str, output: Path | None) -> None:
+    """Print the report, or write it to ``output``."""
+    if output_format == "text":
+        import io
+
+        from ascend_port.reports.text import print_text
+
+        buffer = io.StringIO()
+        print_text(result, Console(file=buffer, width=160, highlight=False))
+        text = buffer.getvalue()
+    else:
+        from ascend_port.reports import render
+
+        text = render(result, output_format)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        output.write_text(text, "utf-8", newline="")
+    except OSError as error:
+        raise _fail(f"cannot write {escape(str(output))}: {escape(error.strerror or str(error))}") from None
 
 
 @app.command()
 def apply(paths: PathsArg,
           dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff; write nothing.")] = False,
           no_git: Annotated[bool, typer.Option("--no-git", help="Write the port in place, without git.")] = False,
-          select: SelectOpt = None, ignore: IgnoreOpt = None, min_confidence: MinConfidenceOpt = "low",
-          jobs: JobsOpt = 0, exclude: ExcludeOpt = None, exit_zero: ExitZeroOpt = False) -> None:
-    """Port the files: print the diff (--dry-run) or write it in place (--no-git)."""
-    if not dry_run and not no_git:
-        raise _fail("the git branch workflow is not available yet: use --dry-run to see the diff, "
-                    "or --no-git to write the port in place")
-    result = _run(paths, _config(select, ignore, min_confidence, jobs, exclude))
+          interactive: Annotated[bool, typer.Option(
+              "--interactive", "-i", help="Review the port hunk by hunk (git add -p keys) before writing.")] = False,
+          branch: Annotated[Optional[str], typer.Option(
+              "--branch", help=f"Branch to create for the port (default {DEFAULT_BRANCH}).")] = None,
+          force_branch: Annotated[bool, typer.Option(
+              "--force-branch", help="Replace the branch if it exists.")] = False,
+          no_commit: Annotated[bool, typer.Option(
+              "--no-commit", help="Stage the port on the branch; do not commit.")] = False,
+          allow_dirty: Annotated[bool, typer.Option(
+              "--allow-dirty", help="Run despite uncommitted changes (files with such changes are left out).")] = False,
+          report_dir: Annotated[Optional[Path], typer.Option(
+              "--report-dir", help="Folder for per-file diffs and the summary (default: .ascend-port/).")] = None,
+          check: Annotated[bool, typer.Option(
+              "--check", help="Write nothing; print a summary; exit 1 while the port would change files (CI).")] = False,
+          select: SelectOpt = None, ignore: IgnoreOpt = None, min_confidence: MinConfidenceOpt = None,
+          jobs: JobsOpt = 0, exclude: ExcludeOpt = None, exit_zero: ExitZeroOpt = False,
+          attention_backend: AttentionOpt = None, changed_since: ChangedSinceOpt = None,
+          no_cache: NoCacheOpt = False) -> None:
+    """Port the files. In a git repository (the default): commit the port on a new branch, one commit per domain.
+    --dry-run prints the diff; --no-git writes it in place; --check only says whether anything is left to port."""
+    git_only = [flag for flag, given in (("--branch", branch is not None), ("--force-branch", force_branch),
+                                         ("--no-commit", no_commit), ("--allow-dirty", allow_dirty),
+                                         ("--report-dir", report_dir is not None)) if given]
+    if (dry_run or no_git or check) and git_only:
+        raise _fail(f"{git_only[0]} is an option of the git workflow: it cannot be used with --dry-run, --no-git "
+                    "or --check")
+    if check and (no_git or interactive):
+        raise _fail(f"--check writes nothing: it cannot be combined with {'--no-git' if no_git else '--interactive'}")
+    if dry_run and interactive:
+        raise _fail("--interactive cannot be combined with --dry-run")
+    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend, branch)
+    config = _config(settings, jobs, no_cache)
+    if not dry_run and not no_git and not check:
+        options = GitOptions(settings.branch or DEFAULT_BRANCH, force_branch, not no_commit, allow_dirty, report_dir,
+                             interactive)
+        try:
+            code = apply_to_repository(paths, config, options, lambda: _run(paths, config, changed_since), out, err)
+        except WorkflowError as error:
+            err.print(f"[red]error:[/red] {escape(str(error))}")
+            raise typer.Exit(error.exit_code) from None
+        raise typer.Exit(code)
+    result = _run(paths, config, changed_since)
+    if check:
+        _check(result, dry_run, exit_zero)
     if dry_run:
         for file in result.changed:
             sys.stdout.buffer.write(file.diff)
         sys.stdout.buffer.flush()
     else:
+        if interactive:
+            try:
+                review_in_place(result, out)
+            except KeyboardInterrupt:
+                err.print("interrupted: nothing was written")
+                raise typer.Exit(130) from None
         for file in result.changed:
             try:
                 write_atomic(Path(file.path), file.new_bytes)
@@ -144,6 +235,23 @@ def apply(paths: PathsArg,
     if result.errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if dry_run and result.changed and not exit_zero else EXIT_CLEAN)
+
+
+def _check(result: RunResult, show_diff: bool, exit_zero: bool) -> None:
+    """``apply --check``: the diff only with --dry-run, then one line per file left to port and the totals."""
+    if show_diff:
+        for file in result.changed:
+            sys.stdout.buffer.write(file.diff)
+        sys.stdout.buffer.flush()
+    for file in result.changed:
+        kinds = Counter(f.rule.rewrites for f in file.findings if f.applied)
+        err.print(f"would port {escape(file.path)} ({kinds[True]} rewrites, {kinds[False]} TODOs)", soft_wrap=True)
+    _report_errors(result)
+    verdict = "not fully ported: run `ascend-port apply`" if result.changed else "fully ported"
+    err.print(f"{_totals_line(result)}; {verdict}", soft_wrap=True)
+    if result.errors:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(EXIT_FINDINGS if result.changed and not exit_zero else EXIT_CLEAN)
 
 
 @app.command("rules")
@@ -167,6 +275,24 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule ID such as NPU10
     out.print(Markdown(f"# {r.id} {r.name} ({r.confidence.label})\n\n{r.summary}\n\n" + _doc_markdown(r.doc)))
 
 
+@app.command()
+def todos(paths: PathsArg,
+          check: Annotated[bool, typer.Option("--check", help="Exit 1 while any TODO remains (for CI).")] = False,
+          exclude: ExcludeOpt = None) -> None:
+    """List the ascend-port TODO comments left in the files (file:line, rule, confidence, text) by rule."""
+    from ascend_port.todos import find_todos, render
+
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        raise _fail(f"no such file or directory: {missing[0]}")
+    report = find_todos(paths, tuple(exclude or ()))
+    for line in render(report):
+        typer.echo(line)  # plain text: the messages hold brackets, and long lines must not be wrapped
+    for path, reason in report.errors:
+        err.print(f"[red]error:[/red] {escape(path)}: {escape(reason)}")
+    raise typer.Exit(EXIT_ERROR if report.errors else EXIT_FINDINGS if check and report.todos else EXIT_CLEAN)
+
+
 def _doc_markdown(doc: str) -> str:
     """Rule docs keep ``Before:``/``After:`` examples as indented blocks; show them as code."""
     lines = []
@@ -176,6 +302,22 @@ def _doc_markdown(doc: str) -> str:
         else:
             lines.append(line)
     return "\n".join(lines)
+
+
+@app.command("config")
+def show_config(path: Annotated[Optional[Path], typer.Argument(
+                    help="Where to look for pyproject.toml (default: the current folder).", show_default=False)] = None,
+                select: SelectOpt = None, ignore: IgnoreOpt = None, min_confidence: MinConfidenceOpt = None,
+                exclude: ExcludeOpt = None, attention_backend: AttentionOpt = None,
+                branch: Annotated[Optional[str], typer.Option("--branch", help="Branch `apply` creates.")] = None,
+                ) -> None:
+    """Print the effective configuration: [tool.ascend-port] of the nearest pyproject.toml, with the defaults and
+    the flags given here (flags override the file), each value with where it comes from."""
+    target = path or Path(".")
+    if not target.exists():
+        raise _fail(f"no such file or directory: {escape(str(target))}")
+    settings = _settings([target], select, ignore, min_confidence, exclude, attention_backend, branch)
+    typer.echo(project_config.render(settings), nl=False)
 
 
 def _version_callback(value: bool) -> None:

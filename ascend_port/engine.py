@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from ascend_port.codemods import PortError, handler_for
+from ascend_port.cache import Entry, ResultCache, cache_root, config_fingerprint
+from ascend_port.codemods import Handler, PortError, handler_for
 from ascend_port.diffing import unified_diff
 from ascend_port.discovery import discover
 from ascend_port.findings import FileResult
@@ -27,6 +28,7 @@ class RunConfig:
     options: Mapping[str, str] = field(default_factory=dict)
     jobs: int = 0  # 0: all cores
     exclude: tuple[str, ...] = ()
+    cache: bool = True  # reuse results of unchanged files (see cache.py); --no-cache turns it off
 
     @property
     def workers(self) -> int:
@@ -66,29 +68,57 @@ def port_file(path: Path, config: RunConfig) -> FileResult:
     except OSError as error:
         result.error = f"cannot read: {error.strerror or error}"
         return result
+    if not config.cache:
+        return _port_data(result, handler, data, config)[0]
+    # The cache is keyed by the bytes just read, so a file that changes between runs is always ported afresh.
+    results = ResultCache(cache_root(), config_fingerprint(type(handler).__name__, config.selection, config.options))
+    key = results.key(data)
+    entry = results.load(key)
+    if entry is not None:
+        result.findings, result.error, result.skipped = list(entry.findings), entry.error, entry.skipped
+        result.new_bytes = entry.new_bytes
+        result.diff = diff_header(shown) + entry.diff_body if entry.new_bytes is not None else b""
+        return result
+    result, cacheable = _port_data(result, handler, data, config)
+    if cacheable:
+        body = result.diff[len(diff_header(shown)):]
+        results.store(key, Entry(tuple(result.findings), result.new_bytes, body, result.error, result.skipped))
+    return result
+
+
+def diff_header(shown: str) -> bytes:
+    """The ``---``/``+++`` lines: the path as the file system spells it, whatever the file's encoding."""
+    return f"--- a/{shown}\n+++ b/{shown}\n".encode("utf-8", "surrogateescape")
+
+
+def _port_data(result: FileResult, handler: Handler, data: bytes, config: RunConfig) -> tuple[FileResult, bool]:
+    """Port the bytes; the flag is False for unexpected failures, which are never cached."""
     try:
         outcome = handler.port(data, config.selection, config.options)
+        new_bytes = None if outcome.new_text is None else outcome.source.encode(outcome.new_text)
     except SourceError as error:
         if error.binary:
             result.skipped = str(error)
         else:
             result.error = str(error)
-        return result
+        return result, True
     except PortError as error:
         result.error = str(error)
-        return result
+        return result, True
+    except UnicodeEncodeError as error:
+        result.error = f"the port cannot be written in the file's encoding ({error.reason}); the file is left unchanged"
+        return result, True
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         result.error = f"internal error ({type(error).__name__}: {error}); the file is left unchanged"
-        return result
+        return result, False
     result.findings = outcome.findings
-    if outcome.new_text is not None:
-        result.new_bytes = outcome.source.encode(outcome.new_text)
-        if result.new_bytes == data:
-            result.new_bytes = None
-        else:
-            diff = unified_diff(shown, outcome.source.text, outcome.new_text)
-            result.diff = diff.encode(outcome.source.encoding.replace("-sig", ""), errors="surrogateescape")
-    return result
+    if new_bytes is not None and new_bytes != data:
+        result.new_bytes = new_bytes
+        encoding = outcome.source.encoding.replace("-sig", "")
+        diff = unified_diff(result.path, outcome.source.text, outcome.new_text)
+        body = diff[len(f"--- a/{result.path}\n+++ b/{result.path}\n"):]
+        result.diff = diff_header(result.path) + body.encode(encoding, errors="surrogateescape")
+    return result, True
 
 
 def _port_batch(paths: list[Path], config: RunConfig) -> list[FileResult]:

@@ -20,8 +20,9 @@ class Case:
 
     @property
     def handler_name(self) -> Path:
-        """The name the file would have in a project (``train.in.py`` -> ``train.py``), which picks its handler."""
-        return self.input.with_name(self.input.name.replace(".in.", ".", 1))
+        """The name the file would have in a project (``train.in.py`` -> ``train.py``), which picks its handler.
+        ``<case>@<name>`` gives several cases one fixed file name: ``extras@pyproject.in.toml`` -> ``pyproject.toml``."""
+        return self.input.with_name(self.input.name.replace(".in.", ".", 1).split("@", 1)[-1])
 
     @property
     def id(self) -> str:

@@ -44,6 +44,19 @@ _PYTHON = PythonHandler()
 
 
 def handler_for(path: Path) -> Handler | None:
+    if path.suffix in (".cu", ".cuh"):
+        return _CUDA_SOURCES  # report only: the kernels are counted, the file is never changed
+    from ascend_port.codemods.filetypes import file_kind, handler
+
+    kind = file_kind(path)  # project files: requirements, pyproject.toml, setup.py, scripts, configs, notebooks
+    if kind is not None:
+        return handler(kind)
     if path.suffix == ".py":
         return _PYTHON
     return None
+
+
+from ascend_port.codemods import project_rules  # noqa: E402,F401  (registers the NPU6xx rules)
+from ascend_port.codemods.cuda_sources import CudaSourceHandler  # noqa: E402  (registers NPU503)
+
+_CUDA_SOURCES = CudaSourceHandler()

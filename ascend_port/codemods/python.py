@@ -62,7 +62,7 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
             tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return _port_whole_source(text, selection, options or {}, classes)
-    ctx_args = dict(imports=ImportIndex.from_ast(tree), selection=selection, options=options or {})
+    ctx_args = dict(imports=ImportIndex.from_ast(tree), selection=selection, options=options or {}, module_ast=tree)
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
     lines = text.splitlines(keepends=True)
@@ -97,10 +97,20 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
     pieces.append("".join(lines[done:]))
     new_text = "".join(pieces)
     new_tree = _parse_or_fail(new_text)
+    new_text, new_tree = _finish(classes, new_text, new_tree, PortContext(findings=findings, **ctx_args))
     if uses_npu and selection.enabled(IMPORT_TORCH_NPU):
         new_text = _with_torch_npu_import(new_text, _statements_from_ast(new_tree), uses_torch_npu_name, findings)
         _parse_or_fail(new_text)
     return PortOutcome(new_text, findings)
+
+
+def _finish(classes, text: str, tree: ast.Module, ctx: PortContext) -> tuple[str, ast.Module]:
+    """Run each transformer's file-level step (PortTransformer.finish) on the ported text."""
+    for cls in classes:
+        new_text = cls.finish(text, tree, ctx)
+        if new_text != text:
+            text, tree = new_text, _parse_or_fail(new_text)
+    return text, tree
 
 
 def _parse_chunk(text: str, first: int) -> cst.Module:
@@ -114,14 +124,20 @@ def port_module(module: cst.Module, selection: Selection, options: Mapping[str, 
                 ) -> tuple[cst.Module, list[Finding]]:
     """Port a whole parsed module (LibCST's runner and the fallback path)."""
     classes = active_transformers(selection)
+    tree: ast.Module | None = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            imports = ImportIndex.from_ast(ast.parse(module.code))
+            tree = ast.parse(module.code)
+        imports = ImportIndex.from_ast(tree)
     except (SyntaxError, ValueError):
         imports = ImportIndex.from_cst(module)
-    ctx = PortContext(imports=imports, selection=selection, options=options or {})
+    ctx = PortContext(imports=imports, selection=selection, options=options or {}, module_ast=tree)
     new_module = run_transformers(module, ctx, classes)
+    if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped
+        new_text, _ = _finish(classes, new_module.code, _parse_or_fail(new_module.code), ctx)
+        if new_text != new_module.code:
+            new_module = cst.parse_module(new_text)
     if ctx.uses_npu and selection.enabled(IMPORT_TORCH_NPU):
         statements = _statements_from_cst(new_module)
         new_text = _with_torch_npu_import(new_module.code, statements, ctx.uses_torch_npu_name, ctx.findings)
@@ -167,7 +183,8 @@ class TopStatement:
 
 def _import_kind(modules: list[str], is_from: bool) -> str:
     if any(m == "torch_npu" or m.startswith("torch_npu.") for m in modules):
-        return "torch_npu"
+        # `from torch_npu.x import y` loads torch_npu but does not bind the name `torch_npu`.
+        return "torch_npu-from" if is_from else "torch_npu"
     if not is_from and "torch" in modules:
         return "torch"
     if any(m == "torch" or m.startswith("torch.") for m in modules):
@@ -214,6 +231,8 @@ def _statements_from_cst(module: cst.Module) -> list[TopStatement]:
 def torch_npu_import_line(statements: Sequence[TopStatement], uses_torch_npu_name: bool) -> int | None:
     """The 0-based line index before which ``import torch_npu`` goes, or None when it is not to be added."""
     if any(s.kind == "torch_npu" for s in statements):
+        return None
+    if not uses_torch_npu_name and any(s.kind == "torch_npu-from" for s in statements):
         return None
     # After `import torch`, unless another torch import (which may name torch.npu) comes first: then before that.
     for s in statements:

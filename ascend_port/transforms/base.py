@@ -9,6 +9,7 @@ the cost of the whole run).
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -39,6 +40,9 @@ class PortContext:
     # ids of original nodes that a later transformer rewrites as part of a larger construct (marked while visiting,
     # before any leave_* runs): earlier transformers leave them alone, so one site gets one finding, not two.
     claimed: set[int] = field(default_factory=set)
+    # The whole module as Python's ast read it (None on the LibCST-only path): a rule that must check a definition
+    # in another statement (the `rotate_half` an expression calls) reads it here, since a chunk is only a statement.
+    module_ast: ast.Module | None = None
     _positions: Mapping[cst.CSTNode, CodeRange] | None = None
     _wrapper: MetadataWrapper | None = None
     _todo_stack: list[list[str]] = field(default_factory=list)
@@ -77,6 +81,13 @@ class PortTransformer(cst.CSTTransformer):
     @classmethod
     def active(cls, selection: Selection) -> bool:
         return any(selection.enabled(r) for r in cls.RULES)
+
+    @classmethod
+    def finish(cls, text: str, tree: ast.Module, ctx: PortContext) -> str:
+        """A file-level step after every chunk is ported, for what no single statement can decide (a helper the
+        rewritten calls need, an import they made unused). ``tree`` is ``text`` parsed; ``ctx.module_ast`` is the
+        module before the port. Returns the new text (which must parse); by default, ``text`` unchanged."""
+        return text
 
     def enabled(self, rule: Rule) -> bool:
         return self.ctx.selection.enabled(rule)

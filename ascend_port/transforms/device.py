@@ -210,6 +210,10 @@ DEVICE_STRING = re.compile(r"^cuda(:\d+)?$")
 # Format templates that build a device string: "cuda:%d" % i, "cuda:{}".format(i), "cuda:" + str(i).
 DEVICE_TEMPLATE = re.compile(r"^cuda:(%[ds]|\{\w*\}|)$")
 TORCH_CUDA_METHODS = {"torch.Tensor.cuda", "torch.nn.Module.cuda"}
+# `torch.cuda.X` names whose port belongs to other rules (NPU700 NVTX -> mstx, NPU701 CUDA graphs, in compile.py):
+# this module neither renames nor flags them.
+OWNED_ELSEWHERE = {"nvtx", "CUDAGraph", "graph", "make_graphed_callables", "graph_pool_handle",
+                   "is_current_stream_capturing"}
 PROPERTY_GAPS = {"major", "minor", "multi_processor_count"}
 
 
@@ -330,8 +334,8 @@ class DeviceTransformer(PortTransformer):
     # --- torch.cuda.* and attributes ---------------------------------------------------------------------------
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if self._in_import:
-            return updated
+        if self._in_import or id(original) in self.ctx.claimed:
+            return updated  # claimed: a later rule rewrites the whole construct (NPU304's bf16 checks)
         qualified = self.ctx.imports.resolve(original)
         torch = self.ctx.torch_name()
         if qualified == "torch.backends.cuda.matmul.allow_tf32":
@@ -366,6 +370,8 @@ class DeviceTransformer(PortTransformer):
         if len(parts) != 3:
             return updated
         name = parts[2]
+        if name in OWNED_ELSEWHERE:
+            return updated
         if not self.api.has(name):
             self.todo(TORCH_CUDA_UNSUPPORTED, original,
                       f"torch.cuda.{name} has no torch.npu counterpart (torch_npu {self.api.version}): port by hand")
@@ -423,6 +429,8 @@ class DeviceTransformer(PortTransformer):
         if module != "torch.cuda" and not module.startswith("torch.cuda."):
             return updated
         sub = module[len("torch.cuda."):]
+        if sub.split(".")[0] in OWNED_ELSEWHERE or (not sub and OWNED_ELSEWHERE.intersection(imported)):
+            return updated
         missing = [n for n in imported if not self.api.has_path(f"{sub}.{n}" if sub else n)]
         if missing:
             names = missing[0] if len(missing) == 1 else "{" + ", ".join(missing) + "}"

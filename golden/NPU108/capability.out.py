@@ -2,9 +2,7 @@ import torch
 import torch_npu
 
 def use_bf16():
-    # TODO(ascend-port): NPU108 [low] get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()
-    major, minor = torch.npu.get_device_capability()
-    return major >= 8
+    return torch.npu.is_bf16_supported()
 
 # TODO(ascend-port): NPU108 [low] NPU device properties have no .multi_processor_count (only name, total_memory, L2_cache_size, cube_core_num, vector_core_num): test the feature instead
 sms = torch.npu.get_device_properties(0).multi_processor_count

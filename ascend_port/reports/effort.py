@@ -1,0 +1,72 @@
+"""The assessment's feasibility verdict and effort estimate, from counts the report model has already made.
+
+The hours are planning defaults, not measurements: a reviewer's minutes per automatic rewrite, an engineer's hours
+per TODO, per kernel and per dependency that must change. The report prints this basis next to the total so a team
+can redo the sum with its own numbers.
+
+Feasibility:
+
+- ``ready``: nothing but automatic rewrites (or nothing at all): ``ascend-port apply`` and a test run.
+- ``hard``: CUDA C++ kernels (each becomes an Ascend C operator), a dependency with no Ascend counterpart, or more
+  than ``HARD_HOURS`` of manual work.
+- ``needs adaptation``: everything in between (TODOs, Triton kernels, dependencies to replace).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+READY, ADAPT, HARD = "ready", "needs adaptation", "hard"
+
+# (item, hours each, why)
+HOURS: dict[str, tuple[float, str]] = {
+    "rewrite-high": (0.05, "review of a high-confidence automatic rewrite (3 min)"),
+    "rewrite-medium": (0.1, "review of a medium-confidence automatic rewrite (6 min)"),
+    "todo": (1.0, "one TODO or report-only finding ported by hand"),
+    "triton-kernel": (8.0, "one Triton kernel brought up and tuned on Triton-Ascend"),
+    "cuda-kernel": (24.0, "one __global__ CUDA kernel rewritten as an Ascend C operator"),
+    "other-kernel-item": (4.0, "one extension build or other custom-kernel item"),
+    "dependency-replace": (2.0, "code using a dependency moved to its Ascend counterpart"),
+    "dependency-unsupported": (16.0, "code using a CUDA-only dependency redesigned"),
+}
+HARD_HOURS = 80.0  # two engineer-weeks of manual work
+
+
+@dataclass(frozen=True)
+class EffortLine:
+    item: str
+    count: int
+    hours_each: float
+    why: str
+
+    @property
+    def hours(self) -> float:
+        return round(self.count * self.hours_each, 2)
+
+
+def effort(counts: dict[str, int]) -> list[EffortLine]:
+    """One line per item of ``HOURS`` with a non-zero count, in ``HOURS`` order."""
+    return [EffortLine(item, counts[item], hours, why) for item, (hours, why) in HOURS.items() if counts.get(item)]
+
+
+def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, list[str]]:
+    """The verdict and the reasons for it, from the same counts as the estimate."""
+    manual = sum(line.hours for line in lines if not line.item.startswith("rewrite-"))
+    reasons: list[str] = []
+    if counts.get("cuda-kernel"):
+        reasons.append(f"{counts['cuda-kernel']} CUDA C++ kernel(s) to rewrite as Ascend C operators")
+    if counts.get("dependency-unsupported"):
+        reasons.append(f"{counts['dependency-unsupported']} imported dependency(ies) with no Ascend counterpart")
+    if manual > HARD_HOURS:
+        reasons.append(f"{manual:g} h of manual work (more than {HARD_HOURS:g} h)")
+    if reasons:
+        return HARD, reasons
+    for item, text in (("todo", "TODO(s) to port by hand"), ("triton-kernel", "Triton kernel(s) to review on "
+                       "Triton-Ascend"), ("other-kernel-item", "custom-kernel item(s) (extensions, builds)"),
+                       ("dependency-replace", "imported dependency(ies) to replace")):
+        if counts.get(item):
+            reasons.append(f"{counts[item]} {text}")
+    if reasons:
+        return ADAPT, reasons
+    rewrites = counts.get("rewrite-high", 0) + counts.get("rewrite-medium", 0)
+    return READY, [f"{rewrites} automatic rewrite(s), no manual work found" if rewrites else "nothing to port"]

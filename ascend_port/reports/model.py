@@ -1,0 +1,320 @@
+"""The data of every report, built once from a ``RunResult``: findings placed in the scanned files, the edits behind
+them, HIPIFY-style statistics, the dependency matrix, the kernel list, the risk matrix and the effort estimate.
+
+Lines are lines of the files as scanned (before the port), 1-based. NPU100's finding is the one that the engine
+reports with a line of the ported file (the added ``import torch_npu``); here it is placed on the line the import
+goes after. An edit is one run of changed lines (``hunks.FileChange``), from the old and new bytes of the file;
+each finding belongs to the edit its rewrite or its TODO comment made (``FileChange.findings_of``).
+
+The old bytes are read from disk unless the caller passes them (``old``): a caller that has already written the
+port (the git workflow) must pass them, or the edits of that file are left out (its findings are kept).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from ascend_port import __version__
+from ascend_port.engine import RunResult
+from ascend_port.findings import FileResult, Finding
+from ascend_port.hunks import IMPORT_RULE, split_lines
+from ascend_port.reports.edits import Edit, file_edits
+from ascend_port.reports import effort as effort_model
+from ascend_port.reports.dependencies import Dependency, dependencies as find_dependencies
+from ascend_port.reports.packages import REPLACE, UNSUPPORTED
+from ascend_port.rules import DOMAINS, Confidence, Rule, all_rules
+
+# The report's names for the rule domains (ID prefix -> title), in ID order.
+DOMAIN_TITLES: dict[str, str] = {
+    "NPU1": "device", "NPU2": "distributed", "NPU3": "precision", "NPU4": "attention",
+    "NPU5": "custom operators", "NPU6": "third-party", "NPU7": "compile/graphs",
+}
+CUDA_SUFFIXES = (".cu", ".cuh")
+
+
+@dataclass
+class Placed:
+    """One finding at its place in the scanned file, with the edit that carries it out (if any)."""
+
+    path: str
+    finding: Finding
+    line: int
+    edit: Edit | None = None
+
+    @property
+    def rule(self) -> Rule:
+        return self.finding.rule
+
+
+@dataclass
+class FileStats:
+    """HIPIFY's per-file block: references converted automatically and left for manual work, lines changed."""
+
+    path: str
+    converted: int = 0
+    unconverted: int = 0
+    lines_total: int = 0
+    lines_changed: int = 0
+
+    @property
+    def conversion_percent(self) -> float | None:
+        refs = self.converted + self.unconverted
+        return round(100.0 * self.converted / refs, 1) if refs else None
+
+    @property
+    def changed_percent(self) -> float | None:
+        return round(100.0 * self.lines_changed / self.lines_total, 1) if self.lines_total else None
+
+
+@dataclass
+class Kernel:
+    """A custom-kernel finding (domain ``kernels``) with the size of what it is about."""
+
+    path: str
+    line: int
+    rule: Rule
+    kind: str  # "cuda" (a .cu/.cuh file), "triton" (a Triton kernel), "other" (extension builds, ...)
+    name: str
+    lines: int | None  # lines of the kernel function, or of the whole .cu file
+    kernels: int  # __global__ kernels in a .cu file; 1 for a Triton kernel; 0 otherwise
+    message: str
+
+
+@dataclass
+class Risk:
+    rule: Rule
+    pattern: str
+    replacement: str
+    count: int
+
+    @property
+    def risk(self) -> str:
+        return {Confidence.HIGH: "low", Confidence.MEDIUM: "medium", Confidence.LOW: "high"}[self.rule.confidence]
+
+
+@dataclass
+class Report:
+    version: str
+    files: list[FileResult]
+    placed: list[Placed]
+    edits: list[Edit]
+    stats: list[FileStats]  # files with findings or changes
+    total: FileStats  # every file checked
+    dependencies: list[Dependency]
+    kernels: list[Kernel]
+    risks: list[Risk]
+    effort: list[effort_model.EffortLine]
+    feasibility: str
+    reasons: list[str]
+    rules: list[Rule]  # the whole catalogue (SARIF lists every rule)
+
+    @property
+    def errors(self) -> list[FileResult]:
+        return [f for f in self.files if f.error]
+
+    @property
+    def changed(self) -> list[FileResult]:
+        return [f for f in self.files if f.changed]
+
+    @property
+    def hours(self) -> float:
+        return round(sum(line.hours for line in self.effort), 1)
+
+
+# --- reading files ---------------------------------------------------------------------------------------------
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
+
+
+def _line_count(data: bytes) -> int:
+    return len(split_lines(data))
+
+
+def _place(file: FileResult, by_finding: dict[int, Edit], lines_total: int) -> list[Placed]:
+    placed = []
+    for finding in file.findings:
+        edit = by_finding.get(id(finding))
+        line = finding.line
+        if finding.rule.id == IMPORT_RULE and edit is not None:
+            line = max(1, edit.old_start)  # the `import torch` the new import follows
+        if lines_total:
+            line = min(max(1, line), lines_total)
+        placed.append(Placed(file.path, finding, line, edit))
+    return placed
+
+
+# --- kernels ---------------------------------------------------------------------------------------------------
+
+
+def _function_at(text: str, line: int) -> tuple[str, int] | None:
+    """(name, lines) of the innermost function whose decorators-to-end span holds ``line``, else of the first
+    function that starts after it (a TODO sits above the decorators)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    best: tuple[int, str, int] | None = None
+    following: tuple[int, str, int] | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        end = node.end_lineno or node.lineno
+        size = end - start + 1
+        if start <= line <= end and (best is None or size < best[0]):
+            best = (size, node.name, size)
+        elif start > line and (following is None or start < following[0]):
+            following = (start, node.name, size)
+    chosen = best or following
+    return (chosen[1], chosen[2]) if chosen else None
+
+
+def _kernels(placed: list[Placed], texts: Mapping[str, bytes]) -> list[Kernel]:
+    out = []
+    for p in placed:
+        if DOMAINS[p.rule.id[:4]] != "kernels" or (p.rule.rewrites and p.finding.applied):
+            continue
+        data = texts.get(p.path)
+        text = data.decode("utf-8", errors="replace") if data is not None else ""
+        if p.path.endswith(CUDA_SUFFIXES):
+            from ascend_port.codemods.cuda_sources import global_kernels
+
+            found = global_kernels(text)
+            out.append(Kernel(p.path, p.line, p.rule, "cuda", ", ".join(dict.fromkeys(n for n, _ in found)),
+                              _line_count(data) if data is not None else None, len(found), p.finding.message))
+            continue
+        function = _function_at(text, p.line) if p.path.endswith(".py") else None
+        triton = p.rule.name.startswith("triton") and function is not None
+        name, size = function if function else ("", None)
+        out.append(Kernel(p.path, p.line, p.rule, "triton" if triton else "other", name, size,
+                          1 if triton else 0, p.finding.message))
+    return out
+
+
+# --- risks -----------------------------------------------------------------------------------------------------
+
+
+def _example_blocks(doc: str) -> tuple[list[str], list[str]]:
+    """The lines of a rule doc's ``Before:`` and ``After:`` examples (indented blocks)."""
+    blocks: dict[str, list[str]] = {"Before:": [], "After:": []}
+    current: list[str] | None = None
+    for line in doc.splitlines():
+        if line.strip() in blocks:
+            current = blocks[line.strip()]
+        elif current is not None and line.strip():
+            if line[:1] in " \t":
+                current.append(line.strip())
+            else:
+                current = None
+    return blocks["Before:"], blocks["After:"]
+
+
+def _similar(a: str, b: str) -> bool:
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.6
+
+
+def pattern_and_replacement(rule: Rule) -> tuple[str, str]:
+    """The first line the rule's Before/After example changes, and what it becomes ("manual" for low rules)."""
+    before, after = _example_blocks(rule.doc)
+    code = [line for line in before if not line.startswith(("#", "//"))]
+    if not rule.rewrites:
+        return (code[0] if code else rule.summary), "manual (TODO)"
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag == "replace" and (j2 - j1 == i2 - i1 or _similar(before[i1], after[j1])):
+            return before[i1], after[j1]
+        if tag == "replace":  # more lines, and the first is new: an added line (`import torch_npu`)
+            return (before[i1 - 1] if i1 else ""), f"add: {after[j1]}"
+        if tag == "insert":
+            return (before[i1 - 1] if i1 else ""), f"add: {after[j1]}"
+        if tag == "delete":
+            return before[i1], "(removed)"
+    return rule.summary, ""
+
+
+def _risks(placed: list[Placed]) -> list[Risk]:
+    counts = Counter(p.rule for p in placed)
+    out = [Risk(rule, *pattern_and_replacement(rule), count) for rule, count in counts.items()]
+    return sorted(out, key=lambda r: (r.rule.confidence, r.rule.id))
+
+
+# --- the report ------------------------------------------------------------------------------------------------
+
+
+def _effort_counts(placed: list[Placed], kernels: list[Kernel], dependencies: list[Dependency]) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for p in placed:
+        if p.rule.rewrites and p.finding.applied:
+            counts["rewrite-high" if p.rule.confidence is Confidence.HIGH else "rewrite-medium"] += 1
+        elif DOMAINS[p.rule.id[:4]] != "kernels":
+            counts["todo"] += 1
+    for kernel in kernels:
+        if kernel.kind == "cuda" and kernel.kernels:
+            counts["cuda-kernel"] += kernel.kernels
+        elif kernel.kind == "triton":
+            counts["triton-kernel"] += 1
+        else:
+            counts["other-kernel-item"] += 1
+    # Only what the code imports is manual work: a requirement alone is removed or swapped by the NPU6xx rules.
+    counts["dependency-replace"] = sum(1 for d in dependencies if d.status == REPLACE and d.imported)
+    counts["dependency-unsupported"] = sum(1 for d in dependencies if d.status == UNSUPPORTED and d.imported)
+    return dict(counts)
+
+
+def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
+    """Everything the reports show, from one run. ``old`` maps a ``FileResult.path`` to the file's bytes before
+    the port, for callers that have already written it; other files are read from disk."""
+    old = old or {}
+    placed: list[Placed] = []
+    edits: list[Edit] = []
+    stats: list[FileStats] = []
+    total = FileStats("total")
+    texts: dict[str, bytes] = {}
+    for file in result.files:
+        if file.error or file.skipped:
+            continue
+        data = old.get(file.path)
+        if data is None:
+            data = _read(file.path)
+            if data is not None and file.new_bytes is not None and data == file.new_bytes:
+                data = None  # already written: the old text is gone
+        if data is not None:
+            texts[file.path] = data
+        lines_total = _line_count(data) if data is not None else 0
+        by_finding: dict[int, Edit] = {}
+        edits_of_file: list[Edit] = []
+        if file.new_bytes is not None and data is not None:
+            edits_of_file, by_finding = file_edits(file, data)
+        file_placed = _place(file, by_finding, lines_total)
+        placed.extend(file_placed)
+        edits.extend(edits_of_file)
+        stat = FileStats(file.path, lines_total=lines_total)
+        for p in file_placed:
+            if p.rule.rewrites and p.finding.applied:
+                stat.converted += 1
+            else:
+                stat.unconverted += 1
+        stat.lines_changed = sum(e.lines_changed for e in edits_of_file)
+        total.converted += stat.converted
+        total.unconverted += stat.unconverted
+        total.lines_total += stat.lines_total
+        total.lines_changed += stat.lines_changed
+        if file_placed or edits_of_file:
+            stats.append(stat)
+    placed.sort(key=lambda p: (p.path, p.line, p.rule.id))
+    dependencies = find_dependencies(result.files, texts)
+    kernels = _kernels(placed, texts)
+    counts = _effort_counts(placed, kernels, dependencies)
+    lines = effort_model.effort(counts)
+    verdict, reasons = effort_model.feasibility(counts, lines)
+    return Report(__version__, list(result.files), placed, edits, stats, total, dependencies, kernels,
+                  _risks(placed), lines, verdict, reasons, [r for r in all_rules() if not r.retired])

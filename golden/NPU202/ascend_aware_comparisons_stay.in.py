@@ -1,0 +1,2 @@
+def is_collective(backend):
+    return backend in ("nccl", "hccl", "xccl")

@@ -1,0 +1,5 @@
+from torch.distributed.fsdp import FullyShardedDataParallel
+
+
+def wrap(model, local_rank):
+    return FullyShardedDataParallel(model, device_id=local_rank)

@@ -1,0 +1,3 @@
+PREFIX = "NCCL_"
+pattern = "NCCL_*"
+message = "set NCCL_DEBUG=INFO for details"

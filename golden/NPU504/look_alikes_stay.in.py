@@ -1,0 +1,5 @@
+import numba
+from numba import njit
+from mylib import cupy_like
+
+cupy = "not the library"

@@ -1,0 +1,6 @@
+FROM ascendai/cann:8.5.0-910b-ubuntu22.04-py3.11
+ENV ASCEND_RT_VISIBLE_DEVICES=0 \
+    PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+ENV ASCEND_LAUNCH_BLOCKING 1
+# CUDA_VISIBLE_DEVICES is set above
+RUN echo "$ASCEND_RT_VISIBLE_DEVICES" > /etc/visible

@@ -1,0 +1,5 @@
+#!/bin/bash
+export NCCL_DEBUG=INFO
+export NCCL_IB_DISABLE=1 NCCL_P2P_DISABLE=1
+NCCL_BUFFSIZE=4194304 NCCL_ALGO=Ring torchrun train.py
+echo "NCCL_DEBUG is $NCCL_DEBUG"

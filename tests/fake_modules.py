@@ -1,0 +1,86 @@
+"""Fake `flash_attn`, `xformers`, `apex` (GPU side) and `torch_npu`, `mindiesd` (NPU side) modules backed by the CPU
+references, so original and ported golden code can run here. torch-npu itself is never installed (it breaks
+`import torch` without CANN)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import types
+from typing import Iterator
+
+import gpu_reference as gpu
+import npu_reference as npu
+
+FLASH_NAMES = ("flash_attn_func", "flash_attn_qkvpacked_func", "flash_attn_kvpacked_func", "flash_attn_varlen_func",
+               "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func", "flash_attn_with_kvcache")
+MASKS = ("LowerTriangularMask", "LowerTriangularFromBottomRightMask", "BlockDiagonalMask")
+GPU_PACKAGES = ("flash_attn", "xformers", "apex")
+NPU_PACKAGES = ("torch_npu", "mindiesd")
+
+
+def _module(name: str, **attrs) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(attrs)
+    return module
+
+
+def gpu_modules() -> dict[str, types.ModuleType]:
+    flash = {n: getattr(gpu, n) for n in FLASH_NAMES}
+    masks = {n: getattr(gpu, n) for n in MASKS}
+    interface = _module("flash_attn.flash_attn_interface", **flash)
+    attn_bias = _module("xformers.ops.fmha.attn_bias", **masks)
+    fmha = _module("xformers.ops.fmha", attn_bias=attn_bias,
+                   memory_efficient_attention=gpu.memory_efficient_attention, **masks)
+    ops = _module("xformers.ops", fmha=fmha, memory_efficient_attention=gpu.memory_efficient_attention, **masks)
+    normalization = _module("apex.normalization", FusedRMSNorm=gpu.FusedRMSNorm, FusedLayerNorm=gpu.FusedLayerNorm)
+    return {
+        "flash_attn": _module("flash_attn", flash_attn_interface=interface, **flash),
+        "flash_attn.flash_attn_interface": interface,
+        "xformers": _module("xformers", ops=ops), "xformers.ops": ops, "xformers.ops.fmha": fmha,
+        "xformers.ops.fmha.attn_bias": attn_bias,
+        "apex": _module("apex", normalization=normalization), "apex.normalization": normalization,
+    }
+
+
+def npu_modules() -> dict[str, types.ModuleType]:
+    ops = ("npu_fusion_attention", "npu_rms_norm", "npu_gemma_rms_norm", "npu_rotary_mul", "npu_swiglu")
+    return {
+        "torch_npu": _module("torch_npu", **{n: getattr(npu, n) for n in ops}),
+        "mindiesd": _module("mindiesd", attention_forward=npu.mindiesd_attention_forward),
+    }
+
+
+@contextlib.contextmanager
+def installed(side: str, calls: list[str] | None = None) -> Iterator[None]:
+    """Install one side's fakes (``gpu`` or ``npu``) and block the other side's packages for the duration; ``both``
+    installs both sides (a port that keeps some GPU calls, each marked with a TODO).
+
+    With ``calls``, the name of every fake function called is appended to it (which kernel ran).
+    """
+    modules = {**(gpu_modules() if side in ("gpu", "both") else {}), **(npu_modules() if side in ("npu", "both") else {})}
+    blocked = {"gpu": NPU_PACKAGES, "npu": GPU_PACKAGES, "both": ()}[side]
+    if calls is not None:
+        for module in modules.values():
+            for name, value in list(vars(module).items()):
+                if callable(value) and not isinstance(value, type) and not name.startswith("_"):
+                    setattr(module, name, _recording(value, name, calls))
+    saved = {name: sys.modules.get(name) for name in [*modules, *blocked]}
+    try:
+        sys.modules.update(modules)
+        for name in blocked:
+            sys.modules[name] = None  # `import name` raises ImportError
+        yield
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def _recording(function, name: str, calls: list[str]):
+    def wrapper(*args, **kwargs):
+        calls.append(name)
+        return function(*args, **kwargs)
+    return wrapper

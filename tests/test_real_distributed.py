@@ -1,0 +1,72 @@
+"""The distributed and precision rules on real code: every module of accelerate 1.15.0, a library that calls
+torch.distributed, NCCL variables, GradScaler and autocast all over.
+
+The wheel is downloaded once with pip into the repository's git-ignored ``.cache/corpora/`` and reused after that.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ascend_port.codemods import handler_for
+from ascend_port.engine import RunConfig, run
+from ascend_port.rules import Selection
+
+PACKAGE, VERSION = "accelerate", "1.15.0"
+CORPORA = Path(__file__).resolve().parent.parent / ".cache" / "corpora"
+
+# Rules that must fire on this exact version (each was checked against its source by hand):
+#   state.py `self.backend == "nccl"` (NPU202), `backend = "nccl"` and `"cuda:nccl,cpu:gloo"` (NPU201),
+#   commands/launch.py `NCCL_P2P_DISABLE` (NPU209), utils/modeling.py `torch.amp.GradScaler("cuda")` (NPU300).
+EXPECTED = {"NPU201", "NPU202", "NPU209", "NPU300"}
+
+
+def accelerate_sources() -> Path:
+    """The unpacked wheel, downloaded on first use."""
+    target = CORPORA / f"{PACKAGE}-{VERSION}"
+    if (target / PACKAGE / "__init__.py").is_file():
+        return target
+    CORPORA.mkdir(parents=True, exist_ok=True)
+    wheel = next(CORPORA.glob(f"{PACKAGE}-{VERSION}-*.whl"), None)
+    if wheel is None:
+        download = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
+             f"{PACKAGE}=={VERSION}", "-d", str(CORPORA)],
+            capture_output=True, text=True,
+        )
+        wheel = next(CORPORA.glob(f"{PACKAGE}-{VERSION}-*.whl"), None)
+        if download.returncode != 0 or wheel is None:
+            pytest.fail(f"cannot download {PACKAGE}=={VERSION} with pip: {download.stderr.strip()[-2000:]}")
+    # Extract beside the target and rename, so an interrupted extraction is never mistaken for a complete one.
+    partial = target.with_name(target.name + ".partial")
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(target if target.exists() else partial,
+                           [n for n in archive.namelist() if n.endswith(".py")])
+    if partial.exists():
+        partial.rename(target)
+    return target
+
+
+@pytest.mark.slow
+def test_port_of_accelerate_is_clean_and_idempotent() -> None:
+    sources = accelerate_sources()
+    result = run([sources / PACKAGE], RunConfig(jobs=2))
+
+    assert len(result.files) > 50, "the wheel should hold the whole package"
+    assert not result.errors, [(f.path, f.error) for f in result.errors]
+    assert result.changed, "the port changed nothing"
+    for file in result.changed:
+        ast.parse(file.new_bytes, filename=file.path)  # every changed file parses
+        handler = handler_for(Path(file.path))
+        again = handler.port(file.new_bytes, Selection(), {})
+        assert again.new_text is None, f"a second port of {file.path} changes it again"
+
+    fired = Counter(f.rule.id for file in result.files for f in file.findings)
+    assert EXPECTED <= set(fired), f"expected rules that did not fire: {sorted(EXPECTED - set(fired))}"
