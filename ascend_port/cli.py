@@ -182,7 +182,7 @@ def apply(paths: PathsArg,
           report_dir: Annotated[Optional[Path], typer.Option(
               "--report-dir", help="Folder for per-file diffs and the summary (default: .ascend-port/).")] = None,
           check: Annotated[bool, typer.Option(
-              "--check", help="Write nothing; print a summary; exit 1 while the port would change files (CI).")] = False,
+              "--check", help="Write nothing; print a summary; exit 1 while the port would change files.")] = False,
           select: SelectOpt = None, ignore: IgnoreOpt = None, min_confidence: MinConfidenceOpt = None,
           jobs: JobsOpt = 0, exclude: ExcludeOpt = None, exit_zero: ExitZeroOpt = False,
           attention_backend: AttentionOpt = None, changed_since: ChangedSinceOpt = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import subprocess
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -29,13 +30,14 @@ def _git_ignored(root: Path, candidates: list[Path]) -> set[Path]:
     try:
         result = subprocess.run(
             ["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
-            input="\0".join([root_absolute, *by_absolute]).encode(), capture_output=True, timeout=120,
+            # File names are bytes: os.fsencode gives back a name that is not UTF-8 as it is on disk.
+            input=b"\0".join(map(os.fsencode, [root_absolute, *by_absolute])), capture_output=True, timeout=120,
         )
     except (OSError, subprocess.TimeoutExpired):
         result = None
     if result is None or result.returncode not in (0, 1):  # 128: not a git repository
         return _gitignore_fallback(root, candidates)
-    ignored = {p.decode() for p in result.stdout.split(b"\0") if p}
+    ignored = {os.fsdecode(p) for p in result.stdout.split(b"\0") if p}
     if root_absolute in ignored:
         # The user named a folder their repository ignores (a vendored tree, a download): that is a choice;
         # apply only the folder's own .gitignore.
@@ -82,16 +84,27 @@ def _walk(root: Path) -> Iterator[Path]:
 def discover(paths: Iterable[Path], wanted: Callable[[Path], bool], exclude: Iterable[str] = ()) -> list[Path]:
     """Files under ``paths`` that ``wanted`` accepts; an explicitly named file is always taken if wanted."""
     patterns = list(exclude)
-    found: list[Path] = []
+    found: dict[str, Path] = {}  # by real path: a file named twice, or through a link, is ported once
     for path in paths:
         if path.is_file():
-            candidates = [path] if wanted(path) else []
-            found.extend(candidates)
+            if wanted(path):
+                found.setdefault(os.path.realpath(path), path)
             continue
-        candidates = [p for p in _walk(path) if wanted(p) and not p.is_symlink()]
+        # Regular files only: no links (never followed), and no FIFO or device named .py (reading one blocks).
+        candidates = [p for p in _walk(path) if wanted(p) and _regular(p)]
         ignored = _git_ignored(path, candidates)
-        found.extend(p for p in candidates if p not in ignored)
-    return [p for p in found if not _excluded(p, patterns)]
+        real_root = os.path.realpath(path)
+        for p in candidates:
+            if p not in ignored:
+                found.setdefault(os.path.join(real_root, os.path.relpath(p, path)), p)
+    return [p for p in found.values() if not _excluded(p, patterns)]
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _excluded(path: Path, patterns: list[str]) -> bool:

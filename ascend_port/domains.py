@@ -17,7 +17,7 @@ from typing import Mapping
 from ascend_port.codemods import handler_for
 from ascend_port.findings import Finding
 from ascend_port.hunks import Edit, apply_edits, split_lines
-from ascend_port.review import parses
+from ascend_port.review import breaks
 from ascend_port.rules import DOMAINS, Rule, Selection
 
 ORDER = tuple(DOMAINS)  # "NPU1" ... "NPU7"
@@ -103,7 +103,7 @@ def unit_steps(plan: FilePlan, units: list[tuple[Edit, list[Finding]]]) -> list[
     for level in sorted(set(levels)):
         included = [i for i, lvl in enumerate(levels) if lvl <= level]
         data = plan.new if level == last else apply_edits(old_lines, [units[i][0] for i in included])
-        if level != last and parses(plan.path, data) is not None:
+        if level != last and breaks(plan.path, plan.old, data):
             continue
         steps.append(_step(ORDER[level], data, [f for i in included if i not in done for f in units[i][1]]))
         done.update(included)

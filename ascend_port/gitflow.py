@@ -315,7 +315,7 @@ class Transaction:
                 if self.branch_before:
                     attempt(f"restore {self.options.branch}",
                             lambda: self.repo.git.update_ref(self.ref, self.branch_before))
-                else:
+                elif _exists(self.repo, self.ref):
                     attempt(f"delete {self.options.branch}", lambda: self.repo.git.update_ref("-d", self.ref))
         finally:
             if saved is not None:
@@ -406,6 +406,10 @@ def apply_to_repository(paths: list[Path], config: RunConfig, options: GitOption
     """The whole git workflow; returns the exit code. Raises WorkflowError for refusals and failures."""
     repo = open_repository(paths)
     state = preflight(repo, options)
+    folder = (options.report_dir or state.root / REPORT_DIR).resolve()
+    if folder.is_relative_to(state.root) and repo.git.ls_files("-z", "--", folder.as_posix()):
+        raise WorkflowError(f"the report folder {folder} holds files tracked by git: choose a folder of its own "
+                            "with --report-dir")
     try:
         result = run_port()
         plans, left_out = plan_files(repo, state, result, options)
@@ -430,7 +434,6 @@ def apply_to_repository(paths: list[Path], config: RunConfig, options: GitOption
     commits = run_transaction(repo, state, plans, options)
 
     # The port is complete from here on; the report is a by-product and its failure only a warning.
-    folder = (options.report_dir or state.root / REPORT_DIR).resolve()
     info = RunInfo(f"{state.base} at {state.head[:12]}", options.branch, [(c.sha[:12], c.subject) for c in commits],
                    options.commit, left_out, reviewed)
     with DeferredInterrupt():

@@ -98,18 +98,33 @@ class Reviewed:
 
 
 def parses(path: str, data: bytes) -> str | None:
-    """None when ``data`` is valid for its file type, else the reason. Python is checked with ``ast``."""
+    """None when ``data`` is valid for its file type (Python, JSON and notebooks, TOML, YAML), else the reason."""
+    name = path.rsplit("/", 1)[-1]
     try:
-        if path.endswith(".py"):
+        if name.endswith(".py"):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 ast.parse(data)
-        elif path.endswith(".ipynb"):
+        elif name.endswith((".json", ".ipynb")):
             json.loads(data)
-    except (SyntaxError, ValueError) as error:
+        elif name.endswith(".toml"):
+            import tomlkit
+
+            tomlkit.parse(data.decode("utf-8"))
+        elif name.endswith((".yaml", ".yml")):
+            from ruamel.yaml import YAML
+
+            list(YAML(typ="safe", pure=True).load_all(data))
+    except Exception as error:  # noqa: BLE001 - each parser has its own errors; any of them means "invalid"
         line = getattr(error, "lineno", None)
-        return f"line {line}: {getattr(error, 'msg', error)}" if line else str(error)
+        return f"line {line}: {getattr(error, 'msg', error)}" if line else f"{type(error).__name__}: {error}"
     return None
+
+
+def breaks(path: str, old: bytes, new: bytes) -> str | None:
+    """Why ``new`` is invalid when ``old`` was valid (a file the tool could not check before is not judged)."""
+    problem = parses(path, new)
+    return problem if problem and parses(path, old) is None else None
 
 
 # --- the session ----------------------------------------------------------------------------------------------
@@ -149,7 +164,7 @@ class Review:
             if answer == "":
                 continue
             if answer not in options:
-                self._say(self._refusal(answer, hunk), "red")
+                self._say(self._refusal(answer), "red")
                 continue
             if answer in "yn":
                 hunk.decision = answer == "y"
@@ -206,7 +221,7 @@ class Review:
         return [*options, "e", "?"]
 
     @staticmethod
-    def _refusal(answer: str, hunk: Hunk) -> str:
+    def _refusal(answer: str) -> str:
         return {
             "j": "No next undecided hunk", "J": "No next hunk", "k": "No previous undecided hunk",
             "K": "No previous hunk", "g": "No other hunks to go to", "/": "No other hunks to search",
@@ -375,7 +390,7 @@ class Review:
         if not reviewed.units:
             return reviewed
         new = apply_edits(file.old_lines, [edit for edit, _ in reviewed.units])
-        problem = parses(file.path, new)
+        problem = breaks(file.path, file.old, new)
         if problem:
             self._say(f"{file.path}: the accepted hunks do not give valid code ({problem}); "
                       "the file is left unchanged.", "red")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import re
 import tempfile
 import tokenize
 from dataclasses import dataclass
@@ -52,6 +53,19 @@ def decode_text(data: bytes) -> Source:
         return Source(data.decode(encoding), encoding)
     except UnicodeDecodeError as error:
         raise SourceError(f"not UTF-8 text: {error}") from None
+
+
+# str.splitlines also breaks at \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029, which Python's tokenizer does not: a form
+# feed between functions or a \u2028 in a string would shift every line number ast gives after it.
+_NOT_PYTHON_NEWLINES = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_PYTHON_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def python_lines(text: str) -> list[str]:
+    """The lines of ``text`` with their endings, as Python numbers them (``\r\n``, ``\r`` and ``\n`` only)."""
+    if not _NOT_PYTHON_NEWLINES.search(text):
+        return text.splitlines(keepends=True)  # the same split, in C
+    return _PYTHON_LINE.findall(text)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

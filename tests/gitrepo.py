@@ -34,10 +34,19 @@ class FakeDomains(PortTransformer):
 
 
 @pytest.fixture
-def fake_domains(monkeypatch: pytest.MonkeyPatch) -> None:
+def fake_domains(monkeypatch: pytest.MonkeyPatch, private_cache: Path) -> None:
     import ascend_port.codemods.python as python
 
     monkeypatch.setattr(python, "TRANSFORMERS", (*python.TRANSFORMERS, FakeDomains))
+
+
+@pytest.fixture
+def private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A result cache of the test's own (also for the commands it spawns): results made with the test-only rules
+    must never be seen by another run, and the user's cache is left alone."""
+    folder = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
+    return folder
 
 
 TRAIN = """\

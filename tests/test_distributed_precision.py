@@ -71,7 +71,7 @@ def test_fp64_todo_is_not_written_again_and_rotary_rewrite_wins() -> None:
     )
     outcome = port_source(source, Selection())
     assert "torch.arange(n, device=device, dtype=torch.float32)" in outcome.new_text
-    assert outcome.new_text.count("NPU303 [low]") == 1
+    assert outcome.new_text.count("NPU303 [low] double precision on the NPU") == 1
     assert rule_ids(outcome.findings) == ["NPU100", "NPU302", "NPU303"]
     assert port_source(outcome.new_text, Selection()).new_text is None
 

@@ -10,9 +10,9 @@ from unidiff import PatchSet
 import ascend_port.gitflow as gitflow
 from ascend_port.hunks import FileChange
 from gitrepo import (DIST_ONLY, DIST_ONLY_PORTED, TRAIN, TRAIN_DEVICE, TRAIN_DIST, TRAIN_KERNEL, fake_domains, flat,
-                     git, invoke, make_repo, state)
+                     git, invoke, make_repo, private_cache, state)
 
-__all__ = ["fake_domains"]  # the fixture, imported for pytest
+__all__ = ["fake_domains", "private_cache"]  # the fixtures, imported for pytest
 
 pytestmark = pytest.mark.usefixtures("fake_domains")
 
@@ -144,6 +144,17 @@ def test_untracked_files_the_port_does_not_touch_are_fine(repo: Path) -> None:
     assert invoke(str(repo), "-j", "1").exit_code == 0
     assert (repo / "notes.txt").read_text() == "not python\n"
     assert "notes.txt" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
+
+
+def test_report_dir_option_and_a_report_dir_with_tracked_files(repo: Path, tmp_path: Path) -> None:
+    before = state(repo)
+    result = invoke(str(repo), "-j", "1", "--report-dir", str(repo / "pkg"))
+    assert result.exit_code == 2 and "holds files tracked by git" in flat(result.output)
+    assert state(repo) == before
+    outside = tmp_path / "reports"
+    assert invoke(str(repo), "-j", "1", "--report-dir", str(outside)).exit_code == 0
+    assert (outside / "train.py.diff").exists() and (outside / "summary.md").exists()
+    assert not (repo / ".ascend-port").exists()
 
 
 def test_merge_in_progress_is_refused(repo: Path) -> None:

@@ -50,6 +50,12 @@ __global__ void scale(float* x, int n) { x[0] = twice(x[0]); }
 __global__ void shift(float* x, int n) { x[0] += 1; }
 """
 REQUIREMENTS = "torch==2.5.1\nflash-attn==2.6.3\nnumpy>=1.26\nsome-private-lib==1.0\n"
+SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+
+setup(name="demo", ext_modules=[CUDAExtension("ops", ["csrc/ops.cu"])])
+"""
 
 
 @pytest.fixture
@@ -64,6 +70,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "csrc").mkdir()
     (tmp_path / "csrc" / "ops.cu").write_text(CUDA)
     (tmp_path / "requirements.txt").write_text(REQUIREMENTS)
+    (tmp_path / "setup.py").write_text(SETUP)
     return tmp_path
 
 
@@ -129,14 +136,17 @@ def test_dependency_matrix(project: Path) -> None:
 
 def test_kernels_with_sizes_and_the_effort_they_weigh(project: Path) -> None:
     document = report_json()
+    assert sorted(k["kind"] for k in document["kernels"]) == ["cuda", "triton"]  # not the NPU502 build TODO
     kernels = {k["kind"]: k for k in document["kernels"]}
     assert kernels["cuda"]["path"] == "csrc/ops.cu"
     assert (kernels["cuda"]["kernels"], kernels["cuda"]["lines"], kernels["cuda"]["name"]) == (2, 4, "scale, shift")
-    assert (kernels["triton"]["name"], kernels["triton"]["lines"], kernels["triton"]["kernels"]) == ("_add_kernel", 4, 1)
+    triton = kernels["triton"]
+    assert (triton["name"], triton["lines"], triton["kernels"]) == ("_add_kernel", 4, 1)
     summary = document["summary"]
     assert summary["feasibility"] == "hard"  # CUDA C++ kernels become Ascend C operators
     basis = {line["item"]: line for line in summary["effort_basis"]}
     assert basis["cuda-kernel"]["count"] == 2 and basis["triton-kernel"]["count"] == 1
+    assert basis["todo"]["count"] == 2  # NPU107 in train.py, NPU502 in setup.py
     assert basis["dependency-replace"]["count"] == 2  # flash-attn and triton are imported; torch is compatible
     assert summary["effort_hours"] == pytest.approx(sum(line["hours"] for line in summary["effort_basis"]), abs=0.05)
 
@@ -230,3 +240,17 @@ def test_example_project_assessment() -> None:
     assert "**Feasibility: needs adaptation.**" in md
     assert "| flash-attn | replace |" in md and "| triton | replace | triton-ascend |" in md
     assert "| triton | `_fused_add_relu_kernel` | 9 | 1 | NPU500 |" in md
+
+
+def test_information_findings_are_not_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "attn.py").write_text("import torch.nn.functional as F\n\n\ndef f(q, k, v):\n"
+                                      "    return F.scaled_dot_product_attention(q, k, v)\n")
+    result = runner.invoke(app, ["scan", ".", "--format", "json"], catch_exceptions=False)
+    document = json.loads(result.stdout)
+    assert [(f["rule"], f["role"]) for f in document["findings"]] == [("NPU407", "info")]  # SDPA runs natively
+    summary = document["summary"]
+    assert (summary["feasibility"], summary["effort_hours"], summary["manual"], summary["info"]) == ("ready", 0, 0, 1)
+    assert document["statistics"]["total"]["unconverted"] == 0
+    github = runner.invoke(app, ["scan", ".", "--format", "github"]).stdout
+    assert github.startswith("::notice file=attn.py,line=5,")

@@ -17,9 +17,12 @@ from ascend_port.codemods import handler_for
 from ascend_port.hunks import FileChange
 from ascend_port.review import Review, parse_edited_hunk
 from ascend_port.rules import Selection
-from gitrepo import DIST_ONLY_PORTED, TRAIN, editor_script, fake_domains, git, invoke, make_repo, state
+from gitrepo import (DIST_ONLY_PORTED, TRAIN, editor_script, fake_domains, git, invoke, make_repo, private_cache,
+                     state)
 
-__all__ = ["fake_domains"]
+__all__ = ["fake_domains", "private_cache"]
+
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 SRC = """\
 import torch
@@ -186,6 +189,13 @@ def test_a_result_that_does_not_parse_leaves_the_file_unchanged() -> None:
     change = FileChange("t.py", b"x = (1,\n     2,\n     3)\n", b"x = [1,\n     2,\n     3]\n")
     (new,), output = review("s\ny\nn\n", change)
     assert new is None and "do not give valid code (line" in output
+    assert review("y\n", change)[0] == [change.new]
+
+
+def test_other_file_types_are_checked_too() -> None:
+    change = FileChange("c.json", b'[1,\n 2,\n 3]\n', b'[[1,\n 2,\n 3]]\n')
+    (new,), output = review("s\ny\nn\n", change)
+    assert new is None and "c.json: the accepted hunks do not give valid code" in output
     assert review("y\n", change)[0] == [change.new]
 
 

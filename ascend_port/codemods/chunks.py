@@ -68,7 +68,9 @@ def _innermost(stmts: list[ast.stmt], line: int, lines: Sequence[str], floor: in
             return None
         for block in _blocks(node):
             if _first_line(block[0]) <= line <= (block[-1].end_lineno or 0) and _first_line(block[0]) > node.lineno:
-                inner = _innermost(block, line, lines, floor=max(first, _first_line(block[0]) - 1))
+                # floor: the compound statement's first line, so the comments above the block's first statement
+                # (a TODO from an earlier run) are part of its chunk and the TODO is seen, not written twice
+                inner = _innermost(block, line, lines, floor=first)
                 if inner is not None:
                     return inner
                 break

@@ -19,7 +19,7 @@ from ascend_port.codemods.project_rules import (
 )
 from ascend_port.codemods.textedit import Edit, LineIndex, TextPort
 from ascend_port.rules import Rule, Selection
-from ascend_port.sources import decode_text
+from ascend_port.sources import SourceError, decode_text
 
 _PREFILTER = re.compile(r"cuda|nccl|MULTI_GPU|\bgpu\b")
 _DEVICE_VALUE = re.compile(r"cuda(?::\d+)?")
@@ -71,6 +71,9 @@ def _load_yaml(text: str) -> list[Any]:
     try:
         return list(_yaml().load_all(text))
     except YAMLError as error:
+        if re.search(r"\{\{|\{%", text):
+            # Helm/Jinja templates are not YAML until rendered: skipped with the reason, not a failed run.
+            raise SourceError("a YAML template (Jinja/Helm `{{ }}`), not YAML: not ported", binary=True) from None
         raise PortError(f"invalid YAML: {str(error).splitlines()[0] if str(error) else type(error).__name__}") \
             from None
 

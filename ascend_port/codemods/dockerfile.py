@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from ascend_port.codemods.project_rules import CUDA_BASE_IMAGE, SHELL_NCCL_NO_EQUIVALENT
-from ascend_port.codemods.shell import ShellContext, env_gap, env_rename, port_shell_code
-from ascend_port.codemods.textedit import Edit, TextPort
+from ascend_port.codemods.project_rules import CUDA_BASE_IMAGE
+from ascend_port.codemods.shell import ShellContext, port_shell_code, rename_site
+from ascend_port.codemods.textedit import TextPort
 from ascend_port.rules import Selection
 
 _INSTRUCTION = re.compile(r"^\s*(?P<keyword>[A-Za-z]+)(?P<blank>\s+|$)")
@@ -19,6 +19,7 @@ _CUDA_IMAGE = re.compile(r"(?i)^(?:docker\.io/)?(?:nvidia/cuda|nvcr\.io/|nvidia/
 _BASE_MESSAGE = ("CUDA base image {image}: use an Ascend CANN image (ascendai/cann:<cann>-<chip>-<os>-py<ver>, e.g. "
                  "ascendai/cann:8.5.0-910b-ubuntu22.04-py3.11, or an Ascend PyTorch image built on it); check that "
                  "the CANN version matches your NPU driver and torch_npu release")
+_HEREDOC = re.compile(r"<<-?[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?")
 _ENV_PAIR = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
 
 
@@ -54,6 +55,11 @@ def port_dockerfile(text: str, selection: Selection) -> TextPort:
         start = offsets[first]
         end = offsets[i] + len(lines[i].rstrip("\r\n"))
         i += 1
+        # BuildKit heredocs (`RUN <<EOF` ... `EOF`): their lines are a script or a file, never instructions.
+        for delimiter in _HEREDOC.findall(text[start:end]):
+            while i < len(lines) and lines[i].rstrip("\r\n").lstrip("\t") != delimiter:
+                i += 1
+            i += 1
         m = _INSTRUCTION.match(text[start:end])
         if not m:
             continue
@@ -83,25 +89,17 @@ def _env(port: TextPort, body_start: int, body: str, line_start: int) -> None:
     pairs = list(_ENV_PAIR.finditer(body))
     names: list[tuple[int, str]] = []
     if pairs and body.lstrip().startswith(pairs[0].group(0)):
-        names = [(m.start("name"), m.group("name")) for m in pairs if m.start() == 0 or body[m.start() - 1] in " \t\\\n"]
+        names = [(m.start("name"), m.group("name")) for m in pairs
+                 if m.start() == 0 or body[m.start() - 1] in " \t\\\n"]
     else:
         m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)", body)
         if m:
             names = [(m.start(1), m.group(1))]
+    todo = lambda rule, at, message: port.todo(rule, at, message, above=line_start, indent="")  # noqa: E731
     for at, name in names:
-        offset = body_start + at
-        renamed = env_rename(name)
-        if renamed:
-            rule, new = renamed
-            port.fix(rule, offset, [Edit(offset, offset + len(name), new)], f"{name} -> {new}")
-        elif gap := env_gap(name):
-            port.todo(SHELL_NCCL_NO_EQUIVALENT, offset, gap, above=line_start, indent="")
+        rename_site(port, body_start + at, name, todo)
     for m in re.finditer(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", body):
-        renamed = env_rename(m.group(1))
-        if renamed:
-            rule, new = renamed
-            offset = body_start + m.start(1)
-            port.fix(rule, offset, [Edit(offset, offset + len(m.group(1)), new)], f"{m.group(1)} -> {new}")
+        rename_site(port, body_start + m.start(1), m.group(1), None)
 
 
 class DockerfileHandler:

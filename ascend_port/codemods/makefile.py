@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from ascend_port.codemods.shell import ShellContext, env_gap, env_rename, port_shell_code
-from ascend_port.codemods.project_rules import SHELL_NCCL_NO_EQUIVALENT
-from ascend_port.codemods.textedit import Edit, TextPort
+from ascend_port.codemods.shell import ShellContext, port_shell_code, rename_site
+from ascend_port.codemods.textedit import TextPort
 from ascend_port.rules import Selection
 
 _ASSIGNMENT = re.compile(r"^(?P<lead>(?:(?:export|override|private)\s+)*)(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"
@@ -60,12 +59,8 @@ def port_makefile(text: str, selection: Selection) -> TextPort:
 def _make_name(port: TextPort, offset: int, name: str, line_start: int) -> None:
     """A make variable named like a CUDA variable is (or becomes) the environment variable: rename it; its
     ``$(NAME)`` references are renamed where the recipes use them."""
-    renamed = env_rename(name)
-    if renamed:
-        rule, new = renamed
-        port.fix(rule, offset, [Edit(offset, offset + len(name), new)], f"{name} -> {new}")
-    elif gap := env_gap(name):
-        port.todo(SHELL_NCCL_NO_EQUIVALENT, offset, gap, above=line_start, indent="")
+    rename_site(port, offset, name,
+                lambda rule, at, message: port.todo(rule, at, message, above=line_start, indent=""))
 
 
 class MakefileHandler:

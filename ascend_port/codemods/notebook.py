@@ -20,8 +20,7 @@ from typing import Any, Mapping
 
 from ascend_port.codemods import PortError, Ported
 from ascend_port.codemods.jsonspan import JNode, dumps_like, parse
-from ascend_port.codemods.project_rules import SHELL_NCCL_NO_EQUIVALENT
-from ascend_port.codemods.shell import ShellContext, env_gap, env_rename, port_shell_code
+from ascend_port.codemods.shell import ShellContext, port_shell_code, rename_site
 from ascend_port.codemods.textedit import Edit, LineIndex, TextPort
 from ascend_port.findings import Finding
 from ascend_port.rules import Selection
@@ -59,12 +58,8 @@ def _port_magic(context: str, text: str, selection: Selection) -> TextPort:
     if m := _SHELL_MAGIC.match(text):
         port_shell_code(port, text[m.end():], ShellContext(base=base + m.end(), todo_above=base, todo_indent=indent))
     elif m := _ENV_MAGIC.match(text):
-        name, at = m.group("name"), base + m.start("name")
-        renamed = env_rename(name)
-        if renamed:
-            port.fix(renamed[0], at, [Edit(at, at + len(name), renamed[1])], f"{name} -> {renamed[1]}")
-        elif gap := env_gap(name):
-            port.todo(SHELL_NCCL_NO_EQUIVALENT, at, gap, above=base, indent=indent)
+        rename_site(port, base + m.start("name"), m.group("name"),
+                    lambda rule, at, message: port.todo(rule, at, message, above=base, indent=indent))
     return port
 
 
@@ -137,8 +132,8 @@ def _port_python(text: str, selection: Selection, options: Mapping[str, str], pr
     return PortOutcome(None if outcome.new_text is None else outcome.new_text[len(head):], findings)
 
 
-def cell_imports(text: str) -> list[str]:
-    """The top-level import statements of a cell, one line each, for the prelude of the cells below."""
+def _cell_ast(text: str) -> ast.Module | None:
+    """The cell's Python syntax tree with its magic lines masked (same line numbers), or None."""
     masked = "".join(
         line[:len(line) - len(line.lstrip(" \t"))] + _PLACEHOLDER.format("0_0") + "\n"
         if _MAGIC.match(line) or _HELP.match(line.rstrip("\r\n")) else line
@@ -146,8 +141,15 @@ def cell_imports(text: str) -> list[str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(masked)
+            return ast.parse(masked)
     except (SyntaxError, ValueError):
+        return None
+
+
+def cell_imports(text: str) -> list[str]:
+    """The top-level import statements of a cell, one line each, for the prelude of the cells below."""
+    tree = _cell_ast(text)
+    if tree is None:
         return []
     return [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
             and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
@@ -176,17 +178,8 @@ def _unmask(text: str, magics: list[str]) -> str:
 def _add_torch_npu_import(texts: dict[int, str], order: list[int]) -> tuple[int, int] | None:
     """Insert ``import torch_npu`` after the first top-level ``import torch`` of the notebook; (cell, line) or None."""
     for k in order:
-        masked = "".join(
-            line[:len(line) - len(line.lstrip(" \t"))] + _PLACEHOLDER.format("0_0") + "\n"
-            if _MAGIC.match(line) or _HELP.match(line.rstrip("\r\n")) else line
-            for line in split_lines(texts[k]))
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(masked)
-        except (SyntaxError, ValueError):
-            continue
-        for node in tree.body:
+        tree = _cell_ast(texts[k])
+        for node in tree.body if tree is not None else ():
             if isinstance(node, ast.Import) and any(a.name == "torch" for a in node.names):
                 lines = split_lines(texts[k])
                 at = node.end_lineno or node.lineno

@@ -29,7 +29,7 @@ CUDA_ONLY_DEPENDENCY = rule(
         pynvml>=11
     After:
         # flash-attn==2.6.3  # removed by ascend-port NPU600: CUDA-only; torch_npu.npu_fusion_attention replaces it
-        # pynvml>=11  # removed by ascend-port NPU600: NVML bindings for NVIDIA drivers; query NPUs with npu-smi or torch.npu
+        # pynvml>=11  # removed by ascend-port NPU600: NVML bindings for NVIDIA drivers; query NPUs with npu-smi ...
     """,
 )
 TRITON_ASCEND_DEPENDENCY = rule(
@@ -84,14 +84,15 @@ CUDA_TORCH_BUILD = rule(
 
 SHELL_CUDA_ENV_VAR = rule(
     "NPU610", "shell-cuda-env-var", HIGH,
-    "CUDA runtime variables set or read in shell code -> their Ascend names (`CUDA_VISIBLE_DEVICES` -> "
-    "`ASCEND_RT_VISIBLE_DEVICES`, `TORCH_NCCL_*` -> `TORCH_HCCL_*`).",
+    "CUDA/NCCL runtime variables with an exact Ascend counterpart, set or read in shell code -> the Ascend name "
+    "(`CUDA_VISIBLE_DEVICES` -> `ASCEND_RT_VISIBLE_DEVICES`, `TORCH_NCCL_*` -> `TORCH_HCCL_*`).",
     """
     In assignments (`NAME=value cmd`), `export`/`unset`/`declare`/`local`/`readonly`, `env NAME=value`, `$NAME` and
     `${NAME...}` expansions, Dockerfile `ENV`, Makefile variables and notebook `%env`. Comments, single-quoted
-    strings, plain text in double quotes and heredoc bodies are never touched. Names: `CUDA_VISIBLE_DEVICES`,
-    `CUDA_LAUNCH_BLOCKING`, `PYTORCH_CUDA_ALLOC_CONF`, `PYTORCH_NO_CUDA_MEMORY_CACHING` and the `TORCH_NCCL_*`
-    watchdog settings that torch_npu reads as `TORCH_HCCL_*`.
+    strings, plain text in double quotes and heredoc bodies are never touched. The names are those of the Python
+    rules NPU111 and NPU207 (one table), so a launch script and the code it starts agree: `CUDA_VISIBLE_DEVICES`,
+    `CUDA_LAUNCH_BLOCKING`, `PYTORCH_CUDA_ALLOC_CONF`, `PYTORCH_NO_CUDA_MEMORY_CACHING`, the `TORCH_NCCL_*` watchdog
+    settings torch_npu reads as `TORCH_HCCL_*`, and the legacy `NCCL_BLOCKING_WAIT`/`NCCL_ASYNC_ERROR_HANDLING`.
 
     Before:
         export CUDA_VISIBLE_DEVICES=0,1,2,3
@@ -101,11 +102,12 @@ SHELL_CUDA_ENV_VAR = rule(
 )
 SHELL_NCCL_ENV_VAR = rule(
     "NPU611", "shell-nccl-env-var", MEDIUM,
-    "NCCL variables with an HCCL counterpart of the same meaning -> the HCCL name (`NCCL_SOCKET_IFNAME`, "
-    "the legacy `NCCL_ASYNC_ERROR_HANDLING`/`NCCL_BLOCKING_WAIT`).",
+    "NCCL variables whose HCCL counterpart may read the value differently -> the HCCL name (with a TODO where the "
+    "value needs converting).",
     """
-    `NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME` (same value: interface names), and the legacy torch names
-    `NCCL_ASYNC_ERROR_HANDLING`, `NCCL_BLOCKING_WAIT`, `NCCL_DESYNC_DEBUG` -> `TORCH_HCCL_*`. Same places as NPU610.
+    The table of NPU208: `NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME`, `NCCL_SOCKET_FAMILY` -> `HCCL_SOCKET_FAMILY`,
+    `NCCL_IB_TIMEOUT`/`_RETRY_CNT`/`_TC`/`_SL` -> `HCCL_RDMA_*`; `NCCL_BUFFSIZE` -> `HCCL_BUFFSIZE` (bytes -> MB) and
+    `NCCL_ALGO` -> `HCCL_ALGO` (other syntax) also get a TODO where they are set. Same places as NPU610.
 
     Before:
         export NCCL_SOCKET_IFNAME=eth0
@@ -115,16 +117,16 @@ SHELL_NCCL_ENV_VAR = rule(
 )
 SHELL_NCCL_NO_EQUIVALENT = rule(
     "NPU612", "shell-nccl-env-var-no-equivalent", LOW,
-    "NCCL variables with no HCCL variable of the same meaning (`NCCL_DEBUG`, `NCCL_IB_*`, `NCCL_BUFFSIZE` ...): TODO.",
+    "NCCL variables set in shell code with no HCCL equivalent (`NCCL_DEBUG`, `NCCL_IB_*`, `NCCL_P2P_*` ...): TODO.",
     """
-    HCCL ignores NCCL settings. Some have a counterpart with other units or syntax (`HCCL_BUFFSIZE` is in MB,
-    `NCCL_BUFFSIZE` in bytes; `HCCL_ALGO` has its own value syntax), `NCCL_DEBUG` has none (CANN logging is
-    `ASCEND_GLOBAL_LOG_LEVEL`, `ASCEND_SLOG_PRINT_TO_STDOUT`). The setting is kept with a TODO.
+    HCCL ignores NCCL settings. The TODO names the nearest Ascend setting where there is one (as NPU209 does in
+    Python): `NCCL_DEBUG` -> CANN logging (`ASCEND_GLOBAL_LOG_LEVEL`, `ASCEND_SLOG_PRINT_TO_STDOUT`),
+    `NCCL_P2P_DISABLE` -> `HCCL_INTRA_PCIE_ENABLE`/`HCCL_INTRA_ROCE_ENABLE`. The setting is kept.
 
     Before:
         export NCCL_DEBUG=INFO
     After:
-        # TODO(ascend-port): NPU612 [low] NCCL_DEBUG has no HCCL equivalent; ...
+        # TODO(ascend-port): NPU612 [low] NCCL_DEBUG has no HCCL equivalent and no effect on NPU; ...
         export NCCL_DEBUG=INFO
     """,
 )

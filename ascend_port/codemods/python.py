@@ -24,6 +24,7 @@ from ascend_port.codemods.chunks import hot_chunks, wrap
 from ascend_port.findings import Finding
 from ascend_port.names import ImportIndex, dotted
 from ascend_port.rules import Selection
+from ascend_port.sources import python_lines
 from ascend_port.transforms import TRANSFORMERS, PortContext, PortTransformer, run_transformers
 from ascend_port.transforms.device import IMPORT_TORCH_NPU
 
@@ -65,7 +66,7 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
     ctx_args = dict(imports=ImportIndex.from_ast(tree), selection=selection, options=options or {}, module_ast=tree)
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
-    lines = text.splitlines(keepends=True)
+    lines = python_lines(text)
     pieces: list[str] = []
     done = 0  # lines[:done] are already in pieces
     for chunk in hot_chunks(text, lines, tree, patterns):
@@ -85,7 +86,7 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
             prefix = ""
             module = _parse_chunk(parse_text, first)
         ctx = PortContext(line_offset=first - 1 - (1 if prefix else 0), findings=findings, **ctx_args)
-        new_code = run_transformers(module, ctx, classes).code[len(prefix):]
+        new_code = _keep_final_cr(chunk_text, run_transformers(module, ctx, classes).code[len(prefix):])
         uses_npu |= ctx.uses_npu
         uses_torch_npu_name |= ctx.uses_torch_npu_name
         if new_code != chunk_text:
@@ -152,7 +153,7 @@ def _port_whole_source(text, selection, options, classes) -> PortOutcome:
     except cst.ParserSyntaxError as error:
         raise PortError(f"cannot parse: {error.message} (line {error.raw_line})") from None
     new_module, findings = port_module(module, selection, options)
-    new_text = new_module.code
+    new_text = _keep_final_cr(text, new_module.code)
     if new_text == text:
         return PortOutcome(None, findings)
     try:
@@ -160,6 +161,13 @@ def _port_whole_source(text, selection, options, classes) -> PortOutcome:
     except cst.ParserSyntaxError:
         raise PortError("internal error: the ported source would not parse; the file is left unchanged") from None
     return PortOutcome(new_text, findings)
+
+
+def _keep_final_cr(old: str, new: str) -> str:
+    """LibCST drops the lone ``\r`` (classic Mac line ending) that ends a module; put it back."""
+    if old.endswith("\r") and not new.endswith(("\r", "\n")):
+        return new + "\r"
+    return new
 
 
 def _parse_or_fail(text: str) -> ast.Module:
@@ -255,8 +263,9 @@ def _with_torch_npu_import(text: str, statements: Sequence[TopStatement], uses_t
     index = torch_npu_import_line(statements, uses_torch_npu_name)
     if index is None:
         return text
-    lines = text.splitlines(keepends=True)
-    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    lines = python_lines(text)
+    neighbour = lines[index - 1] if 0 < index <= len(lines) else lines[0] if lines else ""
+    newline = neighbour[len(neighbour.rstrip("\r\n")):] or "\n"  # the line ending of the line above
     if 0 < index <= len(lines) and not lines[index - 1].endswith(("\n", "\r")):
         lines[index - 1] += newline
     lines.insert(index, "import torch_npu" + newline)

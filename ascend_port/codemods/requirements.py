@@ -70,7 +70,7 @@ def parse_requirement(text: str) -> Requirement | None:
 
 
 def _marker_start(text: str, start: int) -> int:
-    """Offset of the ``;`` that starts the environment marker (a URL may contain ``;`` only after ``@``... rarely)."""
+    """Offset of the ``;`` that starts the environment marker, or the end of the text."""
     index = text.find(";", start)
     return len(text) if index < 0 else index
 

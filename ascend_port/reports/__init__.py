@@ -32,8 +32,9 @@ def render(result: RunResult, fmt: str, old: Mapping[str, bytes] | None = None) 
 def write_assessment(result: RunResult, folder: Path, old: Mapping[str, bytes] | None = None) -> list[Path]:
     """Write the assessment of ``result`` into ``folder`` (created if needed) and return the files written.
 
-    ``old`` maps ``FileResult.path`` to a file's bytes before the port: pass it when the port is already written
-    to disk (otherwise the edits of those files are left out of the reports; their findings stay in)."""
+    ``old`` maps ``FileResult.path`` (or the absolute path) to a file's bytes before the port: pass it when the port
+    is already written to disk (otherwise the edits of those files are left out of the reports; their findings stay
+    in)."""
     from ascend_port.reports.model import build
 
     report = build(result, old)

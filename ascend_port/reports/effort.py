@@ -25,7 +25,6 @@ HOURS: dict[str, tuple[float, str]] = {
     "todo": (1.0, "one TODO or report-only finding ported by hand"),
     "triton-kernel": (8.0, "one Triton kernel brought up and tuned on Triton-Ascend"),
     "cuda-kernel": (24.0, "one __global__ CUDA kernel rewritten as an Ascend C operator"),
-    "other-kernel-item": (4.0, "one extension build or other custom-kernel item"),
     "dependency-replace": (2.0, "code using a dependency moved to its Ascend counterpart"),
     "dependency-unsupported": (16.0, "code using a CUDA-only dependency redesigned"),
 }
@@ -49,24 +48,34 @@ def effort(counts: dict[str, int]) -> list[EffortLine]:
     return [EffortLine(item, counts[item], hours, why) for item, (hours, why) in HOURS.items() if counts.get(item)]
 
 
+def _n(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
 def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, list[str]]:
     """The verdict and the reasons for it, from the same counts as the estimate."""
     manual = sum(line.hours for line in lines if not line.item.startswith("rewrite-"))
     reasons: list[str] = []
     if counts.get("cuda-kernel"):
-        reasons.append(f"{counts['cuda-kernel']} CUDA C++ kernel(s) to rewrite as Ascend C operators")
+        reasons.append(_n(counts["cuda-kernel"], "CUDA C++ kernel", "CUDA C++ kernels")
+                       + " to rewrite as Ascend C operators")
     if counts.get("dependency-unsupported"):
-        reasons.append(f"{counts['dependency-unsupported']} imported dependency(ies) with no Ascend counterpart")
+        reasons.append(_n(counts["dependency-unsupported"], "imported dependency", "imported dependencies")
+                       + " with no Ascend counterpart")
     if manual > HARD_HOURS:
         reasons.append(f"{manual:g} h of manual work (more than {HARD_HOURS:g} h)")
     if reasons:
         return HARD, reasons
-    for item, text in (("todo", "TODO(s) to port by hand"), ("triton-kernel", "Triton kernel(s) to review on "
-                       "Triton-Ascend"), ("other-kernel-item", "custom-kernel item(s) (extensions, builds)"),
-                       ("dependency-replace", "imported dependency(ies) to replace")):
+    for item, singular, plural, rest in (
+        ("todo", "TODO", "TODOs", "to port by hand"),
+        ("triton-kernel", "Triton kernel", "Triton kernels", "to review on Triton-Ascend"),
+        ("dependency-replace", "imported dependency", "imported dependencies", "to replace"),
+    ):
         if counts.get(item):
-            reasons.append(f"{counts[item]} {text}")
+            reasons.append(f"{_n(counts[item], singular, plural)} {rest}")
     if reasons:
         return ADAPT, reasons
     rewrites = counts.get("rewrite-high", 0) + counts.get("rewrite-medium", 0)
-    return READY, [f"{rewrites} automatic rewrite(s), no manual work found" if rewrites else "nothing to port"]
+    if not rewrites:
+        return READY, ["nothing to port"]
+    return READY, [_n(rewrites, "automatic rewrite", "automatic rewrites") + ", no manual work found"]

@@ -1,7 +1,8 @@
 """``--format github``: GitHub Actions workflow commands, one annotation per finding on the pull request's diff.
 
 ``::warning`` for a high or medium rewrite (``ascend-port apply`` makes it) and ``::error`` for a low rule (manual
-work: the code does not run on an NPU until someone does it), as in the SARIF output. Values are escaped as the
+work: the code does not run on an NPU until someone does it), as in the SARIF output; ``::notice`` for information
+only (NPU407: runs on an NPU as it is). Values are escaped as the
 Actions runner expects (``%``, CR and LF everywhere; ``:`` and ``,`` in properties too).
 """
 
@@ -22,7 +23,7 @@ def _property(text: str) -> str:
 def render(report: Report) -> str:
     lines = []
     for p in report.placed:
-        level = LEVELS[p.rule.confidence]
+        level = "notice" if p.role == "info" else LEVELS[p.rule.confidence]
         title = f"ascend-port {p.rule.id} {p.rule.name} ({p.rule.confidence.label})"
         lines.append(f"::{level} file={_property(p.path)},line={p.line},title={_property(title)}::"
                      f"{_data(f'{p.rule.id} {p.finding.message}')}")

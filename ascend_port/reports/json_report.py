@@ -5,6 +5,7 @@ or changes meaning, the minor one when a field is added."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from importlib import resources
 from typing import Any
 
@@ -32,11 +33,13 @@ def _stats(s) -> dict[str, Any]:
 def document(report: Report) -> dict[str, Any]:
     ids = {id(edit): index for index, edit in enumerate(report.edits)}
     fired = {p.rule.id for p in report.placed}
+    roles = Counter(p.role for p in report.placed)
     domains = []
     for prefix, title in DOMAIN_TITLES.items():
         mine = [p for p in report.placed if p.rule.id.startswith(prefix)]
-        rewrites = sum(1 for p in mine if p.rule.rewrites and p.finding.applied)
-        domains.append({"prefix": prefix, "title": title, "rewrites": rewrites, "manual": len(mine) - rewrites})
+        counts = Counter(p.role for p in mine)
+        domains.append({"prefix": prefix, "title": title, "rewrites": counts["rewrite"], "manual": counts["manual"],
+                        "info": counts["info"]})
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ascend-port", "version": report.version},
@@ -52,8 +55,9 @@ def document(report: Report) -> dict[str, Any]:
             "files_checked": sum(1 for f in report.files if not f.skipped),
             "files_to_change": len(report.changed),
             "files_with_errors": len(report.errors),
-            "rewrites": sum(1 for p in report.placed if p.rule.rewrites and p.finding.applied),
-            "manual": sum(1 for p in report.placed if not (p.rule.rewrites and p.finding.applied)),
+            "rewrites": roles["rewrite"],
+            "manual": roles["manual"],
+            "info": roles["info"],
         },
         "statistics": {
             "total": _stats(report.total),
@@ -64,7 +68,7 @@ def document(report: Report) -> dict[str, Any]:
             {
                 "path": p.path, "line": p.line, "rule": p.rule.id, "name": p.rule.name,
                 "confidence": p.rule.confidence.label, "domain": DOMAIN_TITLES[p.rule.id[:4]],
-                "kind": p.finding.kind, "applied": p.finding.applied, "message": p.finding.message,
+                "kind": p.finding.kind, "role": p.role, "applied": p.finding.applied, "message": p.finding.message,
                 "edit": _edit_id(p.edit, ids),
             }
             for p in report.placed

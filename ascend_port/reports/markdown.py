@@ -3,6 +3,8 @@ report folder): executive summary, dependency matrix, findings per domain, stati
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ascend_port.reports.model import DOMAIN_TITLES, Report
 
 TITLE = "# Migration assessment: CUDA to Ascend NPU"
@@ -28,8 +30,8 @@ def _percent(value: float | None) -> str:
 
 def _summary(report: Report) -> list[str]:
     checked = sum(1 for f in report.files if not f.skipped)
-    rewrites = sum(1 for p in report.placed if p.rule.rewrites and p.finding.applied)
-    manual = len(report.placed) - rewrites
+    rewrites = sum(1 for p in report.placed if p.role == "rewrite")
+    manual = sum(1 for p in report.placed if p.role == "manual")
     lines = [
         TITLE, "",
         f"ascend-port {report.version}: {checked} files checked, {len(report.changed)} to change, "
@@ -72,8 +74,9 @@ def _domains(report: Report) -> list[str]:
         if not mine:
             empty.append(title)
             continue
-        rewrites = sum(1 for p in mine if p.rule.rewrites and p.finding.applied)
-        lines += [f"### {title} ({prefix}xx): {rewrites} rewrites, {len(mine) - rewrites} manual", "",
+        roles = Counter(p.role for p in mine)
+        info = f", {roles['info']} compatible as is" if roles["info"] else ""
+        lines += [f"### {title} ({prefix}xx): {roles['rewrite']} rewrites, {roles['manual']} manual{info}", "",
                   "| location | rule | confidence | kind | message |", "|---|---|---|---|---|"]
         lines += [f"| {_cell(p.path)}:{p.line} | {p.rule.id} | {p.rule.confidence.label} | {p.finding.kind} | "
                   f"{_cell(p.finding.message)} |" for p in mine]

@@ -23,9 +23,9 @@ from ascend_port import __version__
 from ascend_port.engine import RunResult
 from ascend_port.findings import FileResult, Finding
 from ascend_port.hunks import IMPORT_RULE, split_lines
-from ascend_port.reports.edits import Edit, file_edits
 from ascend_port.reports import effort as effort_model
 from ascend_port.reports.dependencies import Dependency, dependencies as find_dependencies
+from ascend_port.reports.edits import Edit, file_edits
 from ascend_port.reports.packages import REPLACE, UNSUPPORTED
 from ascend_port.rules import DOMAINS, Confidence, Rule, all_rules
 
@@ -35,6 +35,8 @@ DOMAIN_TITLES: dict[str, str] = {
     "NPU5": "custom operators", "NPU6": "third-party", "NPU7": "compile/graphs",
 }
 CUDA_SUFFIXES = (".cu", ".cuh")
+# Rules whose findings are information, not work: they report code that runs on an NPU as it is.
+INFORMATIONAL = frozenset({"NPU407"})
 
 
 @dataclass
@@ -49,6 +51,13 @@ class Placed:
     @property
     def rule(self) -> Rule:
         return self.finding.rule
+
+    @property
+    def role(self) -> str:
+        """``rewrite`` (the port makes it), ``manual`` (TODOs, report-only findings) or ``info`` (nothing to do)."""
+        if self.rule.id in INFORMATIONAL:
+            return "info"
+        return "rewrite" if self.rule.rewrites and self.finding.applied else "manual"
 
 
 @dataclass
@@ -73,16 +82,18 @@ class FileStats:
 
 @dataclass
 class Kernel:
-    """A custom-kernel finding (domain ``kernels``) with the size of what it is about."""
+    """A kernel the port leaves for manual work: a .cu/.cuh file or a Triton kernel (a manual finding of the
+    ``kernels`` domain on such a file, or of a ``triton-*`` rule on a Python function), with its size."""
 
     path: str
     line: int
     rule: Rule
-    kind: str  # "cuda" (a .cu/.cuh file), "triton" (a Triton kernel), "other" (extension builds, ...)
-    name: str
+    kind: str  # "cuda" (a .cu/.cuh file) or "triton" (a Triton kernel)
+    name: str  # the __global__ kernels of a .cu file, the function of a Triton kernel
     lines: int | None  # lines of the kernel function, or of the whole .cu file
-    kernels: int  # __global__ kernels in a .cu file; 1 for a Triton kernel; 0 otherwise
+    kernels: int  # __global__ kernels in a .cu file; 1 for a Triton kernel
     message: str
+    finding: Finding
 
 
 @dataclass
@@ -182,7 +193,7 @@ def _function_at(text: str, line: int) -> tuple[str, int] | None:
 def _kernels(placed: list[Placed], texts: Mapping[str, bytes]) -> list[Kernel]:
     out = []
     for p in placed:
-        if DOMAINS[p.rule.id[:4]] != "kernels" or (p.rule.rewrites and p.finding.applied):
+        if DOMAINS[p.rule.id[:4]] != "kernels" or p.role != "manual":
             continue
         data = texts.get(p.path)
         text = data.decode("utf-8", errors="replace") if data is not None else ""
@@ -191,13 +202,13 @@ def _kernels(placed: list[Placed], texts: Mapping[str, bytes]) -> list[Kernel]:
 
             found = global_kernels(text)
             out.append(Kernel(p.path, p.line, p.rule, "cuda", ", ".join(dict.fromkeys(n for n, _ in found)),
-                              _line_count(data) if data is not None else None, len(found), p.finding.message))
+                              _line_count(data) if data is not None else None, len(found), p.finding.message,
+                              p.finding))
             continue
-        function = _function_at(text, p.line) if p.path.endswith(".py") else None
-        triton = p.rule.name.startswith("triton") and function is not None
-        name, size = function if function else ("", None)
-        out.append(Kernel(p.path, p.line, p.rule, "triton" if triton else "other", name, size,
-                          1 if triton else 0, p.finding.message))
+        function = _function_at(text, p.line) if p.path.endswith(".py") and p.rule.name.startswith("triton") \
+            else None
+        if function is not None:  # extension builds, CUDA-only libraries, apex: TODOs like any other
+            out.append(Kernel(p.path, p.line, p.rule, "triton", *function, 1, p.finding.message, p.finding))
     return out
 
 
@@ -252,18 +263,19 @@ def _risks(placed: list[Placed]) -> list[Risk]:
 
 def _effort_counts(placed: list[Placed], kernels: list[Kernel], dependencies: list[Dependency]) -> dict[str, int]:
     counts: Counter[str] = Counter()
+    in_kernels = {id(kernel.finding) for kernel in kernels}
     for p in placed:
-        if p.rule.rewrites and p.finding.applied:
+        if p.role == "rewrite":
             counts["rewrite-high" if p.rule.confidence is Confidence.HIGH else "rewrite-medium"] += 1
-        elif DOMAINS[p.rule.id[:4]] != "kernels":
+        elif p.role == "manual" and id(p.finding) not in in_kernels:
             counts["todo"] += 1
     for kernel in kernels:
-        if kernel.kind == "cuda" and kernel.kernels:
-            counts["cuda-kernel"] += kernel.kernels
-        elif kernel.kind == "triton":
+        if kernel.kind == "triton":
             counts["triton-kernel"] += 1
+        elif kernel.kernels:
+            counts["cuda-kernel"] += kernel.kernels
         else:
-            counts["other-kernel-item"] += 1
+            counts["todo"] += 1  # a .cu file of device helpers only
     # Only what the code imports is manual work: a requirement alone is removed or swapped by the NPU6xx rules.
     counts["dependency-replace"] = sum(1 for d in dependencies if d.status == REPLACE and d.imported)
     counts["dependency-unsupported"] = sum(1 for d in dependencies if d.status == UNSUPPORTED and d.imported)
@@ -271,8 +283,8 @@ def _effort_counts(placed: list[Placed], kernels: list[Kernel], dependencies: li
 
 
 def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
-    """Everything the reports show, from one run. ``old`` maps a ``FileResult.path`` to the file's bytes before
-    the port, for callers that have already written it; other files are read from disk."""
+    """Everything the reports show, from one run. ``old`` maps a ``FileResult.path`` (or the file's absolute path)
+    to its bytes before the port, for callers that have already written it; other files are read from disk."""
     old = old or {}
     placed: list[Placed] = []
     edits: list[Edit] = []
@@ -282,7 +294,7 @@ def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
     for file in result.files:
         if file.error or file.skipped:
             continue
-        data = old.get(file.path)
+        data = old.get(file.path, old.get(str(Path(file.path).resolve())))
         if data is None:
             data = _read(file.path)
             if data is not None and file.new_bytes is not None and data == file.new_bytes:
@@ -299,9 +311,9 @@ def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
         edits.extend(edits_of_file)
         stat = FileStats(file.path, lines_total=lines_total)
         for p in file_placed:
-            if p.rule.rewrites and p.finding.applied:
+            if p.role == "rewrite":
                 stat.converted += 1
-            else:
+            elif p.role == "manual":
                 stat.unconverted += 1
         stat.lines_changed = sum(e.lines_changed for e in edits_of_file)
         total.converted += stat.converted

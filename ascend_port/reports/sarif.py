@@ -6,8 +6,9 @@ whose replacement is the edit that carries it out (whole lines: ``deletedRegion`
 replaced to column 1 of the line after the last, ``insertedContent`` the new lines).
 
 Levels follow confidence: a high or medium rewrite is a ``warning`` (``ascend-port apply`` fixes it), a low rule is
-an ``error`` (manual work the tool cannot do: the code does not run on an NPU until someone does it). The rule's
-confidence is also ``properties.precision``, which GitHub uses to sort alerts.
+an ``error`` (manual work the tool cannot do: the code does not run on an NPU until someone does it), and a finding
+that is information only (code that runs on an NPU as it is, such as NPU407) a ``note``. The rule's confidence is
+also ``properties.precision``, which GitHub uses to sort alerts.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ascend_port.reports.model import DOMAIN_TITLES, Edit, Placed, Report
+from ascend_port.reports.model import DOMAIN_TITLES, INFORMATIONAL, Edit, Placed, Report
 from ascend_port.rules import Confidence, Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -63,7 +64,7 @@ def _descriptor(rule: Rule) -> dict[str, Any]:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": first_paragraph or rule.summary},
         "help": {"text": f"{rule.summary}\n\n{rule.doc}", "markdown": _doc_markdown(rule)},
-        "defaultConfiguration": {"level": LEVELS[rule.confidence]},
+        "defaultConfiguration": {"level": "note" if rule.id in INFORMATIONAL else LEVELS[rule.confidence]},
         "properties": {
             "precision": PRECISION[rule.confidence],
             "confidence": rule.confidence.label,
@@ -97,12 +98,12 @@ def _result(p: Placed, index: dict[str, int]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": p.rule.id,
         "ruleIndex": index[p.rule.id],
-        "level": LEVELS[p.rule.confidence],
+        "level": "note" if p.role == "info" else LEVELS[p.rule.confidence],
         "message": {"text": f"{p.finding.message} ({p.rule.id} {p.rule.name}, {p.rule.confidence.label})"},
         "locations": [{"physicalLocation": {"artifactLocation": _artifact(p.path), "region": {"startLine": p.line}}}],
         "properties": {"kind": p.finding.kind},
     }
-    if p.edit is not None and p.rule.rewrites and p.finding.applied:
+    if p.edit is not None and p.role == "rewrite":
         result["fixes"] = [_fix(p.edit)]
     return result
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import re
 
+from ascend_port.sources import python_lines
+
 FLASH_HELPER = "_npu_flash_attn"
 XFORMERS_HELPER = "_npu_memory_efficient_attention"
 MASK_CACHE = "_NPU_ATTENTION_MASKS"
@@ -122,7 +124,7 @@ def insert_helpers(text: str, tree: ast.Module, backend: str) -> str:
 
 def _insert_before(text: str, node: ast.stmt, block: str) -> str:
     """Insert a top-level block before ``node`` and the comment lines right above it, two blank lines around."""
-    lines = text.splitlines(keepends=True)
+    lines = python_lines(text)  # as ast numbers them
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     at = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) - 1
     while at > 0 and lines[at - 1].lstrip().startswith("#"):

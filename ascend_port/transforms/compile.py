@@ -334,9 +334,9 @@ class CompileTransformer(PortTransformer):
             template = template.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         rest = [*rest[:-1], rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
         formatted = cst.Call(func=cst.Attribute(value=template, attr=cst.Name("format")), args=rest)
-        return self.fix(NVTX, original, updated.with_changes(args=[message.with_changes(
-            value=formatted, comma=cst.MaybeSentinel.DEFAULT)]), "nvtx.range(msg, *args) -> annotate(msg.format(*args))") \
-            or updated
+        single = message.with_changes(value=formatted, comma=cst.MaybeSentinel.DEFAULT)
+        replacement = updated.with_changes(args=[single])
+        return self.fix(NVTX, original, replacement, "nvtx.range(msg, *args) -> annotate(msg.format(*args))") or updated
 
     def _compile(self, original: cst.Call, updated: cst.Call, qualified: str) -> cst.BaseExpression:
         args = list(updated.args)

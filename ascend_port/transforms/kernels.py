@@ -37,7 +37,7 @@ TRITON_KERNEL = rule(
         def _rms_norm_fwd(X, W, Y, eps, N: tl.constexpr):
             ...
     After:
-        # TODO(ascend-port): NPU500 [low] Triton kernel _rms_norm_fwd: run it on Triton-Ascend ...; torch_npu.npu_rms_norm may already do this ...
+        # TODO(ascend-port): NPU500 [low] Triton kernel _rms_norm_fwd: run it on Triton-Ascend ...; torch_npu.npu_rms_norm may ...
         @triton.jit
         def _rms_norm_fwd(X, W, Y, eps, N: tl.constexpr):
             ...
@@ -219,7 +219,7 @@ class _KernelNotes(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         qualified = self.resolve(node) or ""
-        if qualified.startswith(CUDA_LIBDEVICE_MODULES[0] + ".") or qualified.startswith(CUDA_LIBDEVICE_MODULES[1] + "."):
+        if qualified.startswith(tuple(module + "." for module in CUDA_LIBDEVICE_MODULES)):
             name = qualified.rsplit(".", 1)[1]
             if name not in LIBDEVICE_ON_ASCEND:
                 self.missing_libdevice.add(name)
@@ -243,7 +243,8 @@ class KernelTransformer(PortTransformer):
     # The last trigger matches on the `try:` line of a try statement that already imports Triton-Ascend's libdevice,
     # so that the whole try statement is parsed (the import inside it is then left alone, see visit_Try).
     TRIGGERS = (r"triton", r"\bjit\b", r"\bautotune\b", r"\bheuristics\b", r"libdevice", r"cpp_extension",
-                r"CUDAExtension", r"BuildExtension", r"get_active_torch_device", r"load_inline", r"extra_cuda_cflags", r"cuda_sources",
+                r"CUDAExtension", r"BuildExtension", r"get_active_torch_device", r"load_inline", r"extra_cuda_cflags",
+                r"cuda_sources",
                 r"\.cuh?[\"']",
                 r"try:[ \t]*(?:#[^\n]*)?\r?\n[ \t]*(?:from|import)[ \t]+triton\.language\.extra\.(?:cann|ascend)")
     RULES = (TRITON_KERNEL, TRITON_LIBDEVICE, CUDA_EXTENSION, TRITON_ACTIVE_DEVICE)

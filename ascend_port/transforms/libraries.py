@@ -68,7 +68,7 @@ APEX = rule(
     Before:
         from apex import amp
     After:
-        # TODO(ascend-port): NPU506 [low] apex.amp: use torch.autocast("npu", dtype=...) with torch.npu.amp.GradScaler ...
+        # TODO(ascend-port): NPU506 [low] apex.amp: use torch.autocast("npu", dtype=...) with torch.npu.amp.GradScaler...
         from apex import amp
     """,
 )

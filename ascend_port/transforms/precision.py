@@ -92,7 +92,7 @@ FP64_ON_DEVICE = rule(
     Before:
         weights = torch.tensor(counts, dtype=torch.float64, device="cuda")
     After:
-        # TODO(ascend-port): NPU303 [low] float64 on the NPU: most NPU operators do not support it; ...
+        # TODO(ascend-port): NPU303 [low] double precision on the NPU: most NPU operators do not support it; ...
         weights = torch.tensor(counts, dtype=torch.float64, device="npu")
     """,
 )
@@ -150,6 +150,9 @@ AUTOCAST_GPU = {
 }
 FP64_DTYPES = {"torch.float64": "float32", "torch.double": "float32",
                "torch.complex128": "complex64", "torch.cdouble": "complex64"}
+FP64_MARK = r"(?:float64|complex128|cdouble|\.double\(|torch\.double\b)"
+ROTARY_WORD = r"(?:[Rr]otary|RoPE|Rope|ROPE|rope|freqs?_cis|inv_freq)"
+SAME_TOP_STATEMENT = r"(?:(?!\n(?:def\s|class\s|@))[\s\S])"  # any character before the next top-level def or class
 ROTARY = re.compile(r"(?i:rotary|freqs?_cis|inv_freq)|RoPE|Rope|ROPE|(?:^|_)rope(?:_|s?$)")
 DTYPE_NAME = re.compile(r"(?i)dtype")
 CAPABILITY = {"torch.cuda.get_device_capability", "torch.npu.get_device_capability"}
@@ -211,8 +214,59 @@ def _walk(node: cst.CSTNode, ancestors: tuple[cst.CSTNode, ...] = ()) -> Iterato
         yield from _walk(child, inner)
 
 
-class _LayerNormUpcast(PortTransformer):
-    """NPU305, shared by the two transformers below: each says which LayerNorm calls it can recognise."""
+class _PrecisionTransformer(PortTransformer):
+    """What both precision transformers share: where they are (the enclosing functions, classes and assignment
+    targets, which say whether this is a rotary table) and NPU305, for which each says which calls it recognises."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._rotary: list[bool] = []  # one entry per enclosing def, class and simple statement
+        self._functions: list[str] = []
+        self._classes: list[cst.ClassDef] = []
+        self._lines: list[cst.SimpleStatementLine] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node.name.value)
+        self._rotary.append(bool(ROTARY.search(node.name.value)))
+
+    def leave_FunctionDef(self, original, updated):
+        self._functions.pop()
+        self._rotary.pop()
+        return updated
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._rotary.append(bool(ROTARY.search(node.name.value)))
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original, updated):
+        self._rotary.pop()
+        self._classes.pop()
+        return updated
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._lines.append(node)
+        targets = []
+        for small in node.body:
+            if isinstance(small, cst.Assign):
+                targets += [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets.append(small.target)
+        names = [t.value if isinstance(t, cst.Name) else t.attr.value for t in targets
+                 if isinstance(t, (cst.Name, cst.Attribute))]
+        self._rotary.append(any(ROTARY.search(n) for n in names))
+
+    def leave_SimpleStatementLine(self, original, updated):
+        self._lines.pop()
+        self._rotary.pop()
+        return updated
+
+    def _in_rotary_table(self) -> bool:
+        """Inside a rotary function or class, or an assignment to a rotary table, with NPU302 on."""
+        return any(self._rotary) and self.enabled(ROTARY_FP64)
+
+    def _fp64_dtype(self, node: cst.BaseExpression) -> str | None:
+        """The float32/complex64 name for a float64/complex128 dtype expression, else None."""
+        return FP64_DTYPES.get(self.ctx.imports.resolve(node) or "") if isinstance(node, cst.Attribute) else None
 
     def _layer_norm_kind(self, func: cst.BaseExpression) -> str | None:
         """"functional" (F.layer_norm), "module" (an nn.LayerNorm), or None."""
@@ -267,16 +321,21 @@ class _LayerNormUpcast(PortTransformer):
         return None
 
 
-class PrecisionCallTransformer(_LayerNormUpcast):
-    """NPU300, NPU301 and NPU305's `F.layer_norm` form: one call at a time, so it sees single statements (autocast
-    and layer_norm are in most model files, and parsing whole classes for them would be slow)."""
+class PrecisionCallTransformer(_PrecisionTransformer):
+    """NPU300, NPU301, NPU303 and NPU305's `F.layer_norm` form: one call at a time, so it sees single statements
+    (autocast, layer_norm and float64 are in most model files; parsing whole classes for them would be slow)."""
 
-    TRIGGERS = (r"autocast|GradScaler", r"layer_norm\(")
-    RULES = (AMP_DEVICE_TYPE, AUTOCAST_GPU_API, LAYERNORM_UPCAST)
+    TRIGGERS = (r"autocast|GradScaler", r"layer_norm\(", FP64_MARK)
+    RULES = (AMP_DEVICE_TYPE, AUTOCAST_GPU_API, FP64_ON_DEVICE, LAYERNORM_UPCAST)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.api = npu_api.load()
+        self._chained: set[int] = set()  # calls whose result is used by a method call (`a.double()` in `a.double().cuda()`)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
+            self._chained.add(id(node.func.value))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         qualified = self.ctx.imports.resolve(original.func)
@@ -284,6 +343,8 @@ class PrecisionCallTransformer(_LayerNormUpcast):
             updated = self._amp_device(original, updated)
         if qualified in AUTOCAST_GPU:
             updated = self._autocast_gpu(original, updated, qualified)
+        if id(original) not in self._chained and not self._in_rotary_table():  # NPU302 rewrites those instead
+            self._fp64_on_device(original)
         if isinstance(original.func, cst.Attribute) and original.func.attr.value in CAST_BACK:
             return self._layer_norm_upcast(original, updated)
         return updated
@@ -314,117 +375,6 @@ class PrecisionCallTransformer(_LayerNormUpcast):
         return self.fix(AUTOCAST_GPU_API, original, updated.with_changes(func=build_dotted(f"{torch}.npu.{name}")),
                         f"torch.{short} -> torch.npu.{name}") or updated
 
-
-class PrecisionTransformer(_LayerNormUpcast):
-    """NPU302-NPU304 and NPU305's `nn.LayerNorm` form. Sees whole top-level statements: these rules read enclosing
-    function and class names, a function's block, a class's attributes. Its triggers are narrow, because each
-    match parses a whole class."""
-
-    TRIGGERS = (
-        r"float64|complex128|cdouble|\.double\(|torch\.double\b",
-        r"get_device_capability",
-        # an upcast right before a cast back: `x.float()).type_as(x)`, `x.to(torch.float32)).to(x.dtype)`
-        r"(?:\.float\(\)|float32\s*\))\s*\)\s*\.(?:type_as|to|type)\(",
-    )
-    RULES = (ROTARY_FP64, FP64_ON_DEVICE, BF16_CAPABILITY, LAYERNORM_UPCAST)
-    SCOPE = "top"
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._rotary: list[bool] = []  # one entry per enclosing def, class and simple statement
-        self._functions: list[str] = []
-        self._lines: list[cst.SimpleStatementLine] = []
-        self._if_tests: dict[int, cst.If] = {}
-        self._chained: set[int] = set()  # calls whose result is used by a method call (`a.double()` in `a.double().cuda()`)
-        self._classes: list[cst.ClassDef] = []
-        self._layer_norms: dict[int, tuple[set[str], bool]] = {}  # class -> (nn.LayerNorm attributes, subclass?)
-        self._bf16_checks: set[int] = set()
-        self._removed: set[int] = set()
-
-    def _torch(self) -> str | None:
-        return self.ctx.imports.local_name_for("torch")
-
-    # --- context, top-down ------------------------------------------------------------------------------------
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node.name.value)
-        self._rotary.append(bool(ROTARY.search(node.name.value)))
-
-    def leave_FunctionDef(self, original, updated):
-        self._functions.pop()
-        self._rotary.pop()
-        return updated
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._rotary.append(bool(ROTARY.search(node.name.value)))
-        self._classes.append(node)
-
-    def leave_ClassDef(self, original, updated):
-        self._rotary.pop()
-        self._classes.pop()
-        return updated
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._lines.append(node)
-        targets = []
-        for small in node.body:
-            if isinstance(small, cst.Assign):
-                targets += [t.target for t in small.targets]
-            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                targets.append(small.target)
-        names = [t.value if isinstance(t, cst.Name) else t.attr.value for t in targets
-                 if isinstance(t, (cst.Name, cst.Attribute))]
-        self._rotary.append(any(ROTARY.search(n) for n in names))
-
-    def leave_SimpleStatementLine(self, original, updated):
-        self._lines.pop()
-        self._rotary.pop()
-        return updated
-
-    def visit_If(self, node: cst.If) -> None:
-        for child, _ in _walk(node.test):
-            if isinstance(child, cst.Comparison):
-                self._if_tests[id(child)] = node
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
-            self._chained.add(id(node.func.value))
-
-    # --- NPU302/NPU303/NPU305: calls ---------------------------------------------------------------
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if any(self._rotary) and self.enabled(ROTARY_FP64):
-            updated = self._rotary_dtypes(original, updated)
-        elif id(original) not in self._chained:
-            self._fp64_on_device(original)
-        if isinstance(original.func, cst.Attribute) and original.func.attr.value in CAST_BACK:
-            return self._layer_norm_upcast(original, updated)
-        return updated
-
-    def _fp64_dtype(self, node: cst.BaseExpression) -> str | None:
-        """The float32/complex64 name for a float64/complex128 dtype expression, else None."""
-        return FP64_DTYPES.get(self.ctx.imports.resolve(node) or "") if isinstance(node, cst.Attribute) else None
-
-    def _rotary_dtypes(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        resolve = self.ctx.imports.resolve
-        if _is_method(original, "double", resolve) and not original.args:
-            return self.fix(ROTARY_FP64, original, updated.with_changes(func=updated.func.with_changes(
-                attr=cst.Name("float"))), "rotary table .double() -> .float()") or updated
-        by_position = isinstance(original.func, cst.Attribute) and original.func.attr.value in ("to", "type") \
-            and resolve(original.func) is None
-        args = list(updated.args)
-        changed = []
-        for i, (old, new) in enumerate(zip(original.args, args)):
-            if old.keyword is not None and old.keyword.value != "dtype" or old.keyword is None and not by_position:
-                continue
-            if (short := self._fp64_dtype(old.value)) is not None and isinstance(new.value, cst.Attribute):
-                args[i] = new.with_changes(value=new.value.with_changes(attr=cst.Name(short)))
-                changed.append(short)
-        if not changed:
-            return updated
-        return self.fix(ROTARY_FP64, original, updated.with_changes(args=args),
-                        f"rotary table dtype -> {', '.join(changed)}") or updated
-
     def _fp64_on_device(self, original: cst.Call) -> None:
         chain: list[cst.Call] = []
         node: cst.BaseExpression = original
@@ -432,9 +382,10 @@ class PrecisionTransformer(_LayerNormUpcast):
             chain.append(node)
             node = node.func.value if isinstance(node.func, cst.Attribute) else cst.Name("_")
         if any(self._makes_fp64(c) for c in chain) and any(self._to_device(c) for c in chain):
+            # The message names no trigger of NPU302 (float64, .double(), ...): a second run must not see one.
             self.todo(FP64_ON_DEVICE, original,
-                      "float64 on the NPU: most NPU operators do not support it; keep this part on the CPU or "
-                      "use float32")
+                      "double precision on the NPU: most NPU operators do not support it; keep this part on the CPU "
+                      "or use float32")
 
     def _makes_fp64(self, call: cst.Call) -> bool:
         resolve = self.ctx.imports.resolve
@@ -471,6 +422,71 @@ class PrecisionTransformer(_LayerNormUpcast):
             return True  # torch.float16, torch.bfloat16, ...
         name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else ""
         return bool(DTYPE_NAME.search(name))
+
+
+class PrecisionTransformer(_PrecisionTransformer):
+    """NPU302, NPU304 and NPU305's `nn.LayerNorm` form. Sees whole top-level statements: these rules read
+    enclosing function and class names, a function's block, a class's attributes. Its triggers are narrow (a rotary
+    def or class followed by float64, a capability call, an upcast next to a cast back), because each match parses
+    a whole class."""
+
+    TRIGGERS = (
+        # (each starts with a literal, which keeps the regular expression engine fast on big files)
+        rf"def \w*{ROTARY_WORD}\w*{SAME_TOP_STATEMENT}{{0,4000}}?{FP64_MARK}",
+        rf"class \w*{ROTARY_WORD}\w*{SAME_TOP_STATEMENT}{{0,4000}}?{FP64_MARK}",
+        rf"(?:inv_freq|freqs?_cis)[^\n]*{FP64_MARK}",
+        # every capability call, however far from the bf16 evidence: a run must decide the same way as the run
+        # before it (which may have written NPU108's TODO, itself naming get_device_capability and bf16)
+        r"get_device_capability",
+        # an upcast right before a cast back: `x.float()).type_as(x)`, `x.to(torch.float32)).to(x.dtype)`
+        r"(?:\.float\(\)|float32\s*\))\s*\)\s*\.(?:type_as|to|type)\(",
+    )
+    RULES = (ROTARY_FP64, BF16_CAPABILITY, LAYERNORM_UPCAST)
+    SCOPE = "top"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._if_tests: dict[int, cst.If] = {}
+        self._layer_norms: dict[int, tuple[set[str], bool]] = {}  # class -> (nn.LayerNorm attributes, subclass?)
+        self._bf16_checks: set[int] = set()
+        self._removed: set[int] = set()
+
+    def _torch(self) -> str | None:
+        return self.ctx.imports.local_name_for("torch")
+
+    def visit_If(self, node: cst.If) -> None:
+        for child, _ in _walk(node.test):
+            if isinstance(child, cst.Comparison):
+                self._if_tests[id(child)] = node
+
+    # --- NPU302, NPU305: calls ---------------------------------------------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self._in_rotary_table():
+            updated = self._rotary_dtypes(original, updated)
+        if isinstance(original.func, cst.Attribute) and original.func.attr.value in CAST_BACK:
+            return self._layer_norm_upcast(original, updated)
+        return updated
+
+    def _rotary_dtypes(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        resolve = self.ctx.imports.resolve
+        if _is_method(original, "double", resolve) and not original.args:
+            return self.fix(ROTARY_FP64, original, updated.with_changes(func=updated.func.with_changes(
+                attr=cst.Name("float"))), "rotary table .double() -> .float()") or updated
+        by_position = isinstance(original.func, cst.Attribute) and original.func.attr.value in ("to", "type") \
+            and resolve(original.func) is None
+        args = list(updated.args)
+        changed = []
+        for i, (old, new) in enumerate(zip(original.args, args)):
+            if old.keyword is not None and old.keyword.value != "dtype" or old.keyword is None and not by_position:
+                continue
+            if (short := self._fp64_dtype(old.value)) is not None and isinstance(new.value, cst.Attribute):
+                args[i] = new.with_changes(value=new.value.with_changes(attr=cst.Name(short)))
+                changed.append(short)
+        if not changed:
+            return updated
+        return self.fix(ROTARY_FP64, original, updated.with_changes(args=args),
+                        f"rotary table dtype -> {', '.join(changed)}") or updated
 
     def _class_layer_norms(self, node: cst.ClassDef) -> tuple[set[str], bool]:
         """The ``self.X = nn.LayerNorm(...)`` attributes of a class, and whether it subclasses nn.LayerNorm."""

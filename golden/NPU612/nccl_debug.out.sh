@@ -1,10 +1,10 @@
 #!/bin/bash
-# TODO(ascend-port): NPU612 [low] NCCL_DEBUG has no HCCL equivalent; CANN logs with ASCEND_GLOBAL_LOG_LEVEL (0 debug, 1 info) and ASCEND_SLOG_PRINT_TO_STDOUT=1
+# TODO(ascend-port): NPU612 [low] NCCL_DEBUG has no HCCL equivalent and no effect on NPU; the nearest is CANN logging: ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT
 export NCCL_DEBUG=INFO
-# TODO(ascend-port): NPU612 [low] NCCL_IB_DISABLE is an NCCL setting that HCCL ignores: drop it or find the HCCL_* counterpart
-# TODO(ascend-port): NPU612 [low] NCCL_P2P_DISABLE is an NCCL setting that HCCL ignores: drop it or find the HCCL_* counterpart
+# TODO(ascend-port): NPU612 [low] NCCL_IB_DISABLE has no HCCL equivalent and no effect on NPU; HCCL uses the RoCE NICs configured with hccn_tool: nothing to set
+# TODO(ascend-port): NPU612 [low] NCCL_P2P_DISABLE has no HCCL equivalent and no effect on NPU; the nearest is HCCL_INTRA_PCIE_ENABLE / HCCL_INTRA_ROCE_ENABLE (which link HCCL uses inside a server)
 export NCCL_IB_DISABLE=1 NCCL_P2P_DISABLE=1
-# TODO(ascend-port): NPU612 [low] NCCL_BUFFSIZE: HCCL_BUFFSIZE is the counterpart but in MB (NCCL_BUFFSIZE is in bytes): convert the value
-# TODO(ascend-port): NPU612 [low] NCCL_ALGO: HCCL_ALGO is the counterpart but has its own value syntax: rewrite the value by hand
-NCCL_BUFFSIZE=4194304 NCCL_ALGO=Ring torchrun train.py
+# TODO(ascend-port): NPU611 [medium] HCCL_BUFFSIZE is in MB (NCCL_BUFFSIZE was in bytes): convert the value
+# TODO(ascend-port): NPU611 [medium] HCCL_ALGO takes per-level algorithms (e.g. "level0:NA;level1:ring"), not NCCL_ALGO's list: rewrite the value
+HCCL_BUFFSIZE=4194304 HCCL_ALGO=Ring torchrun train.py
 echo "NCCL_DEBUG is $NCCL_DEBUG"
