@@ -22,7 +22,7 @@ import os
 import sys
 import tempfile
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -38,8 +38,12 @@ _LENGTH = 4  # bytes of the big-endian header length
 def cache_root() -> Path:
     """``$XDG_CACHE_HOME/ascend-port``, else ``~/.cache/ascend-port`` (a relative XDG_CACHE_HOME is ignored, as the
     XDG spec asks)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+    return _cache_root(os.environ.get("XDG_CACHE_HOME", ""), os.environ.get("HOME", ""))
+
+
+@lru_cache(maxsize=16)
+def _cache_root(xdg_cache_home: str, home: str) -> Path:  # (home: part of the key, read by Path.home)
+    root = Path(xdg_cache_home) if xdg_cache_home and os.path.isabs(xdg_cache_home) else Path.home() / ".cache"
     return root / "ascend-port"
 
 
@@ -78,6 +82,18 @@ def config_fingerprint(handler: str, selection: Selection, options: Mapping[str,
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
+def result_cache(handler: str, selection: Selection, options: Mapping[str, str]) -> "ResultCache":
+    """The cache for one configuration, built once per process and configuration (not once per file)."""
+    return _result_cache(handler, selection, tuple(sorted((str(k), str(v)) for k, v in options.items())),
+                         cache_root(), tool_fingerprint())
+
+
+@lru_cache(maxsize=64)
+def _result_cache(handler: str, selection: Selection, options: tuple[tuple[str, str], ...], root: Path,
+                  tool: str) -> "ResultCache":
+    return ResultCache(root, config_fingerprint(handler, selection, dict(options)))  # (tool: part of the key)
+
+
 @dataclass(frozen=True)
 class Entry:
     """What a FileResult needs, as plain data. ``diff_body`` is the diff without its ``---``/``+++`` lines."""
@@ -94,13 +110,14 @@ class ResultCache:
 
     def __init__(self, root: Path, config: bytes) -> None:
         self.directory = root / tool_fingerprint()[:20]
+        self._folder = str(self.directory)
         self._config = config
 
     def key(self, data: bytes) -> str:
         return hashlib.blake2b(self._config + data, digest_size=DIGEST_SIZE).hexdigest()
 
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / key[2:]
+    def _path(self, key: str) -> str:
+        return os.path.join(self._folder, key[:2], key[2:])
 
     def load(self, key: str) -> Entry | None:
         """The entry for ``key``, or None when there is none or it does not check out."""
@@ -116,7 +133,7 @@ class ResultCache:
 
     def store(self, key: str, entry: Entry) -> None:
         """Write the entry atomically; a cache that cannot be written (read-only, full disk) is simply not used."""
-        path = self._path(key)
+        path = Path(self._path(key))
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")

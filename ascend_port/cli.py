@@ -102,7 +102,9 @@ def _report_errors(result: RunResult) -> None:
 
 
 def _totals_line(result: RunResult) -> str:
-    findings = [f for file in result.files for f in file.findings]
+    from ascend_port.reports.model import INFORMATIONAL  # "compatible as it is" notes (NPU407): neither
+
+    findings = [f for file in result.files for f in file.findings if f.rule.id not in INFORMATIONAL]
     rewrites = sum(1 for f in findings if f.rule.rewrites)
     todos = len(findings) - rewrites
     changed = len(result.changed)

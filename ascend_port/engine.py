@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from ascend_port.cache import Entry, ResultCache, cache_root, config_fingerprint
+from ascend_port.cache import Entry, result_cache
 from ascend_port.codemods import Handler, PortError, handler_for
 from ascend_port.diffing import unified_diff
 from ascend_port.discovery import discover
@@ -50,10 +51,25 @@ class RunResult:
 
 def display_path(path: Path) -> str:
     """Relative to the working directory when below it (what `git apply` expects), else absolute."""
+    resolved = _real_path(path)
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return resolved.relative_to(_real_folder(os.getcwd())).as_posix()
     except ValueError:
-        return path.resolve().as_posix()
+        return resolved.as_posix()
+
+
+def _real_path(path: Path) -> Path:
+    """``path.resolve()``, resolving each folder once: resolving every component of every file costs more than
+    answering an unchanged file from the cache."""
+    if ".." in path.parts or path.is_symlink():
+        return path.resolve()
+    absolute = os.path.abspath(path)
+    return _real_folder(os.path.dirname(absolute)) / os.path.basename(absolute)
+
+
+@lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> Path:
+    return Path(folder).resolve()
 
 
 def port_file(path: Path, config: RunConfig) -> FileResult:
@@ -71,18 +87,36 @@ def port_file(path: Path, config: RunConfig) -> FileResult:
     if not config.cache:
         return _port_data(result, handler, data, config)[0]
     # The cache is keyed by the bytes just read, so a file that changes between runs is always ported afresh.
-    results = ResultCache(cache_root(), config_fingerprint(type(handler).__name__, config.selection, config.options))
+    results = result_cache(type(handler).__name__, config.selection, config.options)
     key = results.key(data)
     entry = results.load(key)
     if entry is not None:
-        result.findings, result.error, result.skipped = list(entry.findings), entry.error, entry.skipped
-        result.new_bytes = entry.new_bytes
-        result.diff = diff_header(shown) + entry.diff_body if entry.new_bytes is not None else b""
-        return result
+        return _from_entry(entry, shown)
     result, cacheable = _port_data(result, handler, data, config)
     if cacheable:
         body = result.diff[len(diff_header(shown)):]
         results.store(key, Entry(tuple(result.findings), result.new_bytes, body, result.error, result.skipped))
+    return result
+
+
+def cached_result(path: Path, config: RunConfig) -> FileResult | None:
+    """The result of ``path`` from the cache, or None when the cache does not have it (nothing is ported)."""
+    handler = handler_for(path)
+    if handler is None or not config.cache:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    results = result_cache(type(handler).__name__, config.selection, config.options)
+    entry = results.load(results.key(data))
+    return None if entry is None else _from_entry(entry, display_path(path))
+
+
+def _from_entry(entry: Entry, shown: str) -> FileResult:
+    result = FileResult(shown, list(entry.findings), entry.new_bytes, b"", entry.error, entry.skipped)
+    if entry.new_bytes is not None:
+        result.diff = diff_header(shown) + entry.diff_body
     return result
 
 
@@ -127,6 +161,17 @@ def _port_batch(paths: list[Path], config: RunConfig) -> list[FileResult]:
 
 def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, int], None] | None = None) -> RunResult:
     files = discover([Path(p) for p in paths], lambda p: handler_for(p) is not None, config.exclude)
+    # What the cache knows is answered here: a run over unchanged files starts no worker at all.
+    known = {i: hit for i, path in enumerate(files) if (hit := cached_result(path, config)) is not None}
+    todo = [path for i, path in enumerate(files) if i not in known]
+    progress = None if on_progress is None else lambda done: on_progress(len(known) + done, len(files))
+    if progress:
+        progress(0)
+    ported = iter(_port_all(todo, config, progress))
+    return RunResult([known[i] if i in known else next(ported) for i in range(len(files))])
+
+
+def _port_all(files: list[Path], config: RunConfig, on_progress: Callable[[int], None] | None) -> list[FileResult]:
     total = len(files)
     results: list[FileResult] = []
     workers = min(config.workers, max(1, total // 4))
@@ -134,8 +179,8 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
         for path in files:
             results.append(port_file(path, config))
             if on_progress:
-                on_progress(len(results), total)
-        return RunResult(results)
+                on_progress(len(results))
+        return results
     # Small batches keep both cores busy to the end; files are sorted, so a batch shares a folder.
     batch = max(1, min(32, total // (workers * 8)))
     batches = [files[i:i + batch] for i in range(0, total, batch)]
@@ -143,5 +188,5 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
         for batch_results in pool.map(_port_batch, batches, [config] * len(batches)):
             results.extend(batch_results)
             if on_progress:
-                on_progress(len(results), total)
-    return RunResult(results)
+                on_progress(len(results))
+    return results

@@ -27,6 +27,7 @@ from ascend_port.domains import ORDER, TITLES, FilePlan, Step, port_steps, unit_
 from ascend_port.engine import RunConfig, RunResult
 from ascend_port.hunks import FileChange
 from ascend_port.report import RunInfo, exclude_from_git, write_report
+from ascend_port.reports import write_assessment
 from ascend_port.answers import Keys
 from ascend_port.review import review_files
 from ascend_port.rules import Rule
@@ -440,6 +441,8 @@ def apply_to_repository(paths: list[Path], config: RunConfig, options: GitOption
         try:
             exclude_from_git(state.root / repo.git.rev_parse("--git-path", "info/exclude"), state.root, folder)
             write_report(folder, plans, result.errors, info)
+            # The same assessment `scan --format md|json|sarif|csv` prints, for the whole run.
+            write_assessment(result, folder, old={str(plan.target): plan.old for plan in plans})
         except (OSError, git.GitCommandError) as error:
             err.print(f"[yellow]warning:[/yellow] the report could not be written to {folder}: {error}")
     _print_outcome(out, state, options, plans, commits, folder)

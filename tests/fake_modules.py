@@ -58,7 +58,8 @@ def installed(side: str, calls: list[str] | None = None) -> Iterator[None]:
 
     With ``calls``, the name of every fake function called is appended to it (which kernel ran).
     """
-    modules = {**(gpu_modules() if side in ("gpu", "both") else {}), **(npu_modules() if side in ("npu", "both") else {})}
+    modules = {**(gpu_modules() if side in ("gpu", "both") else {}),
+               **(npu_modules() if side in ("npu", "both") else {})}
     blocked = {"gpu": NPU_PACKAGES, "npu": GPU_PACKAGES, "both": ()}[side]
     if calls is not None:
         for module in modules.values():

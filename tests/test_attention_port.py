@@ -119,7 +119,8 @@ def test_ignored_window_rule_leaves_that_call_and_its_import():
 
 
 def test_sdpa_is_reported_as_compatible_not_changed():
-    source = "import torch.nn.functional as F\n\n\ndef f(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n"
+    source = ("import torch.nn.functional as F\n\n\n"
+              "def f(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n")
     outcome = port_source(source, Selection(), {})
     assert outcome.new_text is None
     [finding] = outcome.findings
@@ -152,3 +153,20 @@ def test_guard_with_else_branch_keeps_it():
             return flash_attn_func(q, k, v)
         """)
     assert ported.startswith("import torch_npu\nUSE_FLASH = True\n\n\n") and "try:" not in ported
+
+
+def test_attention_backend_reaches_the_port_through_the_cli(tmp_path):
+    from typer.testing import CliRunner
+
+    from ascend_port.cli import app
+
+    module = tmp_path / "attn.py"
+    module.write_text(textwrap.dedent(TWO_USERS), "utf-8")
+    runner = CliRunner()
+    result = runner.invoke(app, ["apply", str(module), "--dry-run", "--no-cache", "--attention-backend", "mindiesd"])
+    assert result.exit_code == 1, result.output
+    assert "+        from mindiesd import attention_forward" in result.stdout
+    default = runner.invoke(app, ["apply", str(module), "--dry-run", "--no-cache"])
+    assert "_npu_flash_attn" in default.stdout and "mindiesd" not in default.stdout
+    bad = runner.invoke(app, ["scan", str(module), "--attention-backend", "cuda"])
+    assert bad.exit_code == 2 and "attention-backend" in bad.output

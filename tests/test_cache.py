@@ -255,3 +255,22 @@ def test_parallel_workers_share_the_cache(tree: Path) -> None:
     assert snapshot(warm) == snapshot(cold)
     assert len(entries()) == 63
     assert not [p for p in entries() if p.name.startswith(".tmp-")]  # no temporary file is left behind
+
+
+def test_a_warm_run_starts_no_worker(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ascend_port.engine as engine
+
+    for i in range(20):
+        (tree / f"m{i}.py").write_text(CUDA_MODULE.replace("2", str(i)))
+    cold = run([tree], RunConfig(jobs=2))
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a worker pool was started")
+
+    monkeypatch.setattr(engine, "ProcessPoolExecutor", no_pool)
+    progress: list[tuple[int, int]] = []
+    warm = run([tree], RunConfig(jobs=2), lambda done, total: progress.append((done, total)))
+    assert snapshot(warm) == snapshot(cold)
+    assert progress == [(23, 23)]
+    (tree / "m3.py").write_text("x = 1\n")  # one miss: ported in this process, no pool for one file
+    assert run([tree], RunConfig(jobs=2)).files[[f.path for f in cold.files].index("m3.py")].new_bytes is None

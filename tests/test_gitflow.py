@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,9 @@ def test_report_diffs_apply_with_git_apply_on_the_original_branch(repo: Path) ->
     assert "| train.py:3 | NPU101 | high | device layer |" in summary
     assert "| pkg/dist_only.py:3 | NPU298 | high | distributed |" in summary
     assert (report / "files.txt").read_text().splitlines() == ["pkg/dist_only.py", "train.py"]
+    assessment = json.loads((report / "assessment.json").read_text())
+    assert {f["rule"] for f in assessment["findings"]} >= {"NPU101", "NPU298"}
+    assert (report / "change_list.csv").read_text().startswith("File,Start Line,End Line,Operation Type,Message")
     git(repo, "switch", "-q", "main")
     for name in diffs:
         patch = (report / name).read_bytes()

@@ -109,6 +109,10 @@ SPECS: dict[str, Spec] = {
     "NPU422/hf_rotary": Spec(lambda ns, dt: ns["apply_rotary_pos_emb"](
         rand(2, 4, 5, 8, dtype=dt), rand(2, 2, 5, 8, dtype=dt, seed=1), rand(2, 5, 8, dtype=dt, seed=2),
         rand(2, 5, 8, dtype=dt, seed=3)), kernels={"npu_rotary_mul"}),
+    # BSND q/k with a (seq, dim) table broadcast to (1, S, 1, D)
+    "NPU422/table_broadcast": Spec(lambda ns, dt: ns["apply_rotary"](
+        rand(2, 5, 4, 8, dtype=dt), rand(2, 5, 2, 8, dtype=dt, seed=1), rand(5, 8, seed=2), rand(5, 8, seed=3)),
+        kernels={"npu_rotary_mul"}),
     "NPU423/swiglu": Spec(lambda ns, dt: (
         _module(ns, "FusedMLP", 8, 6, weights_seed=1, dtype=dt)(rand(2, 3, 8, dtype=dt)),
         ns["swiglu"](rand(2, 3, 12, dtype=dt))), kernels={"npu_swiglu"}),

@@ -28,7 +28,8 @@ def bottom_right(sq, sk):
 def test_flash_reference_matches_sdpa():
     q, k, v = rand(2, 5, 4, 8, seed=1), rand(2, 7, 4, 8, seed=2), rand(2, 7, 4, 8, seed=3)
     torch.testing.assert_close(gpu.flash_attn_func(q, k, v), sdpa_bsnd(q, k, v))
-    torch.testing.assert_close(gpu.flash_attn_func(q, k, v, causal=True), sdpa_bsnd(q, k, v, attn_mask=bottom_right(5, 7)))
+    torch.testing.assert_close(gpu.flash_attn_func(q, k, v, causal=True),
+                               sdpa_bsnd(q, k, v, attn_mask=bottom_right(5, 7)))
     torch.testing.assert_close(gpu.flash_attn_func(q, k, v, softmax_scale=0.3), sdpa_bsnd(q, k, v, scale=0.3))
     kv = rand(2, 7, 2, 8, seed=4), rand(2, 7, 2, 8, seed=5)  # GQA: 4 query heads on 2 key/value heads
     torch.testing.assert_close(gpu.flash_attn_func(q, *kv, causal=True),
@@ -53,7 +54,8 @@ def test_npu_reference_sparse_modes():
     torch.testing.assert_close(top_left, F.scaled_dot_product_attention(
         q, k, v, attn_mask=torch.ones(5, 7, dtype=torch.bool).tril(), scale=0.25))
     bottom = npu.npu_fusion_attention(q, k, v, 3, "BNSD", atten_mask=mask, sparse_mode=3, scale=0.25)[0]
-    torch.testing.assert_close(bottom, F.scaled_dot_product_attention(q, k, v, attn_mask=bottom_right(5, 7), scale=0.25))
+    torch.testing.assert_close(bottom, F.scaled_dot_product_attention(q, k, v, attn_mask=bottom_right(5, 7),
+                                                                      scale=0.25))
     explicit = torch.rand(5, 7, generator=torch.Generator().manual_seed(9)) > 0.5
     explicit[:, 0] = False
     masked = npu.npu_fusion_attention(q, k, v, 3, "BNSD", atten_mask=explicit, scale=0.25)[0]  # True = masked out

@@ -100,6 +100,11 @@ def hot_chunks(text: str, lines: Sequence[str], tree: ast.Module,
     line_starts = [0]
     for line in lines:
         line_starts.append(line_starts[-1] + len(line))
+    members: list[list[ast.stmt]] = [[] for _ in spans]  # the top-level statements of each span, found once
+    for node in tree.body:
+        j = bisect.bisect_right(starts, _first_line(node)) - 1
+        if j >= 0 and (node.end_lineno or 0) <= spans[j][1]:
+            members[j].append(node)
     found: set[Chunk] = set()
     for pattern, scope in patterns:
         seen_lines: set[int] = set()
@@ -114,7 +119,7 @@ def hot_chunks(text: str, lines: Sequence[str], tree: ast.Module,
             top = spans[i]
             span = None
             if scope == "statement":
-                nodes = [n for n in tree.body if top[0] <= _first_line(n) and (n.end_lineno or 0) <= top[1]]
+                nodes = members[i]
                 span = _innermost(nodes, line, lines, floor=top[0] - 1) if len(nodes) == 1 else None
             found.add(Chunk(*(span or top), top=top))
     chunks: list[Chunk] = []

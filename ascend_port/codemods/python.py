@@ -21,7 +21,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ascend_port.codemods import PortError
 from ascend_port.codemods.chunks import hot_chunks, wrap
-from ascend_port.findings import Finding
+from ascend_port.codemods.literals import TriggerFilter
+from ascend_port.findings import TODO_PREFIX, Finding
 from ascend_port.names import ImportIndex, dotted
 from ascend_port.rules import Selection
 from ascend_port.sources import python_lines
@@ -51,10 +52,29 @@ def trigger_patterns(classes: tuple[type[PortTransformer], ...]) -> tuple[tuple[
     )
 
 
+@lru_cache(maxsize=64)
+def trigger_filter(classes: tuple[type[PortTransformer], ...]) -> TriggerFilter:
+    """trigger_patterns reduced, file by file, to the fragments whose literal text the file contains."""
+    by_scope: dict[str, list[str]] = {}
+    for cls in classes:
+        by_scope.setdefault(cls.SCOPE, []).extend(cls.TRIGGERS)
+    return TriggerFilter(sorted(by_scope.items()))
+
+
 def port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
     """Port one module's source text. Raises PortError when it cannot be parsed."""
+    try:
+        return _port_source(text, selection, options)
+    except RecursionError:
+        # LibCST's visitors recurse once per level: thousands of implicitly concatenated strings or nested
+        # brackets (generated tables such as pydoc_data/topics.py) exceed Python's recursion limit.
+        raise PortError("a statement is nested too deeply for LibCST (Python's recursion limit); "
+                        "the file is left unchanged") from None
+
+
+def _port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
     classes = active_transformers(selection)
-    patterns = trigger_patterns(classes)
+    patterns = trigger_filter(classes).patterns(text)  # the same matches as trigger_patterns(classes), faster
     if not any(pattern.search(text) for pattern, _ in patterns):
         return PortOutcome(None)
     try:
@@ -264,6 +284,12 @@ def _with_torch_npu_import(text: str, statements: Sequence[TopStatement], uses_t
     if index is None:
         return text
     lines = python_lines(text)
+    if any(index == s.first_line - 1 for s in statements):
+        # Going in front of a statement: above the TODO comments of ours that belong to it, or a second run
+        # would find the TODO detached from its statement and write it again.
+        floor = max((s.last_line for s in statements if s.last_line <= index), default=0)
+        while index > floor and lines[index - 1].lstrip().startswith(TODO_PREFIX.strip()):
+            index -= 1
     neighbour = lines[index - 1] if 0 < index <= len(lines) else lines[0] if lines else ""
     newline = neighbour[len(neighbour.rstrip("\r\n")):] or "\n"  # the line ending of the line above
     if 0 < index <= len(lines) and not lines[index - 1].endswith(("\n", "\r")):

@@ -222,7 +222,7 @@ PORTABLE = {
     *(f"{m}.{f}" for m in FLASH_MODULES for f in FLASH_SPECS), *XFORMERS_FUNCTIONS,
     *(f"{m}.{c}" for m in XFORMERS_BIAS_MODULES for c in (TOP_LEFT_MASK, BOTTOM_RIGHT_MASK)),
 }
-TRIGGERS = (r"flash_attn", r"xformers|memory_efficient_attention|LowerTriangular", r"scaled_dot_product_attention")
+TRIGGERS = (r"\bflash_attn", r"xformers|memory_efficient_attention|LowerTriangular", r"scaled_dot_product_attention")
 TRIGGER = re.compile("|".join(TRIGGERS))
 NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 

@@ -85,7 +85,8 @@ def helper_source(name: str, torch: str | None, torch_npu: str, backend: str) ->
     if backend not in BACKENDS:
         raise ValueError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")
     return _FLASH.format(
-        cache=MASK_CACHE, name=name, pad=" " * (len(name) + 5), pad2=" " * (len(torch_npu) + 33), torch=torch or "torch", torch_npu=torch_npu,
+        cache=MASK_CACHE, name=name, torch=torch or "torch", torch_npu=torch_npu,
+        pad=" " * (len(name) + 5), pad2=" " * (len(torch_npu) + 33),  # continuation lines under the open paren
         import_torch="" if torch else "            import torch\n\n",
         backend=_MINDIESD if backend == "mindiesd" else "",
     )
@@ -109,6 +110,8 @@ def _loaded_names(node: ast.AST) -> set[str]:
 
 def insert_helpers(text: str, tree: ast.Module, backend: str) -> str:
     """``text`` with the definitions of the helpers it calls but does not define at its top level."""
+    if not any(name in text for name in DEPENDS):
+        return text  # the usual case, decided without walking the module
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     users = [(i, _loaded_names(node) & DEPENDS.keys()) for i, node in enumerate(tree.body)]
     needed = set().union(*(names for _, names in users)) - defined

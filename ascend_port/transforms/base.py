@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Mapping, Sequence
 
@@ -120,6 +121,18 @@ _VISIT = re.compile(r"^visit_([A-Z]\w*)$")
 _LEAVE = re.compile(r"^leave_([A-Z]\w*)$")
 
 
+@lru_cache(maxsize=None)
+def _hooks(cls: type) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """(node type, method name) of the visit_*/leave_* methods ``cls`` overrides. Computed once per class: dir() of
+    a CSTTransformer lists hundreds of names, and a composite is built for every chunk of every file."""
+    visits, leaves = [], []
+    for attr in dir(cls):
+        for pattern, found in ((_VISIT, visits), (_LEAVE, leaves)):
+            if (m := pattern.match(attr)) and getattr(cls, attr) is not getattr(cst.CSTTransformer, attr, None):
+                found.append((m.group(1), attr))
+    return tuple(visits), tuple(leaves)
+
+
 class CompositeTransformer(cst.CSTTransformer):
     """Runs several PortTransformers in one pass and attaches their TODO comments to statements."""
 
@@ -129,13 +142,11 @@ class CompositeTransformer(cst.CSTTransformer):
         self._visits: dict[str, list[Callable]] = defaultdict(list)
         self._leaves: dict[str, list[Callable]] = defaultdict(list)
         for member in members:
-            for attr in dir(type(member)):
-                if m := _VISIT.match(attr):
-                    if getattr(type(member), attr) is not getattr(cst.CSTTransformer, attr, None):
-                        self._visits[m.group(1)].append(getattr(member, attr))
-                elif m := _LEAVE.match(attr):
-                    if getattr(type(member), attr) is not getattr(cst.CSTTransformer, attr, None):
-                        self._leaves[m.group(1)].append(getattr(member, attr))
+            visits, leaves = _hooks(type(member))
+            for node_type, attr in visits:
+                self._visits[node_type].append(getattr(member, attr))
+            for node_type, attr in leaves:
+                self._leaves[node_type].append(getattr(member, attr))
         self._header_comments: set[str] = set()
         self._first_statement: cst.CSTNode | None = None
 

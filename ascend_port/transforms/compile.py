@@ -145,7 +145,7 @@ class CompileTransformer(PortTransformer):
     """NPU700-NPU705."""
 
     TRIGGERS = (r"nvtx", r"CUDAGraph", r"\bgraph\b", r"graphed_callables", r"graph_pool_handle",
-                r"stream_capturing", r"\bcompile\b", r"_dynamo", r"profiler", r"ProfilerActivity", r"key_averages")
+                r"stream_capturing", r"torch\.compile|(?<![\w.])compile\(|import[^\n]*\bcompile\b", r"_dynamo", r"profiler", r"ProfilerActivity", r"key_averages")
     RULES = (NVTX, CUDA_GRAPHS, COMPILE_BACKEND, COMPILE_SETTINGS, PROFILER, PROFILER_RESULTS)
 
     def __init__(self, ctx) -> None:

@@ -44,7 +44,9 @@ BACKEND_STRING = rule(
     A string literal that is exactly `"nccl"` (or `"NCCL"`, or a per-device backend string) outside a backend
     argument or a comparison: a variable or dataclass default, a parameter default, argparse's `default=` and
     `choices=`, a dict value, a `return`. Such a string names the NCCL backend in practice; the rule is medium
-    because the evidence is the literal alone. Docstrings are never touched.
+    because the evidence is the literal alone. A device-to-backend table entry `"cuda": "nccl"` becomes
+    `"npu": "hccl"`. A list, tuple, set or dict that already names `"hccl"` is left alone (it knows about Ascend,
+    and a second `"hccl"` would be a mistake). Docstrings are never touched.
 
     Before:
         parser.add_argument("--backend", default="nccl", choices=["nccl", "gloo"])
@@ -220,10 +222,12 @@ FSDP_NAMES = {
     "torch.distributed.fsdp.FullyShardedDataParallel",
     "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
 }
-IS_NCCL_AVAILABLE_NAMES = {"torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available"}
+IS_NCCL_AVAILABLE_NAMES = {
+    "torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available",
+}
 # Names that hold a device index, by convention.
-INDEX_NAME = re.compile(r"(?i)^(local_|global_|node_)?rank$|_rank$|^gpu(_?(id|idx|index))?$|^(device|dev)_?(idx|index|ordinal)$"
-                        r"|^local_process_index$|^process_index$")
+INDEX_NAME = re.compile(r"(?i)^(local_|global_|node_)?rank$|_rank$|^gpu(_?(id|idx|index))?$"
+                        r"|^(device|dev)_?(idx|index|ordinal)$|^local_process_index$|^process_index$")
 INDEX_CALLS = re.compile(r"(^|\.)(current_device|get_rank|get_local_rank|get_node_local_rank)$")
 
 TORCH_NCCL_SAME = (
@@ -272,6 +276,13 @@ def _backend_string(value: str) -> str | None:
         pairs = (p.split(":") for p in value.split(","))
         return ",".join(f"{'npu' if d == 'cuda' else d}:{'hccl' if b == 'nccl' else b}" for d, b in pairs)
     return None
+
+
+def _literal(node: cst.SimpleString) -> object:
+    try:
+        return node.evaluated_value
+    except Exception:  # noqa: BLE001 - an undecodable literal is just not a backend name
+        return None
 
 
 def _string_leaves(expr: cst.BaseExpression, containers: bool) -> list[cst.SimpleString]:
@@ -351,11 +362,29 @@ class DistributedTransformer(PortTransformer):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         operands = [node.left, *(c.comparator for c in node.comparisons)]
         strings = [s for operand in operands for s in _string_leaves(operand, containers=True)]
-        values = {s.evaluated_value for s in strings}
+        values = {_literal(s) for s in strings}
         if "hccl" in values or "HCCL" in values:
             self._kept_strings.update(id(s) for s in strings)  # already knows about Ascend
             return
         self._comparison_strings.update(id(s) for s in strings)
+
+    def _visit_collection(self, strings: list[cst.SimpleString]) -> None:
+        # `choices=["nccl", "gloo", "hccl"]` already offers HCCL: turning "nccl" into a second "hccl" is wrong.
+        if any(_literal(s) in ("hccl", "HCCL") for s in strings):
+            self._kept_strings.update(id(s) for s in strings)
+
+    def visit_List(self, node: cst.List) -> None:
+        self._visit_collection(_string_leaves(node, containers=True))
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self._visit_collection(_string_leaves(node, containers=True))
+
+    def visit_Set(self, node: cst.Set) -> None:
+        self._visit_collection(_string_leaves(node, containers=True))
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self._visit_collection([e.key for e in node.elements
+                                if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)])
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import = True
@@ -366,8 +395,10 @@ class DistributedTransformer(PortTransformer):
     # --- strings: backends and environment variables ---------------------------------------------------------
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
-        if "ccl" not in original.value.lower() or id(original) in self._docstrings or id(original) in self._kept_strings:
-            return updated  # every backend name and variable this rule knows contains "ccl"
+        if "ccl" not in original.value.lower():
+            return updated  # every backend name and variable these rules know contains "ccl"
+        if id(original) in self._docstrings or id(original) in self._kept_strings:
+            return updated
         value = original.evaluated_value
         if not isinstance(value, str) or not value or "\n" in value:
             return updated
@@ -410,6 +441,16 @@ class DistributedTransformer(PortTransformer):
         # `if "NCCL_X" not in env: env["NCCL_X"] = ...` gets the note once, above the `if`.
         if not any(todo_comment(NCCL_ENV_VAR_UNSUPPORTED, message) in outer for outer in self.ctx._todo_stack[:-1]):
             self.todo(NCCL_ENV_VAR_UNSUPPORTED, original, message)
+        return updated
+
+    def leave_DictElement(self, original: cst.DictElement, updated: cst.DictElement) -> cst.DictElement:
+        """``{"cuda": "nccl", "cpu": "gloo"}`` maps device types to backends: the entry becomes ``"npu": "hccl"``
+        (the value is rewritten by leave_SimpleString, and reported there)."""
+        key, value = original.key, original.value
+        if isinstance(key, cst.SimpleString) and _literal(key) == "cuda" and isinstance(value, cst.SimpleString) \
+                and _literal(value) in BACKEND_NAMES and id(value) not in self._kept_strings \
+                and isinstance(updated.key, cst.SimpleString) and self.enabled(BACKEND_STRING):
+            return updated.with_changes(key=updated.key.with_changes(value=updated.key.value.replace("cuda", "npu")))
         return updated
 
     # --- names: Backend.NCCL, is_nccl_available, ProcessGroupNCCL --------------------------------------------

@@ -23,13 +23,19 @@ ROTARY_MUL = rule(
     """
     npu_rotary_mul in its default "half" mode computes `r1 * x + r2 * cat(-x2, x1)`, which is the HF expression with
     r1 = cos and r2 = sin. `rotate_half` must be transformers' or a function of this module that splits the last axis
-    in halves and returns `cat((-x2, x1), dim=-1)`. Medium: the op takes 4-D inputs only (BNSD/BSND/SBND, head_dim
-    even) with cos/sin broadcastable as 1SD-style 4-D tensors (e.g. (B, 1, S, D) after HF's `unsqueeze(1)`); 3-D
-    inputs make it raise.
+    in halves and returns `cat((-x2, x1), dim=-1)`. The op takes 4-D tensors only, so `cos` and `sin` must be names
+    the same function made 4-D for broadcasting, as HF's `apply_rotary_pos_emb` does
+    (`cos = cos.unsqueeze(unsqueeze_dim)`) or `cos[None, :, None, :]`; a (seq, dim) table used as it is stays
+    unchanged. Medium: q/k must be 4-D too (BNSD/BSND, head_dim even), which the code does not show; the op raises
+    otherwise.
 
     Before:
+        cos = cos.unsqueeze(unsqueeze_dim)
+        sin = sin.unsqueeze(unsqueeze_dim)
         q_embed = (q * cos) + (rotate_half(q) * sin)
     After:
+        cos = cos.unsqueeze(unsqueeze_dim)
+        sin = sin.unsqueeze(unsqueeze_dim)
         q_embed = torch_npu.npu_rotary_mul(q, cos, sin)
     """,
 )
@@ -119,6 +125,19 @@ class RotarySwigluMixin:
         torch = self.ctx.imports.local_name_for("torch") or "torch"
         return len(defs) == 1 and _rotate_half_ast(defs[0], torch)
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions = [*getattr(self, "_functions", []), node]
+
+    def _four_d(self, operand: cst.BaseExpression) -> bool:
+        """Is ``operand`` a name the enclosing function made 4-D for broadcasting, as HF's apply_rotary_pos_emb does
+        (`cos = cos.unsqueeze(unsqueeze_dim)`) or `cos = cos[None, :, None, :]`? npu_rotary_mul takes 4-D cos/sin
+        only; a (seq, dim) table used as it is (it broadcasts in the original) would make the op raise."""
+        functions = getattr(self, "_functions", [])
+        if not isinstance(operand, cst.Name) or not functions:
+            return False
+        values = [a.value for a in _assignments(functions[-1], operand.value)]
+        return bool(values) and all(_broadcast_4d(v) for v in values)
+
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
         if not isinstance(original.operator, cst.Add):
             return updated
@@ -137,6 +156,8 @@ class RotarySwigluMixin:
                 pi = next((i for i in (0, 1) if code_of(plain[i]).strip() == code_of(x).strip()), None)
                 if pi is None or code_of(plain[1 - pi]).strip() == code_of(x).strip():
                     continue
+                if not (self._four_d(plain[1 - pi]) and self._four_d(rotated[1 - ri])):
+                    continue
                 new_plain, new_rotated = _mul(getattr(updated, plain_side)), _mul(getattr(updated, rotated_side))
                 if new_plain is None or new_rotated is None:
                     return updated
@@ -154,10 +175,48 @@ class RotarySwigluMixin:
     # --- SwiGLU -----------------------------------------------------------------------------------------------
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        self._functions = getattr(self, "_functions", [None])[:-1]
         found = _SwigluFinder(self).find(original)
         if not found:
             return updated
         return updated.visit(_SwigluApplier(self, found))
+
+
+def _assignments(fn: cst.FunctionDef, name: str) -> list[cst.Assign]:
+    """The `name = ...` statements of a function (in any of its blocks, not in nested functions)."""
+    out = []
+    for block in _blocks(fn.body):
+        for statement in block:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign) and any(
+                            isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                        out.append(small)
+                    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name) \
+                            and small.target.value == name:
+                        return [small]  # another kind of assignment: no evidence
+    return out
+
+
+def _broadcast_4d(value: cst.BaseExpression) -> bool:
+    """`t.unsqueeze(d)` or `t[None, :, None, :]` (two new axes on a 2-D table), maybe followed by `.to(...)`."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+            "to", "type_as", "type"):
+        value = value.func.value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        return value.func.attr.value == "unsqueeze" and len(value.args) == 1
+    if isinstance(value, cst.Subscript) and len(value.slice) == 4:
+        kinds = []
+        for element in value.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Name) and index.value.value == "None":
+                kinds.append("new")
+            elif isinstance(index, cst.Slice) and index.lower is None and index.upper is None and index.step is None:
+                kinds.append("all")
+            else:
+                return False
+        return kinds.count("new") == 2
+    return False
 
 
 def _chunk(statement: cst.BaseStatement, resolve) -> tuple[str, str, cst.BaseExpression, int] | None:
@@ -283,7 +342,8 @@ def _blocks(suite: cst.BaseSuite) -> list[list[cst.BaseStatement]]:
         return out
     out.append(list(suite.body))
     for statement in suite.body:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(statement, cst.BaseCompoundStatement):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or \
+                not isinstance(statement, cst.BaseCompoundStatement):
             continue
         for child in (getattr(statement, "body", None), getattr(statement, "orelse", None),
                       getattr(statement, "finalbody", None),

@@ -97,7 +97,7 @@ def _forward(body: cst.BaseSuite) -> tuple[int, cst.FunctionDef] | None:
 class NormTransformer(RotarySwigluMixin, PortTransformer):
     """NPU420-NPU423: they read whole classes and functions (SCOPE top)."""
 
-    TRIGGERS = (r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", r"rotate_half", r"\bsilu\b")
+    TRIGGERS = (r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", r"rotate_half\(", r"\bsilu\(")
     RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
     SCOPE = "top"
 

@@ -65,9 +65,12 @@ def _bindings(tree: ast.Module) -> dict[str, list[ast.stmt]]:
 
 
 def _used(tree: ast.Module) -> set[str]:
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    # A name in a string may be an export (`__all__ = ["flash_attn_func"]`): keep its import.
-    names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)  # a name in a string may be an export (`__all__ = ["flash_attn_func"]`): keep it
     return names
 
 
@@ -173,6 +176,8 @@ class UnusedImportTransformer(PortTransformer):
     def finish(cls, text: str, tree: ast.Module, ctx: PortContext) -> str:
         if ctx.module_ast is None or not ctx.selection.enabled(UNUSED_GPU_IMPORT):
             return text
+        if not any(GPU_PACKAGES.match(target) for target in ctx.imports.aliases.values()):
+            return text  # the usual case, decided without walking the module
         before, after = _bindings(ctx.module_ast), _bindings(tree)
         used_before, used_after = _used(ctx.module_ast), _used(tree)
         unused = {name for name in after if name in used_before and name in before and name not in used_after}

@@ -21,3 +21,6 @@ def pick_backend(device_type, backend=None):
         backend = "nccl"
     fsdp_backend = "cuda:nccl,cpu:gloo"
     return {"backend": backend, "fsdp": fsdp_backend}
+
+
+DISTRIBUTED_BACKEND_MAP = {"cuda": "nccl", "cpu": "gloo", "xpu": "xccl"}

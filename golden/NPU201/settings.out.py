@@ -21,3 +21,6 @@ def pick_backend(device_type, backend=None):
         backend = "hccl"
     fsdp_backend = "npu:hccl,cpu:gloo"
     return {"backend": backend, "fsdp": fsdp_backend}
+
+
+DISTRIBUTED_BACKEND_MAP = {"npu": "hccl", "cpu": "gloo", "xpu": "xccl"}
