@@ -145,9 +145,10 @@ class CorpusResult:
     def lines_out(self) -> list[str]:
         rows = [f"{self.corpus}: {self.files} files, {self.lines:,} lines, {self.jobs} jobs",
                 f"    {self.cold.summary}"]
-        for label, seconds, cpu, rss in (("LibCST parse + print", self.baseline_s, self.baseline_cpu_s, None),
-                                         ("apply --dry-run, cold", self.cold.seconds, self.cold.cpu_seconds, self.cold),
-                                         ("apply --dry-run, warm", self.warm.seconds, self.warm.cpu_seconds, self.warm)):
+        measured = (("LibCST parse + print", self.baseline_s, self.baseline_cpu_s, None),
+                    ("apply --dry-run, cold", self.cold.seconds, self.cold.cpu_seconds, self.cold),
+                    ("apply --dry-run, warm", self.warm.seconds, self.warm.cpu_seconds, self.warm))
+        for label, seconds, cpu, rss in measured:
             ratio = "" if rss is None else \
                 f"  {self.baseline_s / seconds:5.1f}x the baseline ({self.baseline_cpu_s / cpu:5.1f}x in CPU time)"
             memory = "" if rss is None else \
