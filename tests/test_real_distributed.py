@@ -7,9 +7,7 @@ The wheel is downloaded once with pip into the repository's git-ignored ``.cache
 from __future__ import annotations
 
 import ast
-import subprocess
 import sys
-import zipfile
 from collections import Counter
 from pathlib import Path
 
@@ -19,8 +17,10 @@ from ascend_port.codemods import handler_for
 from ascend_port.engine import RunConfig, run
 from ascend_port.rules import Selection
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import corpora  # noqa: E402
+
 PACKAGE, VERSION = "accelerate", "1.15.0"
-CORPORA = Path(__file__).resolve().parent.parent / ".cache" / "corpora"
 
 # Rules that must fire on this exact version (each was checked against its source by hand):
 #   state.py `self.backend == "nccl"` (NPU202), `backend = "nccl"` and `"cuda:nccl,cpu:gloo"` (NPU201),
@@ -29,29 +29,8 @@ EXPECTED = {"NPU201", "NPU202", "NPU209", "NPU300"}
 
 
 def accelerate_sources() -> Path:
-    """The unpacked wheel, downloaded on first use."""
-    target = CORPORA / f"{PACKAGE}-{VERSION}"
-    if (target / PACKAGE / "__init__.py").is_file():
-        return target
-    CORPORA.mkdir(parents=True, exist_ok=True)
-    wheel = next(CORPORA.glob(f"{PACKAGE}-{VERSION}-*.whl"), None)
-    if wheel is None:
-        download = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
-             f"{PACKAGE}=={VERSION}", "-d", str(CORPORA)],
-            capture_output=True, text=True,
-        )
-        wheel = next(CORPORA.glob(f"{PACKAGE}-{VERSION}-*.whl"), None)
-        if download.returncode != 0 or wheel is None:
-            pytest.fail(f"cannot download {PACKAGE}=={VERSION} with pip: {download.stderr.strip()[-2000:]}")
-    # Extract beside the target and rename, so an interrupted extraction is never mistaken for a complete one.
-    partial = target.with_name(target.name + ".partial")
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(target if target.exists() else partial,
-                           [n for n in archive.namelist() if n.endswith(".py")])
-    if partial.exists():
-        partial.rename(target)
-    return target
+    """The unpacked wheel, downloaded on first use (benchmarks/corpora.py, shared with the other real-code tests)."""
+    return corpora.fetch(PACKAGE, VERSION)
 
 
 @pytest.mark.slow
