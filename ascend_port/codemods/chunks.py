@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from ascend_port.codemods.textedit import line_offsets
+
 WRAPPER = "if 1:"
 
 
@@ -97,9 +99,7 @@ def hot_chunks(text: str, lines: Sequence[str], tree: ast.Module,
     """The chunks to parse, in order, none inside another."""
     spans = top_spans(lines, tree)
     starts = [s for s, _ in spans]
-    line_starts = [0]
-    for line in lines:
-        line_starts.append(line_starts[-1] + len(line))
+    line_starts = line_offsets(lines)
     members: list[list[ast.stmt]] = [[] for _ in spans]  # the top-level statements of each span, found once
     for node in tree.body:
         j = bisect.bisect_right(starts, _first_line(node)) - 1

@@ -10,7 +10,7 @@ from typing import Mapping
 
 from ascend_port.codemods.project_rules import CUDA_BASE_IMAGE
 from ascend_port.codemods.shell import ShellContext, port_shell_code, rename_site
-from ascend_port.codemods.textedit import TextPort
+from ascend_port.codemods.textedit import TextPort, line_offsets
 from ascend_port.rules import Selection
 
 _INSTRUCTION = re.compile(r"^\s*(?P<keyword>[A-Za-z]+)(?P<blank>\s+|$)")
@@ -37,9 +37,7 @@ def port_dockerfile(text: str, selection: Selection) -> TextPort:
     port = TextPort(text, selection)
     escape = _escape_char(text)
     lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
+    offsets = line_offsets(lines)
     i = 0
     while i < len(lines):
         first = i

@@ -8,7 +8,7 @@ import re
 from typing import Mapping
 
 from ascend_port.codemods.shell import ShellContext, port_shell_code, rename_site
-from ascend_port.codemods.textedit import TextPort
+from ascend_port.codemods.textedit import TextPort, line_offsets
 from ascend_port.rules import Selection
 
 _ASSIGNMENT = re.compile(r"^(?P<lead>(?:(?:export|override|private)\s+)*)(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"
@@ -19,9 +19,7 @@ _EXPORT = re.compile(r"^(?:export|unexport)\s+(?P<names>[A-Za-z_][A-Za-z0-9_ \t]
 def port_makefile(text: str, selection: Selection) -> TextPort:
     port = TextPort(text, selection)
     lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
+    offsets = line_offsets(lines)
     in_define = False
     i = 0
     while i < len(lines):

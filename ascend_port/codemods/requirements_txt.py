@@ -14,7 +14,7 @@ from ascend_port.codemods.project_rules import (
     CUDA_ONLY_DEPENDENCY, CUDA_TORCH_BUILD, TORCH_NPU_DEPENDENCY, TRITON_ASCEND_DEPENDENCY,
 )
 from ascend_port.codemods.requirements import Requirement, parse_requirement, torch_npu_verdict, verdict
-from ascend_port.codemods.textedit import Edit, TextPort, newline_of
+from ascend_port.codemods.textedit import Edit, TextPort, line_offsets, newline_of
 from ascend_port.rules import Selection
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -54,9 +54,7 @@ def _logical_lines(lines: list[str]) -> list[tuple[int, int]]:
 def port_requirements(text: str, selection: Selection) -> TextPort:
     port = TextPort(text, selection)
     lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
+    offsets = line_offsets(lines)
     newline = newline_of(text)
     logical: list[_Logical] = []
     for first, last in _logical_lines(lines):

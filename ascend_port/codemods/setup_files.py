@@ -20,7 +20,7 @@ from ascend_port.codemods import PortError, Ported
 from ascend_port.codemods.project_rules import CUDA_ONLY_DEPENDENCY, TORCH_NPU_DEPENDENCY, TRITON_ASCEND_DEPENDENCY
 from ascend_port.codemods.reqlist import Change, ListItem, RequirementList, edit_list
 from ascend_port.codemods.requirements import parse_requirement, torch_npu_verdict, verdict
-from ascend_port.codemods.textedit import Edit, LineIndex, TextPort, newline_of
+from ascend_port.codemods.textedit import Edit, LineIndex, TextPort, line_offsets, newline_of
 from ascend_port.rules import Selection
 from ascend_port.sources import decode_python, decode_text
 
@@ -239,9 +239,7 @@ def port_setup_cfg(text: str, selection: Selection) -> TextPort:
         return port
     before = _read_cfg(text)
     lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
+    offsets = line_offsets(lines)
     newline = newline_of(text)
     expected = {k: list(v) for k, v in before.items()}
     for value in _cfg_values(lines):
