@@ -1,9 +1,10 @@
 """Which parts of a module to parse: the statements that contain a trigger, as small as each transformer allows.
 
-A transformer with ``SCOPE = "statement"`` sees the innermost statement around each trigger (an indented statement
-is parsed inside a one-line ``if 1:`` wrapper, so its text and indentation stay exactly as they are); one with
-``SCOPE = "top"`` sees the whole top-level statement (a class or function it must understand as a whole). Parsing
-statements instead of files is what makes a run over a million lines fast: most of a module never reaches LibCST.
+Each trigger's scope (transforms/scopes.py) picks, among the statements that enclose a match, the one to parse: the
+innermost statement, the enclosing function or class, the whole top-level statement, or none. An indented
+statement is parsed inside a one-line ``if 1:`` wrapper, so its text and indentation stay exactly as they are.
+Parsing statements instead of files is what makes a run over a million lines fast: most of a module never reaches
+LibCST. Matches in comment lines are skipped: no rule rewrites a comment.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ascend_port.codemods.textedit import line_offsets
+from ascend_port.names import ImportIndex
+from ascend_port.sources import python_lines
+from ascend_port.transforms.scopes import Scope
 
 WRAPPER = "if 1:"
 
@@ -61,24 +65,39 @@ def _with_comments_above(first: int, floor: int, lines: Sequence[str]) -> int:
     return first
 
 
-def _innermost(stmts: list[ast.stmt], line: int, lines: Sequence[str], floor: int) -> tuple[int, int] | None:
+def _enclosing(stmts: Sequence[ast.stmt], line: int, lines: Sequence[str], floor: int,
+               ) -> list[tuple[ast.stmt, tuple[int, int] | None]]:
+    """The statements that contain ``line``, outermost first, each with its span (comments above included) or None
+    when it cannot be parsed on its own: it shares a line with another statement (its chunk is then its parent)."""
     for i, node in enumerate(stmts):
         first, last = _first_line(node), node.end_lineno or node.lineno
         if not first <= line <= last:
             continue
-        if not _alone_on_its_lines(node, lines) or (i + 1 < len(stmts) and _first_line(stmts[i + 1]) == last):
-            return None
+        alone = _alone_on_its_lines(node, lines) and not (i + 1 < len(stmts) and _first_line(stmts[i + 1]) == last)
+        prev_end = stmts[i - 1].end_lineno or 0 if i else floor
+        path = [(node, (_with_comments_above(first, max(floor, prev_end), lines), last) if alone else None)]
         for block in _blocks(node):
             if _first_line(block[0]) <= line <= (block[-1].end_lineno or 0) and _first_line(block[0]) > node.lineno:
                 # floor: the compound statement's first line, so the comments above the block's first statement
                 # (a TODO from an earlier run) are part of its chunk and the TODO is seen, not written twice
-                inner = _innermost(block, line, lines, floor=first)
-                if inner is not None:
-                    return inner
+                path += _enclosing(block, line, lines, floor=first)
                 break
-        prev_end = stmts[i - 1].end_lineno or 0 if i else floor
-        return _with_comments_above(first, max(floor, prev_end), lines), last
-    return None
+        return path
+    return []
+
+
+def _in_string(node: ast.AST, line: int) -> bool:
+    """Is ``line`` inside a (multi-line) string literal of ``node``? Only the parts that span the line are walked."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.Constant, ast.JoinedStr)) and current.lineno < line:
+            return True  # (every part left on the stack spans the line)
+        for child in ast.iter_child_nodes(current):
+            first, last = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+            if first is None or last is None or first <= line <= last:
+                stack.append(child)
+    return False
 
 
 def top_spans(lines: Sequence[str], tree: ast.Module) -> list[tuple[int, int]]:
@@ -94,8 +113,8 @@ def top_spans(lines: Sequence[str], tree: ast.Module) -> list[tuple[int, int]]:
     return spans
 
 
-def hot_chunks(text: str, lines: Sequence[str], tree: ast.Module,
-               patterns: Sequence[tuple[re.Pattern[str], str]]) -> list[Chunk]:
+def hot_chunks(text: str, lines: Sequence[str], tree: ast.Module, patterns: Sequence[tuple[re.Pattern[str], Scope]],
+               imports: ImportIndex) -> list[Chunk]:
     """The chunks to parse, in order, none inside another."""
     spans = top_spans(lines, tree)
     starts = [s for s, _ in spans]
@@ -116,18 +135,65 @@ def hot_chunks(text: str, lines: Sequence[str], tree: ast.Module,
             i = bisect.bisect_right(starts, line) - 1
             if i < 0 or spans[i][1] < line:
                 continue  # a comment or blank line between statements
-            top = spans[i]
-            span = None
-            if scope == "statement":
-                nodes = members[i]
-                span = _innermost(nodes, line, lines, floor=top[0] - 1) if len(nodes) == 1 else None
-            found.add(Chunk(*(span or top), top=top))
+            span = _span(members[i], spans[i], line, lines, scope, imports)
+            if span is not None:
+                found.add(Chunk(*span, top=spans[i]))
     chunks: list[Chunk] = []
     for chunk in sorted(found, key=lambda c: (c.first, -c.last)):
         if chunks and chunk.first <= chunks[-1].last:
             continue  # inside the previous chunk
         chunks.append(chunk)
     return chunks
+
+
+def _span(members: Sequence[ast.stmt], top: tuple[int, int], line: int, lines: Sequence[str], scope: Scope,
+          imports: ImportIndex) -> tuple[int, int] | None:
+    """The lines the match on ``line`` needs parsed (within the top-level span ``top``), or None for none."""
+    if len(members) != 1:
+        return top  # top-level statements that share a line are parsed together
+    path = _enclosing(members, line, lines, floor=top[0] - 1)
+    if not path:
+        return None  # a comment line above the statement: no rule rewrites comments
+    if lines[line - 1].lstrip().startswith("#") and not _in_string(path[-1][0], line):
+        return None  # a comment line (inside a statement or between the statements of a block)
+    chosen = scope([node for node, _ in path], imports)
+    if chosen is None:
+        return None
+    path[0] = (path[0][0], top)
+    span = top
+    for node, node_span in path:  # the chosen statement, or the innermost of its parents that parses on its own
+        if node_span is None:
+            break
+        span = node_span
+        if node is chosen:
+            break
+    return span
+
+
+@dataclass(frozen=True)
+class Splice:
+    """A ported chunk: lines ``first``..``last`` of the module become ``new_code``."""
+
+    first: int
+    last: int
+    new_code: str
+    body: list[ast.stmt] | None = None  # the new code's statements as ``ast`` read them, for a top-level chunk
+
+    @property
+    def added(self) -> int:
+        """How many lines the port added (negative: removed)."""
+        return len(python_lines(self.new_code)) - (self.last - self.first + 1)
+
+
+def splice(lines: Sequence[str], splices: Sequence[Splice]) -> str:
+    """The module with each (ordered, disjoint) splice in place of its lines."""
+    pieces: list[str] = []
+    done = 0  # lines[:done] are in pieces
+    for s in splices:
+        pieces += [*lines[done:s.first - 1], s.new_code]
+        done = s.last
+    pieces += lines[done:]
+    return "".join(pieces)
 
 
 def wrap(chunk_text: str) -> tuple[str, str]:

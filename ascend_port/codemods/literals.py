@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Hashable, Iterable, Sequence
 
 try:  # the parser of the re module (``sre_parse`` before Python 3.11)
     from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -93,11 +93,11 @@ def _sequence(items) -> set[str] | None:
 class TriggerFilter:
     """Picks, for one text, the trigger fragments that can match, and gives the patterns to run on it."""
 
-    def __init__(self, by_scope: Iterable[tuple[str, Sequence[str]]]) -> None:
+    def __init__(self, by_scope: Iterable[tuple[Hashable, Sequence[str]]]) -> None:
         self._fragments = [(scope, fragment, required_strings(fragment))
                            for scope, fragments in by_scope for fragment in fragments]
 
-    def patterns(self, text: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    def patterns(self, text: str) -> tuple[tuple[re.Pattern[str], Hashable], ...]:
         """(pattern, scope) pairs over the fragments that can match ``text``; empty when none can."""
         lowered = text.lower()
         present = tuple((scope, fragment) for scope, fragment, strings in self._fragments
@@ -106,9 +106,9 @@ class TriggerFilter:
 
 
 @lru_cache(maxsize=512)
-def _compiled(present: tuple[tuple[str, str], ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
-    by_scope: dict[str, list[str]] = {}
+def _compiled(present: tuple[tuple[Hashable, str], ...]) -> tuple[tuple[re.Pattern[str], Hashable], ...]:
+    by_scope: dict[Hashable, list[str]] = {}
     for scope, fragment in present:
         by_scope.setdefault(scope, []).append(fragment)
     return tuple((re.compile("|".join(f"(?:{f})" for f in fragments)), scope)
-                 for scope, fragments in sorted(by_scope.items()))
+                 for scope, fragments in by_scope.items())

@@ -213,7 +213,7 @@ def port_notebook(text: str, selection: Selection, options: Mapping[str, str]) -
     texts: dict[int, str] = {}
     code_cells: list[int] = []
     prelude: list[str] = []
-    fragments = [f"(?:{t})" for cls in active_transformers(selection) for t in cls.TRIGGERS]
+    fragments = [f"(?:{t.pattern})" for cls in active_transformers(selection) for t in cls.triggers()]
     triggers = re.compile("|".join(fragments)) if fragments else None
     rewrites = False
 

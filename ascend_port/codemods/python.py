@@ -20,7 +20,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ascend_port.codemods import PortError
-from ascend_port.codemods.chunks import hot_chunks, wrap
+from ascend_port.codemods.chunks import Splice, hot_chunks, splice, wrap
 from ascend_port.codemods.literals import TriggerFilter
 from ascend_port.findings import TODO_PREFIX, Finding
 from ascend_port.names import ImportIndex, dotted
@@ -28,6 +28,7 @@ from ascend_port.rules import Selection
 from ascend_port.sources import python_lines
 from ascend_port.transforms import TRANSFORMERS, PortContext, PortTransformer, run_transformers
 from ascend_port.transforms.device import IMPORT_TORCH_NPU
+from ascend_port.transforms.scopes import Scope
 
 
 @dataclass
@@ -40,25 +41,25 @@ def active_transformers(selection: Selection) -> tuple[type[PortTransformer], ..
     return tuple(cls for cls in TRANSFORMERS if cls.active(selection))
 
 
-@lru_cache(maxsize=64)
-def trigger_patterns(classes: tuple[type[PortTransformer], ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
-    """One pattern per scope (``statement``, ``top``) over the triggers of the transformers with that scope."""
-    by_scope: dict[str, list[str]] = {}
+def _fragments_by_scope(classes: tuple[type[PortTransformer], ...]) -> list[tuple[Scope, list[str]]]:
+    by_scope: dict[Scope, list[str]] = {}
     for cls in classes:
-        by_scope.setdefault(cls.SCOPE, []).extend(cls.TRIGGERS)
-    return tuple(
-        (re.compile("|".join(f"(?:{f})" for f in fragments)), scope)
-        for scope, fragments in sorted(by_scope.items()) if fragments
-    )
+        for trigger in cls.triggers():
+            by_scope.setdefault(trigger.scope, []).append(trigger.pattern)
+    return list(by_scope.items())
+
+
+@lru_cache(maxsize=64)
+def trigger_patterns(classes: tuple[type[PortTransformer], ...]) -> tuple[tuple[re.Pattern[str], Scope], ...]:
+    """One pattern per scope over the triggers with that scope."""
+    return tuple((re.compile("|".join(f"(?:{f})" for f in fragments)), scope)
+                 for scope, fragments in _fragments_by_scope(classes))
 
 
 @lru_cache(maxsize=64)
 def trigger_filter(classes: tuple[type[PortTransformer], ...]) -> TriggerFilter:
     """trigger_patterns reduced, file by file, to the fragments whose literal text the file contains."""
-    by_scope: dict[str, list[str]] = {}
-    for cls in classes:
-        by_scope.setdefault(cls.SCOPE, []).extend(cls.TRIGGERS)
-    return TriggerFilter(sorted(by_scope.items()))
+    return TriggerFilter(_fragments_by_scope(classes))
 
 
 def port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
@@ -83,14 +84,14 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
             tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return _port_whole_source(text, selection, options or {}, classes)
-    ctx_args = dict(imports=ImportIndex.from_ast(tree), selection=selection, options=options or {}, module_ast=tree)
+    imports = ImportIndex.from_ast(tree)
+    ctx_args = dict(imports=imports, selection=selection, options=options or {}, module_ast=tree)
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
     lines = python_lines(text)
-    pieces: list[str] = []
-    done = 0  # lines[:done] are already in pieces
-    for chunk in hot_chunks(text, lines, tree, patterns):
-        if chunk.first <= done:
+    splices: list[Splice] = []
+    for chunk in hot_chunks(text, lines, tree, patterns, imports):
+        if splices and chunk.first <= splices[-1].last:
             continue  # already ported as part of an enclosing statement (see the fallback below)
         first, last = chunk.first, chunk.last
         chunk_text = "".join(lines[first - 1:last])
@@ -110,28 +111,69 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         uses_npu |= ctx.uses_npu
         uses_torch_npu_name |= ctx.uses_torch_npu_name
         if new_code != chunk_text:
-            pieces.append("".join(lines[done:first - 1]))
-            pieces.append(new_code)
-            done = last
-    if done == 0:
+            splices.append(Splice(first, last, new_code, _checked_body(chunk_text, new_code, prefix)))
+    if not splices:
         return PortOutcome(None, findings)
-    pieces.append("".join(lines[done:]))
-    new_text = "".join(pieces)
-    new_tree = _parse_or_fail(new_text)
-    new_text, new_tree = _finish(classes, new_text, new_tree, PortContext(findings=findings, **ctx_args))
+    new_text = splice(lines, splices)
+    parsed = _Parsed(new_text)
+    new_text = _finish(classes, parsed, PortContext(findings=findings, **ctx_args))
     if uses_npu and selection.enabled(IMPORT_TORCH_NPU):
-        new_text = _with_torch_npu_import(new_text, _statements_from_ast(new_tree), uses_torch_npu_name, findings)
-        _parse_or_fail(new_text)
+        statements = _statements(parsed.tree.body) if parsed.known else spliced_statements(tree.body, splices)
+        new_text = _with_torch_npu_import(new_text, statements, uses_torch_npu_name, findings)
     return PortOutcome(new_text, findings)
 
 
-def _finish(classes, text: str, tree: ast.Module, ctx: PortContext) -> tuple[str, ast.Module]:
+class _Parsed:
+    """The ported text and its ``ast``, parsed only when a step asks for it (most files never need it: every
+    changed statement was checked on its own, see _checked_body)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._tree: ast.Module | None = None
+
+    @property
+    def known(self) -> bool:
+        return self._tree is not None
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:
+            self._tree = _parse_or_fail(self.text)
+        return self._tree
+
+    def update(self, text: str) -> None:
+        """A step changed the text: parse it at once, since what it wrote must parse."""
+        self.text, self._tree = text, _parse_or_fail(text)
+
+
+def _checked_body(old: str, new: str, prefix: str) -> list[ast.stmt] | None:
+    """Check that the ported chunk parses where it goes; the new top-level statements of a top-level chunk.
+
+    A chunk replaces whole statements at their own indentation, so a chunk that parses on its own (inside the same
+    ``if 1:`` wrapper for an indented one) and starts at the same indentation parses in the module too: the
+    module is never parsed again."""
+    tree = _parse_or_fail(prefix + new)
+    if _indentation(new) != _indentation(old):
+        raise PortError("internal error: the ported source would not parse; the file is left unchanged")
+    return tree.body if not prefix else None
+
+
+def _indentation(code: str) -> str:
+    """The indentation of the first line that is neither blank nor a comment."""
+    for line in code.splitlines():
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith("#"):
+            return line[:len(line) - len(stripped)]
+    return ""
+
+
+def _finish(classes, parsed: _Parsed, ctx: PortContext) -> str:
     """Run each transformer's file-level step (PortTransformer.finish) on the ported text."""
     for cls in classes:
-        new_text = cls.finish(text, tree, ctx)
-        if new_text != text:
-            text, tree = new_text, _parse_or_fail(new_text)
-    return text, tree
+        new_text = cls.finish(parsed.text, lambda: parsed.tree, ctx)
+        if new_text != parsed.text:
+            parsed.update(new_text)
+    return parsed.text
 
 
 def _parse_chunk(text: str, first: int) -> cst.Module:
@@ -156,7 +198,7 @@ def port_module(module: cst.Module, selection: Selection, options: Mapping[str, 
     ctx = PortContext(imports=imports, selection=selection, options=options or {}, module_ast=tree)
     new_module = run_transformers(module, ctx, classes)
     if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped
-        new_text, _ = _finish(classes, new_module.code, _parse_or_fail(new_module.code), ctx)
+        new_text = _finish(classes, _Parsed(new_module.code), ctx)
         if new_text != new_module.code:
             new_module = cst.parse_module(new_text)
     if ctx.uses_npu and selection.enabled(IMPORT_TORCH_NPU):
@@ -222,9 +264,10 @@ def _import_kind(modules: list[str], is_from: bool) -> str:
     return "import"
 
 
-def _statements_from_ast(tree: ast.Module) -> list[TopStatement]:
+def _statements(body: Sequence[ast.stmt], lines: Sequence[tuple[int, int]] | None = None) -> list[TopStatement]:
+    """The top-level statements of a module as ``ast`` read them; ``lines``: their spans, if not their own."""
     out = []
-    for i, node in enumerate(tree.body):
+    for i, node in enumerate(body):
         if isinstance(node, ast.Import):
             kind = _import_kind([a.name for a in node.names], is_from=False)
         elif isinstance(node, ast.ImportFrom):
@@ -234,8 +277,24 @@ def _statements_from_ast(tree: ast.Module) -> list[TopStatement]:
             kind = "docstring"
         else:
             kind = "code"
-        out.append(TopStatement(kind, node.lineno, node.end_lineno or node.lineno))
+        first, last = lines[i] if lines else (node.lineno, node.end_lineno or node.lineno)
+        out.append(TopStatement(kind, first, last))
     return out
+
+
+def spliced_statements(body: Sequence[ast.stmt], splices: Sequence[Splice]) -> list[TopStatement]:
+    """The top-level statements after ``splices``, from the module's ``ast`` before them and the new statements of
+    the top-level chunks: the lines of the others move by what the chunks above them added or removed."""
+    def moved(line: int, end: bool) -> int:
+        return line + sum(s.added for s in splices if s.last < line or (end and s.last == line))
+    replaced = [s for s in splices if s.body is not None]
+    placed = [(node, moved(node.lineno, False), moved(node.end_lineno or node.lineno, True)) for node in body
+              if not any(s.first <= node.lineno <= s.last for s in replaced)]
+    for s in replaced:
+        at = moved(s.first, False) - 1
+        placed += [(node, at + node.lineno, at + (node.end_lineno or node.lineno)) for node in s.body or ()]
+    placed.sort(key=lambda item: item[1])
+    return _statements([node for node, _, _ in placed], [(first, last) for _, first, last in placed])
 
 
 def _statements_from_cst(module: cst.Module) -> list[TopStatement]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import libcst as cst
 
@@ -310,7 +310,7 @@ class AttentionTransformer(PortTransformer):
         self._uses: dict[str, list[tuple[str, bool]]] | None = None
 
     @classmethod
-    def finish(cls, text: str, tree: ast.Module, ctx: PortContext) -> str:
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
         backend = ctx.options.get("attention_backend", "torch_npu")
         if backend not in BACKENDS:
             raise PortError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Callable
 
 from ascend_port.sources import python_lines
 
@@ -108,10 +109,12 @@ def _loaded_names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def insert_helpers(text: str, tree: ast.Module, backend: str) -> str:
-    """``text`` with the definitions of the helpers it calls but does not define at its top level."""
+def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str) -> str:
+    """``text`` with the definitions of the helpers it calls but does not define at its top level (``parse()`` is
+    its ``ast``)."""
     if not any(name in text for name in DEPENDS):
-        return text  # the usual case, decided without walking the module
+        return text  # the usual case, decided without parsing or walking the module
+    tree = parse()
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     users = [(i, _loaded_names(node) & DEPENDS.keys()) for i, node in enumerate(tree.body)]
     needed = set().union(*(names for _, names in users)) - defined

@@ -22,6 +22,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from ascend_port.findings import Finding, todo_comment
 from ascend_port.names import ImportIndex
 from ascend_port.rules import Rule, Selection
+from ascend_port.transforms.scopes import Scope, Trigger, statement
 
 STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
@@ -65,29 +66,34 @@ class PortContext:
 class PortTransformer(cst.CSTTransformer):
     """Base of every rule implementation.
 
-    ``TRIGGERS`` are regular-expression fragments; a statement whose text matches none of them is never parsed, so
-    every construct a transformer rewrites must contain one of its triggers, within its ``SCOPE``.
+    ``TRIGGERS`` are regular-expression fragments (or ``Trigger``s, a fragment with its own scope); a statement
+    whose text matches none of them is never parsed, so every construct a transformer rewrites must contain one of
+    its triggers, within the trigger's scope (see scopes.py).
     """
 
-    TRIGGERS: ClassVar[tuple[str, ...]] = ()
+    TRIGGERS: ClassVar[tuple[str | Trigger, ...]] = ()
     RULES: ClassVar[tuple[Rule, ...]] = ()
-    # How much code around a trigger the transformer must see: "statement" (the innermost statement that contains
-    # the trigger) or "top" (the whole top-level statement: a class or function it must understand as a whole).
-    SCOPE: ClassVar[str] = "statement"
+    # The scope of the TRIGGERS given as plain fragments: how much code around a match the transformer must see.
+    SCOPE: ClassVar[Scope] = staticmethod(statement)
 
     def __init__(self, ctx: PortContext) -> None:
         super().__init__()
         self.ctx = ctx
 
     @classmethod
+    def triggers(cls) -> tuple[Trigger, ...]:
+        return tuple(t if isinstance(t, Trigger) else Trigger(t, cls.SCOPE) for t in cls.TRIGGERS)
+
+    @classmethod
     def active(cls, selection: Selection) -> bool:
         return any(selection.enabled(r) for r in cls.RULES)
 
     @classmethod
-    def finish(cls, text: str, tree: ast.Module, ctx: PortContext) -> str:
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
         """A file-level step after every chunk is ported, for what no single statement can decide (a helper the
-        rewritten calls need, an import they made unused). ``tree`` is ``text`` parsed; ``ctx.module_ast`` is the
-        module before the port. Returns the new text (which must parse); by default, ``text`` unchanged."""
+        rewritten calls need, an import they made unused). ``tree()`` is ``text`` parsed (parsed when first asked
+        for: decide what you can from the text first); ``ctx.module_ast`` is the module before the port. Returns
+        the new text (which must parse); by default, ``text`` unchanged."""
         return text
 
     def enabled(self, rule: Rule) -> bool:

@@ -9,12 +9,17 @@ reduction) means it is not an RMSNorm we can replace, and it is left alone.
 
 from __future__ import annotations
 
+import ast
+from typing import Sequence
+
 import libcst as cst
 
 from ascend_port.rules import Confidence, rule
 from ascend_port.transforms.attention import NO_SPACE, bind, code_of, finish_args, keyword_arg
 from ascend_port.transforms.attention_helpers import bound_name
+from ascend_port.names import ImportIndex
 from ascend_port.transforms.base import PortTransformer
+from ascend_port.transforms.scopes import FUNCTIONS, Trigger, in_function
 from ascend_port.transforms.fused_ops import RotarySwigluMixin, ROTARY_MUL, SWIGLU
 from ascend_port.transforms.norm_match import RmsNormMatch, match_rms_norm
 
@@ -94,12 +99,21 @@ def _forward(body: cst.BaseSuite) -> tuple[int, cst.FunctionDef] | None:
     return None
 
 
-class NormTransformer(RotarySwigluMixin, PortTransformer):
-    """NPU420-NPU423: they read whole classes and functions (SCOPE top)."""
+def norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The scope of an RMSNorm's square root: the innermost class around it, if it has a ``forward``."""
+    cls = next((node for node in reversed(path) if isinstance(node, ast.ClassDef)), None)
+    has_forward = cls is not None and any(isinstance(s, FUNCTIONS) and s.name == "forward" for s in cls.body)
+    return cls if has_forward else None
 
-    TRIGGERS = (r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", r"rotate_half\(", r"\bsilu\(")
+
+class NormTransformer(RotarySwigluMixin, PortTransformer):
+    """NPU420-NPU423: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
+    function (the rotary tables' broadcasting, the halves of a chunk)."""
+
+    TRIGGERS = (Trigger(r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", norm_module),
+                Trigger(r"rotate_half\(", in_function),
+                Trigger(r"\bsilu\(", in_function))
     RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
-    SCOPE = "top"
 
     def torch_npu(self) -> str:
         return (bound_name(self.ctx.module_ast, "torch_npu") if self.ctx.module_ast else None) or "torch_npu"

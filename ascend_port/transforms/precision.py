@@ -10,15 +10,17 @@ state functions, and what needs to understand more than one name.
 
 from __future__ import annotations
 
+import ast
 import re
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import libcst as cst
 
 from ascend_port import npu_api
-from ascend_port.names import build_dotted
+from ascend_port.names import ImportIndex, build_dotted
 from ascend_port.rules import Confidence, rule
 from ascend_port.transforms.base import PortTransformer
+from ascend_port.transforms.scopes import FUNCTIONS, Trigger, outermost
 from ascend_port.transforms.device import rewrite_device_expr
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -427,25 +429,40 @@ class PrecisionCallTransformer(_PrecisionTransformer):
         return bool(DTYPE_NAME.search(name))
 
 
+def rotary_scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt:
+    """The outermost function or class named for rotary embeddings around a match (everything in it is a rotary
+    table, see _in_rotary_table), else the statement."""
+    return next((node for node in path if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and ROTARY.search(node.name)),
+                path[-1])
+
+
+def layer_norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The innermost class around a match, if it names LayerNorm (an attribute or a base: NPU305's module form)."""
+    cls = next((node for node in reversed(path) if isinstance(node, ast.ClassDef)), None)
+    if cls is None:
+        return None
+    names = (n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(cls) if isinstance(n, (ast.Name, ast.Attribute)))
+    return cls if "LayerNorm" in names else None
+
+
 class PrecisionTransformer(_PrecisionTransformer):
-    """NPU302, NPU304 and NPU305's `nn.LayerNorm` form. Sees whole top-level statements: these rules read
-    enclosing function and class names, a function's block, a class's attributes. Its triggers are narrow (a rotary
-    def or class followed by float64, a capability call, an upcast next to a cast back), because each match parses
-    a whole class."""
+    """NPU302, NPU304 and NPU305's `nn.LayerNorm` form. These rules read enclosing function and class names, a
+    function's blocks, a class's attributes, so their triggers' scopes are whole functions and classes, and the
+    triggers are narrow (a rotary def or class followed by float64, a capability call, an upcast next to a cast
+    back)."""
 
     TRIGGERS = (
         # (each starts with a literal, which keeps the regular expression engine fast on big files)
-        rf"def \w*{ROTARY_WORD}\w*{SAME_TOP_STATEMENT}{{0,4000}}?{FP64_MARK}",
-        rf"class \w*{ROTARY_WORD}\w*{SAME_TOP_STATEMENT}{{0,4000}}?{FP64_MARK}",
-        rf"(?:inv_freq|freqs?_cis)[^\n]*{FP64_MARK}",
+        Trigger(rf"def \w*{ROTARY_WORD}\w*{SAME_TOP_STATEMENT}{{0,4000}}?{FP64_MARK}", rotary_scope),
+        Trigger(rf"class \w*{ROTARY_WORD}\w*{SAME_TOP_STATEMENT}{{0,4000}}?{FP64_MARK}", rotary_scope),
+        Trigger(rf"(?:inv_freq|freqs?_cis)[^\n]*{FP64_MARK}", rotary_scope),
         # every capability call, however far from the bf16 evidence: a run must decide the same way as the run
         # before it (which may have written NPU108's TODO, itself naming get_device_capability and bf16)
-        r"get_device_capability",
+        Trigger(r"get_device_capability", outermost(*FUNCTIONS)),
         # an upcast right before a cast back: `x.float()).type_as(x)`, `x.to(torch.float32)).to(x.dtype)`
-        r"(?:\.float\(\)|float32\s*\))\s*\)\s*\.(?:type_as|to|type)\(",
+        Trigger(r"(?:\.float\(\)|float32\s*\))\s*\)\s*\.(?:type_as|to|type)\(", layer_norm_module),
     )
     RULES = (ROTARY_FP64, BF16_CAPABILITY, LAYERNORM_UPCAST)
-    SCOPE = "top"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

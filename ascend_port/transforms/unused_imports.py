@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Callable
 
 import libcst as cst
 
@@ -173,13 +174,13 @@ class UnusedImportTransformer(PortTransformer):
     RULES = (UNUSED_GPU_IMPORT,)
 
     @classmethod
-    def finish(cls, text: str, tree: ast.Module, ctx: PortContext) -> str:
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
         if ctx.module_ast is None or not ctx.selection.enabled(UNUSED_GPU_IMPORT):
             return text
         if not any(GPU_PACKAGES.match(target) for target in ctx.imports.aliases.values()):
             return text  # the usual case, decided without walking the module
-        before, after = _bindings(ctx.module_ast), _bindings(tree)
-        used_before, used_after = _used(ctx.module_ast), _used(tree)
+        before, after = _bindings(ctx.module_ast), _bindings(tree())
+        used_before, used_after = _used(ctx.module_ast), _used(tree())
         unused = {name for name in after if name in used_before and name in before and name not in used_after}
         if not unused:
             return text
