@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 from ascend_port import __version__
 from ascend_port.findings import Finding
+from ascend_port import rules as rule_catalogue
 from ascend_port.rules import Selection, all_rules, get_rule
 
 MAGIC = b"ascend-port cache 1\n"
@@ -94,6 +95,51 @@ def _result_cache(handler: str, selection: Selection, options: tuple[tuple[str, 
     return ResultCache(root, config_fingerprint(handler, selection, dict(options)))  # (tool: part of the key)
 
 
+RULES_MAGIC = b"ascend-port rules 1\n"
+
+
+def use_stored_rules() -> None:
+    """Take the rule catalogue from the cache, so that a run answered from the cache never imports the rule modules
+    (LibCST and every transform: about as long as the rest of such a run). The first run of a tool version, which
+    imports them anyway, writes it. The file sits in the folder of the tool's fingerprint, so it is always this
+    code's catalogue; one that does not check out is ignored (and replaced)."""
+    if rule_catalogue._modules_loaded:
+        return  # nothing to save: the modules are there
+    path = cache_root() / tool_fingerprint()[:20] / "rules.json"
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raw = b""
+    body = raw[len(RULES_MAGIC) + DIGEST_SIZE:]
+    if raw.startswith(RULES_MAGIC) and hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() == \
+            raw[len(RULES_MAGIC):len(RULES_MAGIC) + DIGEST_SIZE]:
+        try:
+            stored = json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            stored = None
+        if isinstance(stored, dict) and stored.get("tool") == tool_fingerprint() and \
+                rule_catalogue.use_snapshot(stored.get("rules")):
+            return
+    body = json.dumps({"tool": tool_fingerprint(), "rules": rule_catalogue.snapshot_rules()}).encode()
+    _write_atomic(path, RULES_MAGIC + hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() + body)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file and ``os.replace``; a cache that cannot be written (read-only, full disk) is
+    simply not used."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+
+
 @dataclass(frozen=True)
 class Entry:
     """What a FileResult needs, as plain data. ``diff_body`` is the diff without its ``---``/``+++`` lines."""
@@ -112,9 +158,12 @@ class ResultCache:
         self.directory = root / tool_fingerprint()[:20]
         self._folder = str(self.directory)
         self._config = config
+        self._hash = hashlib.blake2b(config, digest_size=DIGEST_SIZE)
 
     def key(self, data: bytes) -> str:
-        return hashlib.blake2b(self._config + data, digest_size=DIGEST_SIZE).hexdigest()
+        digest = self._hash.copy()  # blake2b(config + data), without copying the file's bytes
+        digest.update(data)
+        return digest.hexdigest()
 
     def _path(self, key: str) -> str:
         return os.path.join(self._folder, key[:2], key[2:])
@@ -133,18 +182,7 @@ class ResultCache:
 
     def store(self, key: str, entry: Entry) -> None:
         """Write the entry atomically; a cache that cannot be written (read-only, full disk) is simply not used."""
-        path = Path(self._path(key))
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(encode(entry, key))
-            os.replace(tmp, path)
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
+        _write_atomic(Path(self._path(key)), encode(entry, key))
 
 
 def encode(entry: Entry, key: str) -> bytes:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,19 +12,18 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ascend_port import __version__
 from ascend_port import config as project_config
 from ascend_port.changes import ChangesError, changed_paths
 from ascend_port.engine import RunConfig, RunResult, run
-from ascend_port.gitflow import DEFAULT_BRANCH, GitOptions, WorkflowError, apply_to_repository
-from ascend_port.review import review_in_place
 from ascend_port.rules import all_rules, get_rule
-from ascend_port.sources import write_atomic
+
+# What only some commands need (GitPython and the git workflow, the review, rich's markdown, tables and progress
+# bars) is imported where it is used: a run answered from the cache takes less time than importing all of it.
+# gitflow.DEFAULT_BRANCH, spelled out for the --branch help (tests/test_startup.py keeps the two equal).
+DEFAULT_BRANCH = "ascend-port/npu"
 
 app = typer.Typer(
     name="ascend-port",
@@ -62,10 +62,15 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _settings(paths: list[Path], select=None, ignore=None, min_confidence=None, exclude=None,
-              attention_backend=None, branch=None) -> project_config.Settings:
-    """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the given flags."""
+              attention_backend=None, branch=None, cached_rules: bool = False) -> project_config.Settings:
+    """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the given flags.
+    ``cached_rules``: the rule catalogue may come from the result cache (see cache.use_stored_rules)."""
     flags = {"select": select, "ignore": ignore, "min-confidence": min_confidence, "exclude": exclude,
              "attention-backend": attention_backend, "branch": branch}
+    if cached_rules:
+        from ascend_port.cache import use_stored_rules
+
+        use_stored_rules()
     try:
         return project_config.resolve(paths, flags)
     except project_config.ConfigError as error:
@@ -88,8 +93,15 @@ def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None)
             paths = changed_paths(paths, config.exclude, changed_since)
         except ChangesError as error:
             raise _fail(escape(str(error))) from None
+    if _standalone:
+        # A short-lived process: what is loaded by now (the CLI, the rules, LibCST) lives until it exits. Taken out
+        # of the collector's reach, it is not walked by every collection, nor at exit, nor copied into the forked
+        # workers by the collector's writes.
+        gc.freeze()
     if not sys.stderr.isatty():
         return run(paths, config)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(TextColumn("porting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as progress:
         task = progress.add_task("port", total=None)
@@ -102,7 +114,7 @@ def _report_errors(result: RunResult) -> None:
 
 
 def _totals_line(result: RunResult) -> str:
-    from ascend_port.reports.model import INFORMATIONAL  # "compatible as it is" notes (NPU407): neither
+    from ascend_port.reports import INFORMATIONAL  # "compatible as it is" notes (NPU407): neither
 
     findings = [f for file in result.files for f in file.findings if f.rule.id not in INFORMATIONAL]
     rewrites = sum(1 for f in findings if f.rule.rewrites)
@@ -127,7 +139,8 @@ def scan(paths: PathsArg, select: SelectOpt = None, ignore: IgnoreOpt = None, mi
 
     if output_format not in FORMATS:
         raise _fail(f"--format {escape(output_format)!r}: use one of {', '.join(FORMATS)}")
-    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend)
+    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend,
+                         cached_rules=not no_cache)
     result = _run(paths, _config(settings, jobs, no_cache), changed_since)
     if output_format == "text" and output is None:
         from ascend_port.reports.text import print_text
@@ -201,9 +214,12 @@ def apply(paths: PathsArg,
         raise _fail(f"--check writes nothing: it cannot be combined with {'--no-git' if no_git else '--interactive'}")
     if dry_run and interactive:
         raise _fail("--interactive cannot be combined with --dry-run")
-    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend, branch)
+    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend, branch,
+                         cached_rules=not no_cache)
     config = _config(settings, jobs, no_cache)
     if not dry_run and not no_git and not check:
+        from ascend_port.gitflow import GitOptions, WorkflowError, apply_to_repository
+
         options = GitOptions(settings.branch or DEFAULT_BRANCH, force_branch, not no_commit, allow_dirty, report_dir,
                              interactive)
         try:
@@ -220,7 +236,11 @@ def apply(paths: PathsArg,
             sys.stdout.buffer.write(file.diff)
         sys.stdout.buffer.flush()
     else:
+        from ascend_port.sources import write_atomic
+
         if interactive:
+            from ascend_port.review import review_in_place
+
             try:
                 review_in_place(result, out)
             except KeyboardInterrupt:
@@ -259,6 +279,8 @@ def _check(result: RunResult, show_diff: bool, exit_zero: bool) -> None:
 @app.command("rules")
 def list_rules() -> None:
     """List every rule: ID, name, confidence and summary."""
+    from rich.table import Table
+
     table = Table(show_edge=False, header_style="bold")
     for column in ("rule", "name", "domain", "confidence", "summary"):
         table.add_column(column, overflow="fold")
@@ -274,6 +296,8 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule ID such as NPU10
         r = get_rule(rule_id)
     except KeyError as error:
         raise _fail(error.args[0]) from None
+    from rich.markdown import Markdown
+
     out.print(Markdown(f"# {r.id} {r.name} ({r.confidence.label})\n\n{r.summary}\n\n" + _doc_markdown(r.doc)))
 
 
@@ -334,5 +358,10 @@ def _main(version: Annotated[bool, typer.Option("--version", callback=_version_c
     pass
 
 
+_standalone = False  # True in the `ascend-port` process itself (main), not when the app is called in-process
+
+
 def main() -> None:
+    global _standalone
+    _standalone = True
     app()

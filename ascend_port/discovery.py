@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import stat
 import subprocess
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -16,9 +15,8 @@ SKIPPED_DIRS = {
 }
 
 
-def _skipped_dir(path: Path) -> bool:
-    name = path.name
-    return name in SKIPPED_DIRS or name.endswith(".egg-info") or (path / "pyvenv.cfg").exists()
+def _skipped_dir(folder: str, name: str) -> bool:
+    return name in SKIPPED_DIRS or name.endswith(".egg-info") or os.path.exists(os.path.join(folder, name, "pyvenv.cfg"))
 
 
 def _git_ignored(root: Path, candidates: list[Path]) -> set[Path]:
@@ -73,12 +71,30 @@ def _gitignore_fallback(root: Path, candidates: list[Path]) -> set[Path]:
     return ignored
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d) and not (here / d).is_symlink())
-        for name in sorted(filenames):
-            yield here / name
+def _walk(root: Path) -> Iterator[tuple[Path, str]]:
+    """Every regular file under ``root`` (no links, FIFOs or devices) and its path relative to ``root``, folder by
+    folder in name order, a folder's files before its subfolders (the order of ``os.walk``, top-down)."""
+    stack: list[tuple[Path, str, str]] = [(root, os.fspath(root), "")]
+    while stack:
+        here, folder, relative = stack.pop()
+        try:
+            with os.scandir(folder) as scan:
+                entries = list(scan)
+        except OSError:
+            continue  # an unreadable folder is passed over, as os.walk does
+        files, folders = [], []
+        for entry in entries:
+            try:
+                if entry.is_file(follow_symlinks=False):  # d_type: no stat per file
+                    files.append(entry.name)
+                elif entry.is_dir(follow_symlinks=False) and not _skipped_dir(folder, entry.name):
+                    folders.append(entry.name)
+            except OSError:
+                continue
+        for name in sorted(files):
+            yield here / name, relative + name
+        for name in sorted(folders, reverse=True):
+            stack.append((here / name, os.path.join(folder, name), f"{relative}{name}{os.sep}"))
 
 
 def discover(paths: Iterable[Path], wanted: Callable[[Path], bool], exclude: Iterable[str] = ()) -> list[Path]:
@@ -90,21 +106,13 @@ def discover(paths: Iterable[Path], wanted: Callable[[Path], bool], exclude: Ite
             if wanted(path):
                 found.setdefault(os.path.realpath(path), path)
             continue
-        # Regular files only: no links (never followed), and no FIFO or device named .py (reading one blocks).
-        candidates = [p for p in _walk(path) if wanted(p) and _regular(p)]
-        ignored = _git_ignored(path, candidates)
+        candidates = [(p, relative) for p, relative in _walk(path) if wanted(p)]
+        ignored = _git_ignored(path, [p for p, _ in candidates])
         real_root = os.path.realpath(path)
-        for p in candidates:
+        for p, relative in candidates:
             if p not in ignored:
-                found.setdefault(os.path.join(real_root, os.path.relpath(p, path)), p)
-    return [p for p in found.values() if not _excluded(p, patterns)]
-
-
-def _regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
+                found.setdefault(os.path.join(real_root, relative), p)
+    return [p for p in found.values() if not _excluded(p, patterns)] if patterns else list(found.values())
 
 
 def _excluded(path: Path, patterns: list[str]) -> bool:

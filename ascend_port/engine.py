@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from ascend_port.cache import Entry, result_cache
+from ascend_port.cache import Entry, ResultCache, result_cache
 from ascend_port.codemods import Handler, PortError, handler_for
 from ascend_port.diffing import unified_diff
 from ascend_port.discovery import discover
@@ -50,32 +50,45 @@ class RunResult:
 
 
 def display_path(path: Path) -> str:
-    """Relative to the working directory when below it (what `git apply` expects), else absolute."""
-    resolved = _real_path(path)
+    """Relative to the working directory when below it (what `git apply` expects), else absolute; symlinks
+    resolved. Resolving every component of every file costs more than answering an unchanged file from the cache:
+    each folder is resolved once, and from its parent's resolution when it is not a link itself."""
+    cwd = os.getcwd()
+    folder, name = os.path.split(os.fspath(path))
+    if name in ("", ".", "..") or os.path.islink(path):
+        return _shown(path.resolve(), cwd)
+    return _shown_folder(os.path.join(cwd, folder), cwd) + name
+
+
+@lru_cache(maxsize=4096)
+def _shown_folder(folder: str, cwd: str) -> str:
+    """How display_path shows the files of ``folder`` (absolute): the prefix of their names, ending with ``/``,
+    or empty for the working directory."""
+    shown = _shown(_real_folder(folder), cwd)
+    return "" if shown == "." else shown.rstrip("/") + "/"
+
+
+def _shown(resolved: Path, cwd: str) -> str:
     try:
-        return resolved.relative_to(_real_folder(os.getcwd())).as_posix()
+        return resolved.relative_to(_real_folder(cwd)).as_posix()
     except ValueError:
         return resolved.as_posix()
 
 
-def _real_path(path: Path) -> Path:
-    """``path.resolve()``, resolving each folder once: resolving every component of every file costs more than
-    answering an unchanged file from the cache."""
-    if ".." in path.parts or path.is_symlink():
-        return path.resolve()
-    absolute = os.path.abspath(path)
-    return _real_folder(os.path.dirname(absolute)) / os.path.basename(absolute)
-
-
 @lru_cache(maxsize=4096)
 def _real_folder(folder: str) -> Path:
-    return Path(folder).resolve()
+    """``Path(folder).resolve()`` of an absolute folder."""
+    parent, name = os.path.split(folder)
+    if name in ("", ".", "..") or os.path.islink(folder):
+        return Path(folder).resolve()
+    return _real_folder(parent) / name
 
 
-def port_file(path: Path, config: RunConfig) -> FileResult:
+def port_file(path: Path, config: RunConfig, handler: Handler | None = None) -> FileResult:
+    """Port one file (``handler``: ``handler_for(path)`` when the caller has it already)."""
     shown = display_path(path)
     result = FileResult(shown)
-    handler = handler_for(path)
+    handler = handler or handler_for(path)
     if handler is None:
         result.skipped = "no handler for this file type"
         return result
@@ -104,11 +117,15 @@ def cached_result(path: Path, config: RunConfig) -> FileResult | None:
     handler = handler_for(path)
     if handler is None or not config.cache:
         return None
+    return _cached(path, result_cache(type(handler).__name__, config.selection, config.options))
+
+
+def _cached(path: Path, results: ResultCache) -> FileResult | None:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError:
         return None
-    results = result_cache(type(handler).__name__, config.selection, config.options)
     entry = results.load(results.key(data))
     return None if entry is None else _from_entry(entry, display_path(path))
 
@@ -159,10 +176,32 @@ def _port_batch(paths: list[Path], config: RunConfig) -> list[FileResult]:
     return [port_file(p, config) for p in paths]
 
 
+COLD_PROBE = 32  # how many files run() looks up in the cache before it takes an all-miss for a cold cache
+
+
 def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, int], None] | None = None) -> RunResult:
-    files = discover([Path(p) for p in paths], lambda p: handler_for(p) is not None, config.exclude)
+    handlers: dict[Path, Handler] = {}
+
+    def wanted(path: Path) -> bool:  # (the handler is kept: it is needed again for every file found)
+        handler = handlers[path] = handler_for(path)
+        return handler is not None
+
+    files = discover([Path(p) for p in paths], wanted, config.exclude)
     # What the cache knows is answered here: a run over unchanged files starts no worker at all.
-    known = {i: hit for i, path in enumerate(files) if (hit := cached_result(path, config)) is not None}
+    known: dict[int, FileResult] = {}
+    if config.cache:
+        caches: dict[type, ResultCache] = {}
+        for i, path in enumerate(files):
+            if i == COLD_PROBE and not known:
+                # The first files all missed: the cache is cold (a new tool version, a new configuration). The
+                # rest go to port_file unread here, which answers from the cache what it can, so that no file is
+                # read and hashed twice, once here and once in a worker.
+                break
+            kind = type(handlers[path])
+            if kind not in caches:
+                caches[kind] = result_cache(kind.__name__, config.selection, config.options)
+            if (hit := _cached(path, caches[kind])) is not None:
+                known[i] = hit
     todo = [path for i, path in enumerate(files) if i not in known]
     progress = None if on_progress is None else lambda done: on_progress(len(known) + done, len(files))
     if progress:

@@ -1,5 +1,5 @@
-"""The trigger prefilter (codemods/literals.py) may only make the search faster: on any text, the patterns it picks
-find exactly what the full trigger patterns find."""
+"""The trigger search (codemods/literals.py) may only make the search faster: on any text, it finds exactly what
+each trigger fragment run over the whole text finds."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascend_port.codemods.literals import TriggerFilter, required_strings
+import re
+
+from ascend_port.codemods.literals import TriggerFilter, line_local, required_strings
 from ascend_port.codemods.python import active_transformers, trigger_filter, trigger_patterns
 from ascend_port.rules import Selection
 
@@ -29,28 +31,43 @@ def test_required_strings(fragment: str, expected: set[str]) -> None:
 @pytest.mark.parametrize("fragment", [r"\w+", "a|bcdef", "(?:xyz)?", "[a-z]{5}", r"(a)\1", "ab", "(?:abc)*"])
 def test_fragments_without_a_required_string_are_always_run(fragment: str) -> None:
     assert required_strings(fragment) is None
-    assert TriggerFilter([("statement", [fragment])]).patterns("")  # kept even for an empty text
+    assert TriggerFilter([("statement", [fragment])]).matches("abcdef xyz xyz") == \
+        [(m.start(), "statement") for m in re.finditer(fragment, "abcdef xyz xyz")]
 
 
-def test_no_pattern_when_no_literal_occurs() -> None:
-    assert TriggerFilter([("statement", [r"\bgraph\b", "cuda"])]).patterns("x = 1\n") == ()
+def test_no_match_when_no_literal_occurs() -> None:
+    assert TriggerFilter([("statement", [r"\bgraph\b", "cuda"])]).matches("x = 1\n") == []
 
 
-def _matches(patterns, text: str) -> dict[str, list[tuple[int, int]]]:
-    return {scope: [m.span() for m in pattern.finditer(text)] for pattern, scope in patterns}
+@pytest.mark.parametrize("fragment, expected", [
+    (r"\bgraph\b", True), ("[Cc][Uu][Dd][Aa]", True), (r"(?<!self\.)\blayer_norm\(", True), (r"[^\n]*x", True),
+    (r"a\s*b", False), (r"[\s\S]{0,9}x", False), (r"a[^b]", False), (r"a$", False), (r"^a", False),
+    (r"(?s)a.b", False), (r"a.b", True), (r"x(?=[^\n]*\n[^\n]*y)", False), (r"(a)\1", False),
+])
+def test_line_local(fragment: str, expected: bool) -> None:
+    assert line_local(fragment) is expected
+
+
+def _reference(classes, text: str) -> set[tuple[int, object]]:
+    """Every fragment on its own over the whole text."""
+    return {(m.start(), trigger.scope) for cls in classes for trigger in cls.triggers()
+            for m in re.finditer(trigger.pattern, text)}
 
 
 WORDS = ["cuda", "CUDA", "Cuda", ".cuda()", "nccl", "graph", "graphs", "_graph", "compile", "jit", "@triton.jit",
          "float64", ".double(", "rotary", "def apply_rotary(x):", "class RotaryEmbedding:", "inv_freq", "silu(",
          "torch.sqrt(", "FusedLayerNorm", "autocast", "flash_attn", "\n", " ", "(", ")", "x", "=", "'", '"',
-         "device_id", ".cu'", ".cuh\"", "try:\n    from triton.language.extra.cann import libdevice\n", "İ", "K"]
+         "device_id", ".cu'", ".cuh\"", "try:\n    from triton.language.extra.cann import libdevice\n", "İ", "K",
+         "self.", "layer_norm(", ".float()", "float32)", ").type_as(", "\r", "rotate_half(q) ", "* ", "rsqrt"]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(WORDS), max_size=40).map("".join))
-def test_the_filtered_patterns_find_exactly_what_the_full_ones_find(text: str) -> None:
+def test_the_search_finds_exactly_what_each_fragment_finds(text: str) -> None:
     classes = active_transformers(Selection())
-    full = _matches(trigger_patterns(classes), text)
-    filtered = _matches(trigger_filter(classes).patterns(text), text)
-    assert {scope: spans for scope, spans in full.items() if spans} == \
-        {scope: spans for scope, spans in filtered.items() if spans}
+    found = trigger_filter(classes).matches(text)
+    assert set(found) == _reference(classes, text)
+    assert [offset for offset, _ in found] == sorted(offset for offset, _ in found)
+    # and at least every match of the combined patterns (one alternation's matches never overlap)
+    assert {(m.start(), scope) for pattern, scope in trigger_patterns(classes) for m in pattern.finditer(text)} \
+        <= set(found)

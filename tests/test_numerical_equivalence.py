@@ -103,12 +103,18 @@ SPECS: dict[str, Spec] = {
         rand(2, 3, 16, dtype=dt)), kernels={"npu_rms_norm"}),
     "NPU420/variants": Spec(lambda ns, dt: _module(ns, "SqrtRMSNorm", 16, weights_seed=1, dtype=dt)(
         rand(2, 3, 16, dtype=dt)), kernels={"npu_rms_norm"}),
+    "NPU420/nested_class": Spec(lambda ns, dt: _module(ns, "RMSNorm", 16, weights_seed=1, dtype=dt)(
+        rand(2, 3, 16, dtype=dt)), kernels={"npu_rms_norm"}),
     "NPU421/gemma": Spec(lambda ns, dt: _module(ns, "GemmaRMSNorm", 16, weights_seed=1, dtype=dt)(
         rand(2, 3, 16, dtype=dt)), kernels={"npu_gemma_rms_norm"}),
     # HF layout: q/k (B, N, S, D), cos/sin (B, S, D) unsqueezed to (B, 1, S, D); k with fewer heads
     "NPU422/hf_rotary": Spec(lambda ns, dt: ns["apply_rotary_pos_emb"](
         rand(2, 4, 5, 8, dtype=dt), rand(2, 2, 5, 8, dtype=dt, seed=1), rand(2, 5, 8, dtype=dt, seed=2),
         rand(2, 5, 8, dtype=dt, seed=3)), kernels={"npu_rotary_mul"}),
+    # the same in a method, factors the other way round
+    "NPU422/in_a_method": Spec(lambda ns, dt: _module(ns, "Attention", 8, dtype=dt).rotate(
+        rand(2, 4, 5, 8, dtype=dt), rand(2, 5, 8, dtype=dt, seed=2), rand(2, 5, 8, dtype=dt, seed=3)),
+        kernels={"npu_rotary_mul"}),
     # BSND q/k with a (seq, dim) table broadcast to (1, S, 1, D)
     "NPU422/table_broadcast": Spec(lambda ns, dt: ns["apply_rotary"](
         rand(2, 5, 4, 8, dtype=dt), rand(2, 5, 2, 8, dtype=dt, seed=1), rand(5, 8, seed=2), rand(5, 8, seed=3)),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -113,9 +112,9 @@ def top_spans(lines: Sequence[str], tree: ast.Module) -> list[tuple[int, int]]:
     return spans
 
 
-def hot_chunks(text: str, lines: Sequence[str], tree: ast.Module, patterns: Sequence[tuple[re.Pattern[str], Scope]],
+def hot_chunks(lines: Sequence[str], tree: ast.Module, matches: Sequence[tuple[int, Scope]],
                imports: ImportIndex) -> list[Chunk]:
-    """The chunks to parse, in order, none inside another."""
+    """The chunks to parse for the trigger ``matches`` (start offset, scope), in order, none inside another."""
     spans = top_spans(lines, tree)
     starts = [s for s, _ in spans]
     line_starts = line_offsets(lines)
@@ -125,19 +124,18 @@ def hot_chunks(text: str, lines: Sequence[str], tree: ast.Module, patterns: Sequ
         if j >= 0 and (node.end_lineno or 0) <= spans[j][1]:
             members[j].append(node)
     found: set[Chunk] = set()
-    for pattern, scope in patterns:
-        seen_lines: set[int] = set()
-        for match in pattern.finditer(text):
-            line = bisect.bisect_right(line_starts, match.start())
-            if line in seen_lines:
-                continue
-            seen_lines.add(line)
-            i = bisect.bisect_right(starts, line) - 1
-            if i < 0 or spans[i][1] < line:
-                continue  # a comment or blank line between statements
-            span = _span(members[i], spans[i], line, lines, scope, imports)
-            if span is not None:
-                found.add(Chunk(*span, top=spans[i]))
+    seen: set[tuple[int, Scope]] = set()
+    for offset, scope in matches:
+        line = bisect.bisect_right(line_starts, offset)
+        if (line, scope) in seen:
+            continue
+        seen.add((line, scope))
+        i = bisect.bisect_right(starts, line) - 1
+        if i < 0 or spans[i][1] < line:
+            continue  # a comment or blank line between statements
+        span = _span(members[i], spans[i], line, lines, scope, imports)
+        if span is not None:
+            found.add(Chunk(*span, top=spans[i]))
     chunks: list[Chunk] = []
     for chunk in sorted(found, key=lambda c: (c.first, -c.last)):
         if chunks and chunk.first <= chunks[-1].last:

@@ -12,7 +12,7 @@ kept, so the result is exactly what the full patterns would find.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
 try:  # the parser of the re module (``sre_parse`` before Python 3.11)
@@ -90,25 +90,111 @@ def _sequence(items) -> set[str] | None:
     return max(candidates, key=lambda strings: (min(map(len, strings)), -len(strings)))
 
 
+def line_local(fragment: str) -> bool:
+    """True when no match of ``fragment`` can contain or look past a line break: its matches in a text are its
+    matches in the lines on their own (``^``/``$`` and friends, which would see a line's end as the text's end,
+    count as looking past it)."""
+    try:
+        parsed = sre_parse.parse(fragment)
+    except (re.error, RecursionError, TypeError, ValueError):
+        return False
+    flags = getattr(getattr(parsed, "state", None), "flags", None)
+    if flags is None:  # pragma: no cover - Python 3.10's sre_parse
+        flags = parsed.pattern.flags
+    return not flags & re.DOTALL and not _newline_possible(parsed)
+
+
+def _newline_possible(items) -> bool:
+    for op, arg in items:
+        if op is _LITERAL:
+            if arg == 10:
+                return True
+        elif op is sre_constants.NOT_LITERAL:
+            if arg != 10:
+                return True
+        elif op is _IN:
+            if _set_has_newline(arg):
+                return True
+        elif op is sre_constants.ANY:
+            continue  # `.` without DOTALL (checked by the caller)
+        elif op is sre_constants.AT:
+            if arg not in (sre_constants.AT_BOUNDARY, sre_constants.AT_NON_BOUNDARY):
+                return True
+        elif op is _SUBPATTERN:
+            if _newline_possible(arg[-1]):
+                return True
+        elif op is _BRANCH:
+            if any(_newline_possible(branch) for branch in arg[1]):
+                return True
+        elif op in _REPEATS:
+            if _newline_possible(arg[2]):
+                return True
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            if _newline_possible(arg[1]):
+                return True
+        else:
+            return True  # anything else (a back reference, a conditional): assume it can
+    return False
+
+
+def _set_has_newline(items) -> bool:
+    negated = any(op is sre_constants.NEGATE for op, _ in items)
+    has = False
+    for op, arg in items:
+        if op is _LITERAL and arg == 10 or op is sre_constants.RANGE and arg[0] <= 10 <= arg[1]:
+            has = True
+        elif op is sre_constants.CATEGORY and arg not in (sre_constants.CATEGORY_DIGIT, sre_constants.CATEGORY_WORD):
+            has = True  # \s, \D, \W and the like: treat as containing it
+    return has != negated
+
+
+@dataclass(frozen=True)
+class _Fragment:
+    scope: Hashable
+    pattern: re.Pattern[str]
+    strings: frozenset[str] | None  # one of these occurs (lower-cased) in every match; None: unknown
+    line_local: bool
+
+
 class TriggerFilter:
-    """Picks, for one text, the trigger fragments that can match, and gives the patterns to run on it."""
+    """Finds the trigger matches of a text. A fragment whose literal strings the text does not contain is not run;
+    one that cannot cross a line is run only on the lines that contain its strings (Python's ``re`` scans an
+    alternation position by position, ``str.find`` is an order of magnitude faster)."""
 
     def __init__(self, by_scope: Iterable[tuple[Hashable, Sequence[str]]]) -> None:
-        self._fragments = [(scope, fragment, required_strings(fragment))
+        self._fragments = [_Fragment(scope, re.compile(fragment), required_strings(fragment), line_local(fragment))
                            for scope, fragments in by_scope for fragment in fragments]
 
-    def patterns(self, text: str) -> tuple[tuple[re.Pattern[str], Hashable], ...]:
-        """(pattern, scope) pairs over the fragments that can match ``text``; empty when none can."""
+    def matches(self, text: str) -> list[tuple[int, Hashable]]:
+        """(start offset, scope) of every match of every fragment, in order."""
         lowered = text.lower()
-        present = tuple((scope, fragment) for scope, fragment, strings in self._fragments
-                        if strings is None or any(s in lowered for s in strings))
-        return _compiled(present) if present else ()
+        aligned = len(lowered) == len(text)  # lower() may lengthen a few characters (İ): then offsets differ
+        present: dict[str, bool] = {}
+        found: set[tuple[int, Hashable]] = set()
+        for fragment in self._fragments:
+            if fragment.strings is None:
+                found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
+                continue
+            strings = [s for s in fragment.strings if present.setdefault(s, s in lowered)]
+            if not strings:
+                continue
+            if not (fragment.line_local and aligned):
+                found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
+                continue
+            for start, end in _lines_with(text, lowered, strings):
+                found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text, start, end))
+        return sorted(found, key=lambda item: item[0])
 
 
-@lru_cache(maxsize=512)
-def _compiled(present: tuple[tuple[Hashable, str], ...]) -> tuple[tuple[re.Pattern[str], Hashable], ...]:
-    by_scope: dict[Hashable, list[str]] = {}
-    for scope, fragment in present:
-        by_scope.setdefault(scope, []).append(fragment)
-    return tuple((re.compile("|".join(f"(?:{f})" for f in fragments)), scope)
-                 for scope, fragments in by_scope.items())
+def _lines_with(text: str, lowered: str, strings: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) offsets of the lines (without their line break) that contain one of ``strings``."""
+    lines: set[tuple[int, int]] = set()
+    for string in strings:
+        at = lowered.find(string)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            lines.add((start, end))
+            at = lowered.find(string, end)
+    return sorted(lines)

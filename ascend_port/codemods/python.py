@@ -58,7 +58,8 @@ def trigger_patterns(classes: tuple[type[PortTransformer], ...]) -> tuple[tuple[
 
 @lru_cache(maxsize=64)
 def trigger_filter(classes: tuple[type[PortTransformer], ...]) -> TriggerFilter:
-    """trigger_patterns reduced, file by file, to the fragments whose literal text the file contains."""
+    """Finds the triggers' matches in a text (each fragment on its own: the matches of trigger_patterns and more,
+    since one alternation's matches never overlap), faster than running trigger_patterns."""
     return TriggerFilter(_fragments_by_scope(classes))
 
 
@@ -75,8 +76,8 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
 
 def _port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
     classes = active_transformers(selection)
-    patterns = trigger_filter(classes).patterns(text)  # the same matches as trigger_patterns(classes), faster
-    if not any(pattern.search(text) for pattern, _ in patterns):
+    matches = trigger_filter(classes).matches(text)
+    if not matches:
         return PortOutcome(None)
     try:
         with warnings.catch_warnings():
@@ -90,7 +91,7 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     uses_npu = uses_torch_npu_name = False
     lines = python_lines(text)
     splices: list[Splice] = []
-    for chunk in hot_chunks(text, lines, tree, patterns, imports):
+    for chunk in hot_chunks(lines, tree, matches, imports):
         if splices and chunk.first <= splices[-1].last:
             continue  # already ported as part of an enclosing statement (see the fallback below)
         first, last = chunk.first, chunk.last

@@ -23,6 +23,7 @@ from ascend_port import __version__
 from ascend_port.engine import RunResult
 from ascend_port.findings import FileResult, Finding
 from ascend_port.hunks import IMPORT_RULE, split_lines
+from ascend_port.reports import INFORMATIONAL  # noqa: F401  (sarif.py imports it from here)
 from ascend_port.reports import effort as effort_model
 from ascend_port.reports.dependencies import Dependency, dependencies as find_dependencies
 from ascend_port.reports.edits import Edit, file_edits
@@ -35,8 +36,6 @@ DOMAIN_TITLES: dict[str, str] = {
     "NPU5": "custom operators", "NPU6": "third-party", "NPU7": "compile/graphs",
 }
 CUDA_SUFFIXES = (".cu", ".cuh")
-# Rules whose findings are information, not work: they report code that runs on an NPU as it is.
-INFORMATIONAL = frozenset({"NPU407"})
 
 
 @dataclass

@@ -12,6 +12,7 @@ from ascend_port import npu_api
 from ascend_port.names import build_dotted, dotted
 from ascend_port.rules import Confidence, rule
 from ascend_port.transforms.base import PortTransformer
+from ascend_port.transforms.scopes import Trigger, imported
 from ascend_port.transforms.device import TORCH_CUDA_UNSUPPORTED
 from ascend_port.transforms.kernels import names_in
 
@@ -144,8 +145,11 @@ def _string(node: cst.BaseExpression | None) -> str | None:
 class CompileTransformer(PortTransformer):
     """NPU700-NPU705."""
 
-    TRIGGERS = (r"nvtx", r"CUDAGraph", r"\bgraph\b", r"graphed_callables", r"graph_pool_handle",
-                r"stream_capturing", r"torch\.compile|(?<![\w.])compile\(|import[^\n]*\bcompile\b", r"_dynamo", r"profiler", r"ProfilerActivity", r"key_averages")
+    # The graph names are bare names from `from torch.cuda import ...` (`torch.cuda.graph` has the device trigger).
+    TRIGGERS = (r"nvtx", r"CUDAGraph", Trigger(r"\bgraph\b|graphed_callables|graph_pool_handle|stream_capturing",
+                                               imported("torch.cuda")),
+                r"torch\.compile|(?<![\w.])compile\(|import[^\n]*\bcompile\b", r"_dynamo", r"profiler",
+                r"ProfilerActivity", r"key_averages")
     RULES = (NVTX, CUDA_GRAPHS, COMPILE_BACKEND, COMPILE_SETTINGS, PROFILER, PROFILER_RESULTS)
 
     def __init__(self, ctx) -> None:

@@ -99,11 +99,35 @@ def _forward(body: cst.BaseSuite) -> tuple[int, cst.FunctionDef] | None:
     return None
 
 
+def _straight_line(fn: ast.stmt) -> bool:
+    """Assignments, casts under an ``if`` and a ``return``: the only bodies the RMSNorm evaluator accepts."""
+    body = fn.body[1:] if isinstance(fn.body[0], ast.Expr) else fn.body  # a docstring
+    return all(isinstance(s, (ast.Assign, ast.AnnAssign, ast.If, ast.Return)) for s in body) \
+        and any(isinstance(s, ast.Return) for s in body)
+
+
 def norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
-    """The scope of an RMSNorm's square root: the innermost class around it, if it has a ``forward``."""
+    """The scope of an RMSNorm's square root: the innermost class around it, if it could be one (match_rms_norm
+    decides): an ``__init__``, a straight-line ``forward``, and the root in a straight-line method of the class."""
     cls = next((node for node in reversed(path) if isinstance(node, ast.ClassDef)), None)
-    has_forward = cls is not None and any(isinstance(s, FUNCTIONS) and s.name == "forward" for s in cls.body)
-    return cls if has_forward else None
+    if cls is None:
+        return None
+    methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
+    forward = methods.get("forward")
+    method = path[path.index(cls) + 1] if path[-1] is not cls else None
+    if "__init__" not in methods or forward is None or not isinstance(method, FUNCTIONS):
+        return None
+    return cls if _straight_line(forward) and _straight_line(method) else None
+
+
+def swiglu_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The scope of a SwiGLU's silu: the innermost function around it, if it chunks a tensor (`a, b = x.chunk(2)`)."""
+    fn = next((node for node in reversed(path) if isinstance(node, FUNCTIONS)), None)
+    if fn is None:
+        return None
+    chunks = any(isinstance(n, ast.Attribute) and n.attr == "chunk" or isinstance(n, ast.Name) and n.id == "chunk"
+                 for n in ast.walk(fn))
+    return fn if chunks else None
 
 
 class NormTransformer(RotarySwigluMixin, PortTransformer):
@@ -111,8 +135,9 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
     function (the rotary tables' broadcasting, the halves of a chunk)."""
 
     TRIGGERS = (Trigger(r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", norm_module),
-                Trigger(r"rotate_half\(", in_function),
-                Trigger(r"\bsilu\(", in_function))
+                # a call of it as a factor: `rotate_half(q) * sin`, `sin * rotate_half(q)` (not its definition)
+                Trigger(r"rotate_half\([\w.\s]*\)[\s)]*\*|\*[\s(]*\w*rotate_half\(", in_function),
+                Trigger(r"\bsilu\(", swiglu_function))
     RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
 
     def torch_npu(self) -> str:

@@ -329,7 +329,8 @@ class PrecisionCallTransformer(_PrecisionTransformer):
     """NPU300, NPU301, NPU303 and NPU305's `F.layer_norm` form: one call at a time, so it sees single statements
     (autocast, layer_norm and float64 are in most model files; parsing whole classes for them would be slow)."""
 
-    TRIGGERS = (r"autocast|GradScaler", r"layer_norm\(", FP64_MARK)
+    # layer_norm: the function (not `self.layer_norm(`, a module) with an upcast in its first lines of arguments
+    TRIGGERS = (r"autocast|GradScaler", r"(?<!self\.)\blayer_norm\((?=(?:[^\n]*\n){0,3}?[^\n]*float)", FP64_MARK)
     RULES = (AMP_DEVICE_TYPE, AUTOCAST_GPU_API, FP64_ON_DEVICE, LAYERNORM_UPCAST)
 
     def __init__(self, ctx) -> None:

@@ -56,6 +56,16 @@ def nothing(path: Sequence[ast.stmt], imports: ImportIndex) -> None:
     return None
 
 
+def imported(*modules: str, then: Scope = statement) -> Scope:
+    """``then`` in a module that imports from one of ``modules``, else nothing: for a trigger that is a bare name
+    (``graph``), which can only mean theirs through such an import (the dotted form has a trigger of its own)."""
+    def scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+        found = any(target == m or target.startswith(m + ".") for target in imports.aliases.values() for m in modules)
+        return then(path, imports) if found else None
+    scope.__qualname__ = f"imported({', '.join(modules)})"
+    return scope
+
+
 # The innermost function around a match, for rules that read a function's other statements; nothing at module level.
 in_function = innermost(*FUNCTIONS, otherwise=nothing)
 

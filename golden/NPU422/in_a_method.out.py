@@ -1,0 +1,28 @@
+import torch
+import torch_npu
+from torch import nn
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def other(self, x):
+        return self.proj(x)
+
+    def rotate(self, q, cos, sin):
+        cos = cos.unsqueeze(1)
+        sin = sin.unsqueeze(1)
+        # the factors the other way round
+        return torch_npu.npu_rotary_mul(q, cos, sin)
+
+    def kept(self, q, cos, sin):
+        # a (seq, dim) table used as it is: npu_rotary_mul takes 4-D tensors only
+        return (q * cos) + (rotate_half(q) * sin)
