@@ -21,6 +21,8 @@ _JSON_NOT_CONFIG = re.compile(r"(?i)^(?:package(?:-lock)?|tsconfig.*|jsconfig.*|
                               r"\.?babel.*|tslint|lerna|vercel|renovate|devcontainer|launch|settings|tasks|"
                               r"extensions|manifest)\.json$")
 _SKIPPED_FOLDERS = {".github", ".vscode", ".idea", ".devcontainer", "node_modules"}
+# Matches every name that one of the tests below can take (and more): a name it does not match is no project file.
+_MAYBE = re.compile(r"(?i)\.(?:txt|in|sh|bash|mk|ya?ml|json)$|dockerfile|containerfile|makefile")
 
 _HANDLERS = {
     "requirements": ("ascend_port.codemods.requirements_txt", "RequirementsHandler"),
@@ -47,6 +49,8 @@ def file_kind(path: Path) -> str | None:
         return "pyproject"
     if name.endswith(".ipynb"):
         return "notebook"
+    if not _MAYBE.search(name):
+        return None  # most files of a tree: one search instead of the tests below
     if _REQUIREMENTS.match(name) or (path.parent.name == "requirements" and name.endswith((".txt", ".in"))):
         return "requirements"
     if _SHELL.search(name):

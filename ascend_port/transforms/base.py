@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Mapping, Sequence
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from ascend_port.findings import Finding, todo_comment
 from ascend_port.names import ImportIndex
 from ascend_port.rules import Rule, Selection
+from ascend_port.transforms.lines import start_lines
 from ascend_port.transforms.scopes import Scope, Trigger, statement
 
 STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
@@ -45,18 +45,17 @@ class PortContext:
     # The whole module as Python's ast read it (None on the LibCST-only path): a rule that must check a definition
     # in another statement (the `rotate_half` an expression calls) reads it here, since a chunk is only a statement.
     module_ast: ast.Module | None = None
-    _positions: Mapping[cst.CSTNode, CodeRange] | None = None
-    _wrapper: MetadataWrapper | None = None
+    _module: cst.Module | None = None  # the chunk being ported (its nodes' lines are computed when first needed)
+    _lines: dict[int, int] | None = None
     _todo_stack: list[list[str]] = field(default_factory=list)
 
     def line_of(self, node: cst.CSTNode) -> int:
-        """1-based line of ``node`` in the whole file; positions are computed only when first needed."""
-        if self._positions is None:
-            if self._wrapper is None:
+        """1-based line of ``node`` in the whole file."""
+        if self._lines is None:
+            if self._module is None:
                 return self.line_offset + 1
-            self._positions = self._wrapper.resolve(PositionProvider)
-        code_range = self._positions.get(node)
-        return self.line_offset + (code_range.start.line if code_range else 1)
+            self._lines = start_lines(self._module)
+        return self.line_offset + self._lines.get(id(node), 1)
 
     def torch_name(self) -> str:
         """How this module spells ``torch`` (``import torch as th`` -> ``th``)."""
@@ -197,6 +196,5 @@ def run_transformers(module: cst.Module, ctx: PortContext, classes: Sequence[typ
     members = [cls(ctx) for cls in classes if cls.active(ctx.selection)]
     if not members:
         return module
-    ctx._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ctx._positions = None
+    ctx._module, ctx._lines = module, None
     return module.visit(CompositeTransformer(ctx, members))

@@ -242,7 +242,7 @@ class KernelTransformer(PortTransformer):
 
     # The last trigger matches on the `try:` line of a try statement that already imports Triton-Ascend's libdevice,
     # so that the whole try statement is parsed (the import inside it is then left alone, see visit_Try).
-    TRIGGERS = (r"triton", r"@\s*jit\b|\bjit\(", r"\bautotune\b", r"\bheuristics\b", r"libdevice", r"cpp_extension",
+    TRIGGERS = (r"triton", r"@[ \t]*jit\b|\bjit\(", r"\bautotune\b", r"\bheuristics\b", r"libdevice", r"cpp_extension",
                 r"CUDAExtension", r"BuildExtension", r"get_active_torch_device", r"load_inline", r"extra_cuda_cflags",
                 r"cuda_sources",
                 r"\.cuh?[\"']",

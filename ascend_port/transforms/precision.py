@@ -167,6 +167,38 @@ LAYER_NORM_MODULES = {"torch.nn.LayerNorm", "torch.nn.modules.normalization.Laye
 CAST_BACK = {"type_as", "to", "type"}
 
 
+# --- scopes of the triggers (see transforms/scopes.py) ---------------------------------------------------------
+
+
+def rotary_scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt:
+    """The outermost function or class named for rotary embeddings around a match (everything in it is a rotary
+    table, see _in_rotary_table), else the statement."""
+    return next((node for node in path if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and ROTARY.search(node.name)),
+                path[-1])
+
+
+def layer_norm_upcast(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The statement, if it calls a function named layer_norm with an upcast first argument (`x.float()`,
+    `x.to(torch.float32)`): NPU305's functional form."""
+    def upcast(node: ast.expr) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "float", "to", "type")
+
+    statement = path[-1]
+    calls = (n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.args and upcast(n.args[0]))
+    named = (c.func.id if isinstance(c.func, ast.Name) else getattr(c.func, "attr", None) for c in calls)
+    return statement if "layer_norm" in named else None
+
+
+def layer_norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The innermost class around a match, if it names LayerNorm (an attribute or a base: NPU305's module form)."""
+    cls = next((node for node in reversed(path) if isinstance(node, ast.ClassDef)), None)
+    if cls is None:
+        return None
+    names = (n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(cls) if isinstance(n, (ast.Name, ast.Attribute)))
+    return cls if "LayerNorm" in names else None
+
+
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
@@ -329,8 +361,7 @@ class PrecisionCallTransformer(_PrecisionTransformer):
     """NPU300, NPU301, NPU303 and NPU305's `F.layer_norm` form: one call at a time, so it sees single statements
     (autocast, layer_norm and float64 are in most model files; parsing whole classes for them would be slow)."""
 
-    # layer_norm: the function (not `self.layer_norm(`, a module) with an upcast in its first lines of arguments
-    TRIGGERS = (r"autocast|GradScaler", r"(?<!self\.)\blayer_norm\((?=(?:[^\n]*\n){0,3}?[^\n]*float)", FP64_MARK)
+    TRIGGERS = (r"autocast|GradScaler", Trigger(r"(?<!self\.)\blayer_norm\(", layer_norm_upcast), FP64_MARK)
     RULES = (AMP_DEVICE_TYPE, AUTOCAST_GPU_API, FP64_ON_DEVICE, LAYERNORM_UPCAST)
 
     def __init__(self, ctx) -> None:
@@ -428,22 +459,6 @@ class PrecisionCallTransformer(_PrecisionTransformer):
             return True  # torch.float16, torch.bfloat16, ...
         name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else ""
         return bool(DTYPE_NAME.search(name))
-
-
-def rotary_scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt:
-    """The outermost function or class named for rotary embeddings around a match (everything in it is a rotary
-    table, see _in_rotary_table), else the statement."""
-    return next((node for node in path if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and ROTARY.search(node.name)),
-                path[-1])
-
-
-def layer_norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
-    """The innermost class around a match, if it names LayerNorm (an attribute or a base: NPU305's module form)."""
-    cls = next((node for node in reversed(path) if isinstance(node, ast.ClassDef)), None)
-    if cls is None:
-        return None
-    names = (n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(cls) if isinstance(n, (ast.Name, ast.Attribute)))
-    return cls if "LayerNorm" in names else None
 
 
 class PrecisionTransformer(_PrecisionTransformer):
