@@ -19,23 +19,45 @@ def _skipped_dir(folder: str, name: str) -> bool:
     return name in SKIPPED_DIRS or name.endswith(".egg-info") or os.path.exists(os.path.join(folder, name, "pyvenv.cfg"))
 
 
-def _git_ignored(root: Path, candidates: list[Path]) -> set[Path]:
-    """The candidates git ignores (.gitignore, .git/info/exclude, global excludes); empty outside a repository."""
+def _start_check_ignore(root: Path) -> subprocess.Popen | None:
+    """``git check-ignore`` for the paths under ``root``, started before the tree is walked so that git's start-up
+    (reading the index and the ignore files) overlaps the walk; None when git cannot be run."""
+    try:
+        return subprocess.Popen(["git", "-C", str(root), "check-ignore", "--stdin", "-z"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError:
+        return None
+
+
+def _git_ignored(root: Path, candidates: list[Path], git: subprocess.Popen | None = None,
+                 absolute: list[str] | None = None) -> set[Path]:
+    """The candidates git ignores (.gitignore, .git/info/exclude, global excludes); empty outside a repository.
+    ``git``: the process of _start_check_ignore(root), if started; ``absolute``: os.path.abspath of each candidate,
+    if known."""
+    if git is None:
+        git = _start_check_ignore(root) if candidates else None
     if not candidates:
+        if git is not None:
+            git.kill()
+            git.communicate()
         return set()
-    by_absolute = {os.path.abspath(p): p for p in candidates}
+    if absolute is None:
+        absolute = [os.path.abspath(p) for p in candidates]
+    by_absolute = dict(zip(absolute, candidates))
     root_absolute = os.path.abspath(root)
     try:
-        result = subprocess.run(
-            ["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
-            # File names are bytes: os.fsencode gives back a name that is not UTF-8 as it is on disk.
-            input=b"\0".join(map(os.fsencode, [root_absolute, *by_absolute])), capture_output=True, timeout=120,
-        )
+        if git is None:
+            raise OSError("git cannot be run")
+        # File names are bytes: os.fsencode gives back a name that is not UTF-8 as it is on disk.
+        stdout, _ = git.communicate(b"\0".join(map(os.fsencode, [root_absolute, *by_absolute])), timeout=120)
     except (OSError, subprocess.TimeoutExpired):
-        result = None
-    if result is None or result.returncode not in (0, 1):  # 128: not a git repository
+        if git is not None:
+            git.kill()
+            git.communicate()
         return _gitignore_fallback(root, candidates)
-    ignored = {os.fsdecode(p) for p in result.stdout.split(b"\0") if p}
+    if git.returncode not in (0, 1):  # 128: not a git repository
+        return _gitignore_fallback(root, candidates)
+    ignored = {os.fsdecode(p) for p in stdout.split(b"\0") if p}
     if root_absolute in ignored:
         # The user named a folder their repository ignores (a vendored tree, a download): that is a choice;
         # apply only the folder's own .gitignore.
@@ -106,8 +128,17 @@ def discover(paths: Iterable[Path], wanted: Callable[[Path], bool], exclude: Ite
             if wanted(path):
                 found.setdefault(os.path.realpath(path), path)
             continue
-        candidates = [(p, relative) for p, relative in _walk(path) if wanted(p)]
-        ignored = _git_ignored(path, [p for p, _ in candidates])
+        git = _start_check_ignore(path)
+        try:
+            candidates = [(p, relative) for p, relative in _walk(path) if wanted(p)]
+        except BaseException:
+            if git is not None:
+                git.kill()
+                git.communicate()
+            raise
+        root_absolute = os.path.abspath(path)
+        ignored = _git_ignored(path, [p for p, _ in candidates], git,
+                               [os.path.join(root_absolute, relative) for _, relative in candidates])
         real_root = os.path.realpath(path)
         for p, relative in candidates:
             if p not in ignored:

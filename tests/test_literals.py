@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import re
 
 from ascend_port.codemods.literals import TriggerFilter, line_local, required_strings
+from ascend_port.transforms.scopes import Trigger
 from ascend_port.codemods.python import active_transformers, trigger_filter, trigger_patterns
 from ascend_port.rules import Selection
 
@@ -31,12 +32,23 @@ def test_required_strings(fragment: str, expected: set[str]) -> None:
 @pytest.mark.parametrize("fragment", [r"\w+", "a|bcdef", "(?:xyz)?", "[a-z]{5}", r"(a)\1", "ab", "(?:abc)*"])
 def test_fragments_without_a_required_string_are_always_run(fragment: str) -> None:
     assert required_strings(fragment) is None
-    assert TriggerFilter([("statement", [fragment])]).matches("abcdef xyz xyz") == \
+    assert TriggerFilter([Trigger(fragment, "statement")]).matches("abcdef xyz xyz") == \
         [(m.start(), "statement") for m in re.finditer(fragment, "abcdef xyz xyz")]
 
 
 def test_no_match_when_no_literal_occurs() -> None:
-    assert TriggerFilter([("statement", [r"\bgraph\b", "cuda"])]).matches("x = 1\n") == []
+    assert TriggerFilter([Trigger(r"\bgraph\b"), Trigger("cuda")]).matches("x = 1\n") == []
+
+
+def test_matches_on_comment_lines_do_not_count() -> None:
+    text = "# cuda\nx = 1  # cuda\n  # cuda\ry = 2\n"
+    assert [offset for offset, _ in TriggerFilter([Trigger("cuda")]).matches(text)] == [text.index("cuda", 10)]
+
+
+def test_a_trigger_counts_only_with_what_it_also_needs() -> None:
+    search = TriggerFilter([Trigger("rsqrt", "class", also=("mean", "parameter"))])
+    assert search.matches("y = x.rsqrt()\n") == []
+    assert search.matches("y = x.mean().rsqrt()\nw = nn.Parameter(w)\n") == [(13, "class")]
 
 
 @pytest.mark.parametrize("fragment, expected", [
@@ -49,16 +61,20 @@ def test_line_local(fragment: str, expected: bool) -> None:
 
 
 def _reference(classes, text: str) -> set[tuple[int, object]]:
-    """Every fragment on its own over the whole text."""
+    """Every fragment on its own over the whole text, but not on comment lines nor without what it also needs."""
+    def comment(offset: int) -> bool:
+        return re.split(r"\r\n|\r|\n", text[:offset])[-1].lstrip().startswith("#")
+
     return {(m.start(), trigger.scope) for cls in classes for trigger in cls.triggers()
-            for m in re.finditer(trigger.pattern, text)}
+            if all(s in text.lower() for s in trigger.also)
+            for m in re.finditer(trigger.pattern, text) if not comment(m.start())}
 
 
 WORDS = ["cuda", "CUDA", "Cuda", ".cuda()", "nccl", "graph", "graphs", "_graph", "compile", "jit", "@triton.jit",
          "float64", ".double(", "rotary", "def apply_rotary(x):", "class RotaryEmbedding:", "inv_freq", "silu(",
          "torch.sqrt(", "FusedLayerNorm", "autocast", "flash_attn", "\n", " ", "(", ")", "x", "=", "'", '"',
          "device_id", ".cu'", ".cuh\"", "try:\n    from triton.language.extra.cann import libdevice\n", "İ", "K",
-         "self.", "layer_norm(", ".float()", "float32)", ").type_as(", "\r", "rotate_half(q) ", "* ", "rsqrt"]
+         "self.", "layer_norm(", ".float()", "float32)", ").type_as(", "\r", "rotate_half(q) ", "* ", "rsqrt", "# ", "mean(", "Parameter"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -68,6 +84,6 @@ def test_the_search_finds_exactly_what_each_fragment_finds(text: str) -> None:
     found = trigger_filter(classes).matches(text)
     assert set(found) == _reference(classes, text)
     assert [offset for offset, _ in found] == sorted(offset for offset, _ in found)
-    # and at least every match of the combined patterns (one alternation's matches never overlap)
-    assert {(m.start(), scope) for pattern, scope in trigger_patterns(classes) for m in pattern.finditer(text)} \
-        <= set(found)
+    # and at least every match of the combined patterns (one alternation's matches never overlap) that counts
+    combined = {(m.start(), scope) for pattern, scope in trigger_patterns(classes) for m in pattern.finditer(text)}
+    assert combined & _reference(classes, text) <= set(found)

@@ -4,7 +4,7 @@ Each trigger's scope (transforms/scopes.py) picks, among the statements that enc
 innermost statement, the enclosing function or class, the whole top-level statement, or none. An indented
 statement is parsed inside a one-line ``if 1:`` wrapper, so its text and indentation stay exactly as they are.
 Parsing statements instead of files is what makes a run over a million lines fast: most of a module never reaches
-LibCST. Matches in comment lines are skipped: no rule rewrites a comment.
+LibCST.
 """
 
 from __future__ import annotations
@@ -85,20 +85,6 @@ def _enclosing(stmts: Sequence[ast.stmt], line: int, lines: Sequence[str], floor
     return []
 
 
-def _in_string(node: ast.AST, line: int) -> bool:
-    """Is ``line`` inside a (multi-line) string literal of ``node``? Only the parts that span the line are walked."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.Constant, ast.JoinedStr)) and current.lineno < line:
-            return True  # (every part left on the stack spans the line)
-        for child in ast.iter_child_nodes(current):
-            first, last = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
-            if first is None or last is None or first <= line <= last:
-                stack.append(child)
-    return False
-
-
 def top_spans(lines: Sequence[str], tree: ast.Module) -> list[tuple[int, int]]:
     """Spans of the top-level statements, with comments above included and statements sharing a line merged."""
     spans: list[tuple[int, int]] = []
@@ -133,7 +119,7 @@ def hot_chunks(lines: Sequence[str], tree: ast.Module, matches: Sequence[tuple[i
         i = bisect.bisect_right(starts, line) - 1
         if i < 0 or spans[i][1] < line:
             continue  # a comment or blank line between statements
-        span = _span(members[i], spans[i], line, lines, scope, imports)
+        span = _span(members[i], spans[i], line, offset - line_starts[line - 1], lines, scope, imports)
         if span is not None:
             found.add(Chunk(*span, top=spans[i]))
     chunks: list[Chunk] = []
@@ -144,16 +130,14 @@ def hot_chunks(lines: Sequence[str], tree: ast.Module, matches: Sequence[tuple[i
     return chunks
 
 
-def _span(members: Sequence[ast.stmt], top: tuple[int, int], line: int, lines: Sequence[str], scope: Scope,
-          imports: ImportIndex) -> tuple[int, int] | None:
-    """The lines the match on ``line`` needs parsed (within the top-level span ``top``), or None for none."""
+def _span(members: Sequence[ast.stmt], top: tuple[int, int], line: int, column: int, lines: Sequence[str],
+          scope: Scope, imports: ImportIndex) -> tuple[int, int] | None:
+    """The lines the match at ``line``, ``column`` needs parsed (within the top-level span ``top``), or None."""
     if len(members) != 1:
         return top  # top-level statements that share a line are parsed together
     path = _enclosing(members, line, lines, floor=top[0] - 1)
-    if not path:
-        return None  # a comment line above the statement: no rule rewrites comments
-    if lines[line - 1].lstrip().startswith("#") and not _in_string(path[-1][0], line):
-        return None  # a comment line (inside a statement or between the statements of a block)
+    if not path or _inert(path[-1][0], line, column, lines):
+        return None
     chosen = scope([node for node, _ in path], imports)
     if chosen is None:
         return None
@@ -166,6 +150,18 @@ def _span(members: Sequence[ast.stmt], top: tuple[int, int], line: int, lines: S
         if node is chosen:
             break
     return span
+
+
+def _inert(node: ast.stmt, line: int, column: int, lines: Sequence[str]) -> bool:
+    """Is a match in ``node`` in text no rule rewrites: a string statement (a docstring) or the comment after a
+    simple statement? (Comment lines never get here: TriggerFilter drops them.)"""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return True
+    if _blocks(node) or node.end_lineno != line or node.end_col_offset is None:
+        return False
+    text = lines[line - 1].encode("utf-8")
+    at = len(lines[line - 1][:column].encode("utf-8"))  # ast counts columns in bytes
+    return at >= node.end_col_offset and text[node.end_col_offset:].lstrip().startswith(b"#")
 
 
 @dataclass(frozen=True)

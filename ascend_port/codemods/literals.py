@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
+from ascend_port.transforms.scopes import Trigger
+
 try:  # the parser of the re module (``sre_parse`` before Python 3.11)
     from re import _parser as sre_parse  # type: ignore[attr-defined]
     from re import _constants as sre_constants  # type: ignore[attr-defined]
@@ -154,16 +156,18 @@ class _Fragment:
     pattern: re.Pattern[str]
     strings: frozenset[str] | None  # one of these occurs (lower-cased) in every match; None: unknown
     line_local: bool
+    also: tuple[str, ...]  # lower-case strings the text must contain for its matches to count
 
 
 class TriggerFilter:
     """Finds the trigger matches of a text. A fragment whose literal strings the text does not contain is not run;
     one that cannot cross a line is run only on the lines that contain its strings (Python's ``re`` scans an
-    alternation position by position, ``str.find`` is an order of magnitude faster)."""
+    alternation position by position, ``str.find`` is an order of magnitude faster). Matches that start on a comment
+    line are dropped: no rule rewrites a comment, and a file with no other match is not even parsed."""
 
-    def __init__(self, by_scope: Iterable[tuple[Hashable, Sequence[str]]]) -> None:
-        self._fragments = [_Fragment(scope, re.compile(fragment), required_strings(fragment), line_local(fragment))
-                           for scope, fragments in by_scope for fragment in fragments]
+    def __init__(self, triggers: Iterable[Trigger]) -> None:
+        self._fragments = [_Fragment(t.scope, re.compile(t.pattern), required_strings(t.pattern),
+                                     line_local(t.pattern), t.also) for t in triggers]
 
     def matches(self, text: str) -> list[tuple[int, Hashable]]:
         """(start offset, scope) of every match of every fragment, in order."""
@@ -172,6 +176,8 @@ class TriggerFilter:
         present: dict[str, bool] = {}
         found: set[tuple[int, Hashable]] = set()
         for fragment in self._fragments:
+            if not all(present.setdefault(s, s in lowered) for s in fragment.also):
+                continue
             if fragment.strings is None:
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
                 continue
@@ -183,7 +189,12 @@ class TriggerFilter:
                 continue
             for start, end in _lines_with(text, lowered, strings):
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text, start, end))
-        return sorted(found, key=lambda item: item[0])
+        return sorted((m for m in found if not _on_comment_line(text, m[0])), key=lambda item: item[0])
+
+
+def _on_comment_line(text: str, offset: int) -> bool:
+    start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    return text[start:offset].lstrip().startswith("#")
 
 
 def _lines_with(text: str, lowered: str, strings: Sequence[str]) -> list[tuple[int, int]]:

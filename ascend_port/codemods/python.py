@@ -41,26 +41,21 @@ def active_transformers(selection: Selection) -> tuple[type[PortTransformer], ..
     return tuple(cls for cls in TRANSFORMERS if cls.active(selection))
 
 
-def _fragments_by_scope(classes: tuple[type[PortTransformer], ...]) -> list[tuple[Scope, list[str]]]:
+@lru_cache(maxsize=64)
+def trigger_patterns(classes: tuple[type[PortTransformer], ...]) -> tuple[tuple[re.Pattern[str], Scope], ...]:
+    """One pattern per scope over the triggers with that scope (what a caller without a TriggerFilter runs)."""
     by_scope: dict[Scope, list[str]] = {}
     for cls in classes:
         for trigger in cls.triggers():
             by_scope.setdefault(trigger.scope, []).append(trigger.pattern)
-    return list(by_scope.items())
-
-
-@lru_cache(maxsize=64)
-def trigger_patterns(classes: tuple[type[PortTransformer], ...]) -> tuple[tuple[re.Pattern[str], Scope], ...]:
-    """One pattern per scope over the triggers with that scope."""
-    return tuple((re.compile("|".join(f"(?:{f})" for f in fragments)), scope)
-                 for scope, fragments in _fragments_by_scope(classes))
+    return tuple((re.compile("|".join(f"(?:{f})" for f in fragments)), scope) for scope, fragments in by_scope.items())
 
 
 @lru_cache(maxsize=64)
 def trigger_filter(classes: tuple[type[PortTransformer], ...]) -> TriggerFilter:
     """Finds the triggers' matches in a text (each fragment on its own: the matches of trigger_patterns and more,
     since one alternation's matches never overlap), faster than running trigger_patterns."""
-    return TriggerFilter(_fragments_by_scope(classes))
+    return TriggerFilter(t for cls in classes for t in cls.triggers())
 
 
 def port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:

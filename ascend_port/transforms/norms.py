@@ -134,7 +134,8 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
     """NPU420-NPU423: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
     function (the rotary tables' broadcasting, the halves of a chunk)."""
 
-    TRIGGERS = (Trigger(r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", norm_module),
+    # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
+    TRIGGERS = (Trigger(r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", norm_module, also=("mean", "parameter")),
                 # a call of it as a factor: `rotate_half(q) * sin`, `sin * rotate_half(q)` (not its definition)
                 Trigger(r"rotate_half\([\w.\s]*\)[\s)]*\*|\*[\s(]*\w*rotate_half\(", in_function),
                 Trigger(r"\bsilu\(", swiglu_function))

@@ -72,7 +72,11 @@ in_function = innermost(*FUNCTIONS, otherwise=nothing)
 
 @dataclass(frozen=True)
 class Trigger:
-    """A regular-expression fragment whose matches must be ported, and the scope they need."""
+    """A regular-expression fragment whose matches must be ported, and the scope they need. Matches on comment
+    lines never count (no rule rewrites a comment)."""
 
     pattern: str
     scope: Scope = statement
+    # lower-case strings a module must all contain for the matches in it to count: what the rule needs elsewhere
+    # in the module (an RMSNorm's `nn.Parameter`), which rejects a file before it is parsed
+    also: tuple[str, ...] = ()

@@ -1,0 +1,105 @@
+"""Which lines reach LibCST (codemods/chunks.py): the statement, function or class each trigger's scope asks for,
+and nothing for matches in text no rule rewrites."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from ascend_port.codemods.chunks import Splice, hot_chunks, splice
+from ascend_port.codemods.literals import TriggerFilter
+from ascend_port.codemods.python import _statements, spliced_statements
+from ascend_port.names import ImportIndex
+from ascend_port.sources import python_lines
+from ascend_port.transforms.scopes import Trigger, imported, in_function, innermost, statement, top
+
+MODULE = textwrap.dedent('''\
+    """Module docstring: cuda."""
+    import torch
+
+
+    class Model:
+        """Class docstring naming cuda."""
+
+        def setup(self):
+            x = 1
+            # cuda in a comment line
+            y = 2  # cuda in a trailing comment
+            z = 3; w = "cuda"
+            if x:
+                v = "cuda"
+            return x
+
+        def forward(self, q):
+            return q.cuda()
+    ''')
+
+
+def chunks(trigger: Trigger, text: str = MODULE) -> list[tuple[int, int]]:
+    lines = python_lines(text)
+    tree = ast.parse(text)
+    found = hot_chunks(lines, tree, TriggerFilter([trigger]).matches(text), ImportIndex.from_ast(tree))
+    return [(c.first, c.last) for c in found]
+
+
+def test_statement_scope_takes_the_innermost_statement_and_skips_strings_and_comments() -> None:
+    assert chunks(Trigger(r"v = \"cuda\"|q\.cuda", statement)) == [(14, 14), (18, 18)]
+    # line 12's statements share the line: they are parsed with the function around them
+    assert chunks(Trigger("cuda", statement)) == [(8, 15), (18, 18)]
+
+
+def test_function_scope() -> None:
+    assert chunks(Trigger("cuda", in_function)) == [(8, 15), (17, 18)]
+
+
+def test_class_and_top_scopes() -> None:
+    class_scope = innermost(ast.ClassDef, otherwise=statement)
+    assert chunks(Trigger(r"q\.cuda", class_scope)) == [(5, 18)]
+    assert chunks(Trigger(r"q\.cuda", top)) == [(5, 18)]
+
+
+def test_a_scope_may_decline() -> None:
+    assert chunks(Trigger("cuda", imported("torch.cuda"))) == []
+    assert chunks(Trigger("cuda", imported("torch"))) == [(8, 15), (18, 18)]
+
+
+def test_a_statement_sharing_its_line_with_the_next_is_parsed_with_its_parent() -> None:
+    text = "def f():\n    a = 1; b = 'cuda'\n    return b\n"
+    assert chunks(Trigger("cuda", statement), text) == [(1, 3)]
+
+
+def test_a_chunk_includes_the_comments_above_it() -> None:
+    text = "def f():\n    x = 1\n    # TODO(ascend-port): NPU101 [low] something\n    y = x.cuda()\n"
+    assert chunks(Trigger("cuda", statement), text) == [(3, 4)]
+
+
+@pytest.mark.parametrize("changes", [
+    {},  # nothing
+    {"2:2": "import torch_npu\nimport torch\n"},  # a top-level chunk that gains a statement
+    {"5:18": "# TODO(ascend-port): NPU000 [low] x\nclass Model:\n    pass\n"},  # a shorter class
+    {"11:11": "        y = 2\n        y2 = 3\n"},  # a nested chunk: only the class's last line moves
+])
+def test_the_statements_after_splicing_are_those_of_the_spliced_text(changes: dict[str, str]) -> None:
+    lines = python_lines(MODULE)
+    tree = ast.parse(MODULE)
+    splices = []
+    for span, code in sorted(changes.items()):
+        first, last = map(int, span.split(":"))
+        nested = tree.body[2].lineno <= first and last < tree.body[2].end_lineno and first > tree.body[2].lineno
+        splices.append(Splice(first, last, code, None if nested else ast.parse(code).body))
+    new_text = splice(lines, splices)
+    assert spliced_statements(tree.body, splices) == _statements(ast.parse(new_text).body)
+
+
+def test_a_ported_chunk_that_would_not_parse_in_place_is_refused() -> None:
+    from ascend_port.codemods import PortError
+    from ascend_port.codemods.python import _checked_body
+
+    with pytest.raises(PortError):
+        _checked_body("    x = 1\n", "  x = 1\n", "if 1:\n")  # parses on its own, not among its siblings
+    with pytest.raises(PortError):
+        _checked_body("x = 1\n", "x = (\n", "")
+    assert _checked_body("    x = 1\n", "    # TODO(ascend-port): NPU000 [low] y\n    x = 2\n", "if 1:\n") is None
+    assert [type(s).__name__ for s in _checked_body("x = 1\n", "import a\nx = 2\n", "")] == ["Import", "Assign"]
