@@ -103,3 +103,10 @@ def test_a_ported_chunk_that_would_not_parse_in_place_is_refused() -> None:
         _checked_body("x = 1\n", "x = (\n", "")
     assert _checked_body("    x = 1\n", "    # TODO(ascend-port): NPU000 [low] y\n    x = 2\n", "if 1:\n") is None
     assert [type(s).__name__ for s in _checked_body("x = 1\n", "import a\nx = 2\n", "")] == ["Import", "Assign"]
+
+
+def test_a_statement_in_an_elif_block_is_parsed_on_its_own() -> None:
+    text = "def f(a):\n    if a:\n        pass\n    elif a > 1:\n        x = 'cuda'\n    return a\n"
+    assert chunks(Trigger("cuda", statement), text) == [(5, 5)]
+    text = "def f(a):\n    if a:\n        pass\n    elif a == 'cuda':\n        x = 1\n    return a\n"
+    assert chunks(Trigger("cuda", statement), text) == [(2, 5)]  # the elif's test: the whole if

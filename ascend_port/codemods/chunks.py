@@ -67,7 +67,8 @@ def _with_comments_above(first: int, floor: int, lines: Sequence[str]) -> int:
 def _enclosing(stmts: Sequence[ast.stmt], line: int, lines: Sequence[str], floor: int,
                ) -> list[tuple[ast.stmt, tuple[int, int] | None]]:
     """The statements that contain ``line``, outermost first, each with its span (comments above included) or None
-    when it cannot be parsed on its own: it shares a line with another statement (its chunk is then its parent)."""
+    when it cannot be parsed on its own: an `elif`, a statement that shares a line with another (its chunk is then
+    its parent)."""
     for i, node in enumerate(stmts):
         first, last = _first_line(node), node.end_lineno or node.lineno
         if not first <= line <= last:
@@ -142,14 +143,10 @@ def _span(members: Sequence[ast.stmt], top: tuple[int, int], line: int, column: 
     if chosen is None:
         return None
     path[0] = (path[0][0], top)
-    span = top
-    for node, node_span in path:  # the chosen statement, or the innermost of its parents that parses on its own
-        if node_span is None:
-            break
-        span = node_span
-        if node is chosen:
-            break
-    return span
+    index = next(i for i, (node, _) in enumerate(path) if node is chosen)
+    # the chosen statement, or the innermost of its parents that parses on its own (an `elif` does not, but the
+    # statements in its block do)
+    return next(span for _, span in reversed(path[:index + 1]) if span is not None)
 
 
 def _inert(node: ast.stmt, line: int, column: int, lines: Sequence[str]) -> bool:
