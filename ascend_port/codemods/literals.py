@@ -168,20 +168,31 @@ class TriggerFilter:
     def __init__(self, triggers: Iterable[Trigger]) -> None:
         self._fragments = [_Fragment(t.scope, re.compile(t.pattern), required_strings(t.pattern),
                                      line_local(t.pattern), t.also) for t in triggers]
+        strings = {s for f in self._fragments for s in (*(f.strings or ()), *f.also)}
+        # the shorter strings each one contains ("cuda" in "cudagraph"): where they are absent, so is it
+        self._inside = {s: [p for p in strings if p != s and p in s] for s in strings}
 
     def matches(self, text: str) -> list[tuple[int, Hashable]]:
         """(start offset, scope) of every match of every fragment, in order."""
         lowered = text.lower()
         aligned = len(lowered) == len(text)  # lower() may lengthen a few characters (İ): then offsets differ
         present: dict[str, bool] = {}
+
+        def contains(string: str) -> bool:
+            """Each string is looked for once per text, and not at all when a string it contains is absent."""
+            hit = present.get(string)
+            if hit is None:
+                hit = present[string] = all(contains(p) for p in self._inside[string]) and string in lowered
+            return hit
+
         found: set[tuple[int, Hashable]] = set()
         for fragment in self._fragments:
-            if not all(present.setdefault(s, s in lowered) for s in fragment.also):
+            if not all(contains(s) for s in fragment.also):
                 continue
             if fragment.strings is None:
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
                 continue
-            strings = [s for s in fragment.strings if present.setdefault(s, s in lowered)]
+            strings = [s for s in fragment.strings if contains(s)]
             if not strings:
                 continue
             if not (fragment.line_local and aligned):

@@ -25,6 +25,9 @@ from ascend_port.transforms.lines import start_lines
 from ascend_port.transforms.scopes import Scope, Trigger, statement
 
 STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+# The same as a set of concrete classes: `type(node) in` is much cheaper than isinstance() on an abstract base,
+# and the composite asks for every node.
+_STATEMENT_CLASSES = frozenset(c for c in vars(cst).values() if isinstance(c, type) and issubclass(c, STATEMENT_TYPES))
 
 
 @dataclass
@@ -122,8 +125,9 @@ class PortTransformer(cst.CSTTransformer):
                 self.ctx._todo_stack[-1].append(comment)
 
 
-_VISIT = re.compile(r"^visit_([A-Z]\w*)$")
-_LEAVE = re.compile(r"^leave_([A-Z]\w*)$")
+_VISIT = re.compile(r"^visit_([A-Z][A-Za-z]*)$")
+_LEAVE = re.compile(r"^leave_([A-Z][A-Za-z]*)$")
+_ATTRIBUTE_HOOK = re.compile(r"^(?:visit|leave)_[A-Z][A-Za-z]*_\w+$")
 
 
 @lru_cache(maxsize=None)
@@ -132,6 +136,8 @@ def _hooks(cls: type) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str
     a CSTTransformer lists hundreds of names, and a composite is built for every chunk of every file."""
     visits, leaves = [], []
     for attr in dir(cls):
+        if _ATTRIBUTE_HOOK.match(attr) and getattr(cls, attr) is not getattr(cst.CSTTransformer, attr, None):
+            raise TypeError(f"{cls.__name__}.{attr}: attribute hooks are not run in a CompositeTransformer")
         for pattern, found in ((_VISIT, visits), (_LEAVE, leaves)):
             if (m := pattern.match(attr)) and getattr(cls, attr) is not getattr(cst.CSTTransformer, attr, None):
                 found.append((m.group(1), attr))
@@ -156,16 +162,25 @@ class CompositeTransformer(cst.CSTTransformer):
         self._first_statement: cst.CSTNode | None = None
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Module):
+        kind = type(node)
+        if kind is cst.Module:
             self._header_comments = {line.comment.value for line in node.header if line.comment}
             self._first_statement = node.body[0] if node.body else None
-        if isinstance(node, STATEMENT_TYPES):
+        elif kind in _STATEMENT_CLASSES:
             self.ctx._todo_stack.append([])
-        visitors = self._visits.get(type(node).__name__)
+        visitors = self._visits.get(kind.__name__)
         if not visitors:
             return True
         results = [visit(node) for visit in visitors]
         return not all(r is False for r in results)
+
+    # LibCST asks every visitor about every field of every node (a getattr of a formatted name each time): no
+    # member has such hooks (_hooks refuses them), so the composite answers at once.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
 
     def on_leave(self, original_node, updated_node):
         name = type(original_node).__name__
@@ -173,9 +188,9 @@ class CompositeTransformer(cst.CSTTransformer):
             updated_node = leave(original_node, updated_node)
             if type(updated_node).__name__ != name:
                 break  # replaced by another kind of node (or removed): the remaining handlers do not apply
-        if isinstance(original_node, STATEMENT_TYPES):
+        if type(original_node) in _STATEMENT_CLASSES:
             todos = self.ctx._todo_stack.pop()
-            if todos and isinstance(updated_node, STATEMENT_TYPES):
+            if todos and type(updated_node) in _STATEMENT_CLASSES:
                 updated_node = self._with_todos(original_node, updated_node, todos)
         return updated_node
 
