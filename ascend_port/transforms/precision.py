@@ -361,7 +361,10 @@ class PrecisionCallTransformer(_PrecisionTransformer):
     """NPU300, NPU301, NPU303 and NPU305's `F.layer_norm` form: one call at a time, so it sees single statements
     (autocast, layer_norm and float64 are in most model files; parsing whole classes for them would be slow)."""
 
-    TRIGGERS = (r"autocast|GradScaler", Trigger(r"(?<!self\.)\blayer_norm\(", layer_norm_upcast), FP64_MARK)
+    # (the device-type strings NPU300 rewrites are "cuda": the device rule's trigger; the GPU-named state
+    # functions of NPU301 are not)
+    TRIGGERS = (r"autocast_gpu|autocast_enabled", Trigger(r"(?<!self\.)\blayer_norm\(", layer_norm_upcast),
+                FP64_MARK)
     RULES = (AMP_DEVICE_TYPE, AUTOCAST_GPU_API, FP64_ON_DEVICE, LAYERNORM_UPCAST)
 
     def __init__(self, ctx) -> None:
