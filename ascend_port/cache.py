@@ -12,15 +12,18 @@ new bytes and the diff without its path header, so a cache survives a change of 
 does not check out (truncated, garbled, unknown rule, a different key) is a miss; nothing is ever unpickled or
 evaluated. Entries are written through a temporary file and ``os.replace``, so parallel workers and interrupted
 runs never leave a half-written entry under a real name.
+
+Beside the entries of a tool fingerprint, ``rules.json`` keeps its rule catalogue (``use_stored_rules``): a run
+answered from the cache then never imports the rule modules, and with them LibCST.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -124,20 +127,47 @@ def use_stored_rules() -> None:
     _write_atomic(path, RULES_MAGIC + hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() + body)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+_TEMPORARY = itertools.count()
+
+
+def _write_atomic(path: str | Path, data: bytes) -> None:
     """Write through a temporary file and ``os.replace``; a cache that cannot be written (read-only, full disk) is
-    simply not used."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    except OSError:
+    simply not used. (Plain system calls: a cold run writes an entry per file, and the tempfile and pathlib ways
+    cost as much as the rest of an unchanged file's port.)"""
+    folder = os.path.dirname(path)
+    for _ in range(100):
+        tmp = os.path.join(folder, f".tmp-{os.getpid()}-{next(_TEMPORARY)}")
+        try:
+            fd = _create(tmp, folder)
+            break
+        except FileExistsError:
+            continue  # left by a process that had this ID before
+        except OSError:
+            return
+    else:
         return
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except OSError:
-        Path(tmp).unlink(missing_ok=True)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _create(path: str, folder: str) -> int:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        return os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        os.makedirs(folder, mode=0o700, exist_ok=True)  # (the mode is the new folder's; its parents get the default)
+        return os.open(path, flags, 0o600)
 
 
 @dataclass(frozen=True)
@@ -182,7 +212,7 @@ class ResultCache:
 
     def store(self, key: str, entry: Entry) -> None:
         """Write the entry atomically; a cache that cannot be written (read-only, full disk) is simply not used."""
-        _write_atomic(Path(self._path(key)), encode(entry, key))
+        _write_atomic(self._path(key), encode(entry, key))
 
 
 def encode(entry: Entry, key: str) -> bytes:

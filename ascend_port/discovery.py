@@ -16,7 +16,8 @@ SKIPPED_DIRS = {
 
 
 def _skipped_dir(folder: str, name: str) -> bool:
-    return name in SKIPPED_DIRS or name.endswith(".egg-info") or os.path.exists(os.path.join(folder, name, "pyvenv.cfg"))
+    return (name in SKIPPED_DIRS or name.endswith(".egg-info")
+            or os.path.exists(os.path.join(folder, name, "pyvenv.cfg")))
 
 
 def _start_check_ignore(root: Path) -> subprocess.Popen | None:

@@ -84,11 +84,11 @@ def _real_folder(folder: str) -> Path:
     return _real_folder(parent) / name
 
 
-def port_file(path: Path, config: RunConfig, handler: Handler | None = None) -> FileResult:
-    """Port one file (``handler``: ``handler_for(path)`` when the caller has it already)."""
+def port_file(path: Path, config: RunConfig, caches: dict[type, ResultCache] | None = None) -> FileResult:
+    """Port one file. ``caches``: the result caches of the caller's earlier files, by handler type."""
     shown = display_path(path)
     result = FileResult(shown)
-    handler = handler or handler_for(path)
+    handler = handler_for(path)
     if handler is None:
         result.skipped = "no handler for this file type"
         return result
@@ -100,7 +100,7 @@ def port_file(path: Path, config: RunConfig, handler: Handler | None = None) -> 
     if not config.cache:
         return _port_data(result, handler, data, config)[0]
     # The cache is keyed by the bytes just read, so a file that changes between runs is always ported afresh.
-    results = result_cache(type(handler).__name__, config.selection, config.options)
+    results = _results_for(handler, config, {} if caches is None else caches)
     key = results.key(data)
     entry = results.load(key)
     if entry is not None:
@@ -112,15 +112,15 @@ def port_file(path: Path, config: RunConfig, handler: Handler | None = None) -> 
     return result
 
 
-def cached_result(path: Path, config: RunConfig) -> FileResult | None:
-    """The result of ``path`` from the cache, or None when the cache does not have it (nothing is ported)."""
-    handler = handler_for(path)
-    if handler is None or not config.cache:
-        return None
-    return _cached(path, result_cache(type(handler).__name__, config.selection, config.options))
+def _results_for(handler: Handler, config: RunConfig, caches: dict[type, ResultCache]) -> ResultCache:
+    kind = type(handler)
+    if kind not in caches:
+        caches[kind] = result_cache(kind.__name__, config.selection, config.options)
+    return caches[kind]
 
 
 def _cached(path: Path, results: ResultCache) -> FileResult | None:
+    """The result of ``path`` from the cache, or None when the cache does not have it (nothing is ported)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -173,7 +173,8 @@ def _port_data(result: FileResult, handler: Handler, data: bytes, config: RunCon
 
 
 def _port_batch(paths: list[Path], config: RunConfig) -> list[FileResult]:
-    return [port_file(p, config) for p in paths]
+    caches: dict[type, ResultCache] = {}
+    return [port_file(p, config, caches) for p in paths]
 
 
 COLD_PROBE = 32  # how many files run() looks up in the cache before it takes an all-miss for a cold cache
@@ -197,10 +198,7 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
                 # rest go to port_file unread here, which answers from the cache what it can, so that no file is
                 # read and hashed twice, once here and once in a worker.
                 break
-            kind = type(handlers[path])
-            if kind not in caches:
-                caches[kind] = result_cache(kind.__name__, config.selection, config.options)
-            if (hit := _cached(path, caches[kind])) is not None:
+            if (hit := _cached(path, _results_for(handlers[path], config, caches))) is not None:
                 known[i] = hit
     todo = [path for i, path in enumerate(files) if i not in known]
     progress = None if on_progress is None else lambda done: on_progress(len(known) + done, len(files))
@@ -215,8 +213,9 @@ def _port_all(files: list[Path], config: RunConfig, on_progress: Callable[[int],
     results: list[FileResult] = []
     workers = min(config.workers, max(1, total // 4))
     if workers <= 1:
+        caches: dict[type, ResultCache] = {}
         for path in files:
-            results.append(port_file(path, config))
+            results.append(port_file(path, config, caches))
             if on_progress:
                 on_progress(len(results))
         return results

@@ -5,8 +5,10 @@ parse-and-print of the same files on the same cores, in one run, on pinned PyPI 
 
 The baseline is what a straightforward LibCST codemod pays before it does any work: parse every .py file and
 print it back. The tool is run as its console script, start-up included, with XDG_CACHE_HOME pointing to a fresh
-folder for the cold run, kept for the warm one. Peak RSS is sampled over the tool's whole process tree (the parent
-and its workers, summed) and also given for its largest single process.
+folder for the cold run, kept for the warm one. The "fixed part" is what a run costs besides porting: the same
+command with --no-cache and one Dockerfile rule selected (NPU630), so that no Python file has anything to port.
+Peak RSS is sampled over the tool's whole process tree (the parent and its workers, summed) and also given for its
+largest single process.
 """
 
 from __future__ import annotations
@@ -110,12 +112,12 @@ class ToolRun:
     summary: str
 
 
-def tool(root: Path, jobs: int, cache_home: Path) -> ToolRun:
+def tool(root: Path, jobs: int, cache_home: Path, *extra: str) -> ToolRun:
     exe = Path(sys.executable).with_name("ascend-port")
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
     start = time.perf_counter()
     with tempfile.TemporaryFile() as stderr:
-        process = subprocess.Popen([str(exe), "apply", str(root), "--dry-run", "--jobs", str(jobs)],
+        process = subprocess.Popen([str(exe), "apply", str(root), "--dry-run", "--jobs", str(jobs), *extra],
                                    stdout=subprocess.DEVNULL, stderr=stderr, env=env)
         sampler = TreeRss(process.pid)
         _, status, usage = os.wait4(process.pid, 0)
@@ -141,6 +143,7 @@ class CorpusResult:
     baseline_cpu_s: float
     cold: ToolRun
     warm: ToolRun
+    fixed: ToolRun | None = None  # no rule with anything to port, no cache: what a run costs besides porting
 
     def lines_out(self) -> list[str]:
         rows = [f"{self.corpus}: {self.files} files, {self.lines:,} lines, {self.jobs} jobs",
@@ -148,6 +151,8 @@ class CorpusResult:
         measured = (("LibCST parse + print", self.baseline_s, self.baseline_cpu_s, None),
                     ("apply --dry-run, cold", self.cold.seconds, self.cold.cpu_seconds, self.cold),
                     ("apply --dry-run, warm", self.warm.seconds, self.warm.cpu_seconds, self.warm))
+        if self.fixed is not None:
+            measured += (("fixed part (no rule)", self.fixed.seconds, self.fixed.cpu_seconds, self.fixed),)
         for label, seconds, cpu, rss in measured:
             ratio = "" if rss is None else \
                 f"  {self.baseline_s / seconds:5.1f}x the baseline ({self.baseline_cpu_s / cpu:5.1f}x in CPU time)"
@@ -163,7 +168,8 @@ def _fingerprint() -> str:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
 
 
-def measure(name: str, version: str, sdist: bool, jobs: int, with_baseline: bool) -> CorpusResult:
+def measure(name: str, version: str, sdist: bool, jobs: int, with_baseline: bool, repeat: int = 1
+            ) -> CorpusResult:
     root = corpora.fetch(name, version, sdist=sdist)
     files = corpora.python_files(root)
     lines = sum(p.read_bytes().count(b"\n") for p in files)
@@ -173,12 +179,16 @@ def measure(name: str, version: str, sdist: bool, jobs: int, with_baseline: bool
         before = _fingerprint()
         with tempfile.TemporaryDirectory(prefix="ascend-port-bench-cache-") as cache_home:
             cold = tool(root, jobs, Path(cache_home))
-            warm = tool(root, jobs, Path(cache_home))
+            # The fastest of --repeat runs: a second of start-up and teardown is sensitive to other load.
+            warm = min((tool(root, jobs, Path(cache_home)) for _ in range(repeat)), key=lambda run: run.seconds)
+        with tempfile.TemporaryDirectory(prefix="ascend-port-bench-cache-") as cache_home:
+            fixed = min((tool(root, jobs, Path(cache_home), "--no-cache", "--select", "NPU630") for _ in range(repeat)),
+                        key=lambda run: run.seconds)
         if _fingerprint() == before:
             break
         print(f"  (the package changed during the {name} runs: measuring again)", flush=True)
     base, base_cpu = baseline(files, jobs) if with_baseline else (float("nan"), float("nan"))
-    return CorpusResult(f"{name} {version}", len(files), lines, jobs, base, base_cpu, cold, warm)
+    return CorpusResult(f"{name} {version}", len(files), lines, jobs, base, base_cpu, cold, warm, fixed)
 
 
 def main() -> None:
@@ -186,6 +196,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--corpus", action="append", help="name==version (repeatable; default: the pinned three)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the (slow) LibCST baseline")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of the warm and fixed-part measures, the fastest "
+                        "of which counts (start-up and teardown are sensitive to other load; default 1)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     pinned = {name: (name, version, sdist) for name, version, sdist in corpora.PINNED}
@@ -195,7 +207,7 @@ def main() -> None:
         chosen.append((name, version or pinned[name][1], pinned.get(name, (0, 0, False))[2]))
     results = []
     for name, version, sdist in chosen:
-        result = measure(name, version, sdist, args.jobs, not args.no_baseline)
+        result = measure(name, version, sdist, args.jobs, not args.no_baseline, max(1, args.repeat))
         results.append(result)
         print("\n".join(result.lines_out()), flush=True)
     if len(results) > 1:

@@ -177,22 +177,14 @@ class TriggerFilter:
         lowered = text.lower()
         aligned = len(lowered) == len(text)  # lower() may lengthen a few characters (İ): then offsets differ
         present: dict[str, bool] = {}
-
-        def contains(string: str) -> bool:
-            """Each string is looked for once per text, and not at all when a string it contains is absent."""
-            hit = present.get(string)
-            if hit is None:
-                hit = present[string] = all(contains(p) for p in self._inside[string]) and string in lowered
-            return hit
-
         found: set[tuple[int, Hashable]] = set()
         for fragment in self._fragments:
-            if not all(contains(s) for s in fragment.also):
+            if not all(self._contains(s, lowered, present) for s in fragment.also):
                 continue
             if fragment.strings is None:
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
                 continue
-            strings = [s for s in fragment.strings if contains(s)]
+            strings = [s for s in fragment.strings if self._contains(s, lowered, present)]
             if not strings:
                 continue
             if not (fragment.line_local and aligned):
@@ -201,6 +193,15 @@ class TriggerFilter:
             for start, end in _lines_with(text, lowered, strings):
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text, start, end))
         return sorted((m for m in found if not _on_comment_line(text, m[0])), key=lambda item: item[0])
+
+
+    def _contains(self, string: str, lowered: str, present: dict[str, bool]) -> bool:
+        """Each string is looked for once per text, and not at all when a string it contains is absent."""
+        hit = present.get(string)
+        if hit is None:
+            hit = present[string] = all(self._contains(p, lowered, present) for p in self._inside[string]) \
+                and string in lowered
+        return hit
 
 
 def _on_comment_line(text: str, offset: int) -> bool:

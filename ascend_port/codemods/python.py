@@ -38,7 +38,12 @@ class PortOutcome:
 
 
 def active_transformers(selection: Selection) -> tuple[type[PortTransformer], ...]:
-    return tuple(cls for cls in TRANSFORMERS if cls.active(selection))
+    return _active(TRANSFORMERS, selection)
+
+
+@lru_cache(maxsize=64)
+def _active(transformers: tuple[type[PortTransformer], ...], selection: Selection) -> tuple[type[PortTransformer], ...]:
+    return tuple(cls for cls in transformers if cls.active(selection))
 
 
 @lru_cache(maxsize=64)
