@@ -96,8 +96,11 @@ def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None)
     if _standalone:
         # A short-lived process: what is loaded by now (the CLI, the rules, LibCST) lives until it exits. Taken out
         # of the collector's reach, it is not walked by every collection (in the forked workers too), nor at exit,
-        # nor copied into the workers by the collector's writes.
+        # nor copied into the workers by the collector's writes. And a port makes many objects (LibCST trees) but
+        # few cycles: collecting the youngest generation every 700 allocations (Python's default) took a tenth of
+        # the porting time; every 10,000 costs a few MiB at most (forked workers inherit both settings).
         gc.freeze()
+        gc.set_threshold(GC_THRESHOLD, 50, 50)
     if not sys.stderr.isatty():
         return run(paths, config)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -359,6 +362,7 @@ def _main(version: Annotated[bool, typer.Option("--version", callback=_version_c
 
 
 _standalone = False  # True in the `ascend-port` process itself (main), not when the app is called in-process
+GC_THRESHOLD = 10_000  # allocations between two collections of the youngest generation (Python's default: 700)
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ import libcst as cst
 from ascend_port.names import build_dotted, dotted
 from ascend_port.rules import Confidence, rule
 from ascend_port.transforms.base import PortTransformer
+from ascend_port.transforms.scopes import Trigger
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
 
@@ -242,10 +243,13 @@ class KernelTransformer(PortTransformer):
 
     # The last trigger matches on the `try:` line of a try statement that already imports Triton-Ascend's libdevice,
     # so that the whole try statement is parsed (the import inside it is then left alone, see visit_Try).
-    TRIGGERS = (r"triton", r"@[ \t]*jit\b|\bjit\(", r"\bautotune\b", r"\bheuristics\b", r"libdevice", r"cpp_extension",
-                r"CUDAExtension", r"BuildExtension", r"get_active_torch_device", r"load_inline", r"extra_cuda_cflags",
-                r"cuda_sources",
-                r"\.cuh?[\"']",
+    # (Triton's names and torch's extension builders are reached through an import that names `triton` or
+    # `cpp_extension`: a module without that text has none of them)
+    TRIGGERS = (r"triton", r"cpp_extension",
+                Trigger(r"@[ \t]*jit\b|\bjit\(|\bautotune\b|\bheuristics\b|libdevice|get_active_torch_device",
+                        also=("triton",)),
+                Trigger(r"CUDAExtension|BuildExtension|load_inline|extra_cuda_cflags|cuda_sources|\.cuh?[\"']",
+                        also=("cpp_extension",)),
                 r"try:[ \t]*(?:#[^\n]*)?\r?\n[ \t]*(?:from|import)[ \t]+triton\.language\.extra\.(?:cann|ascend)")
     RULES = (TRITON_KERNEL, TRITON_LIBDEVICE, CUDA_EXTENSION, TRITON_ACTIVE_DEVICE)
 

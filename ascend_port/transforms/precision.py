@@ -154,7 +154,7 @@ AUTOCAST_GPU = {
 }
 FP64_DTYPES = {"torch.float64": "float32", "torch.double": "float32",
                "torch.complex128": "complex64", "torch.cdouble": "complex64"}
-FP64_MARK = r"(?:float64|complex128|cdouble|\.double\(|torch\.double\b)"
+FP64_MARK = r"(?:(?<!np\.)(?<!numpy\.)float64|complex128|cdouble|\.double\(|torch\.double\b)"  # not NumPy's
 ROTARY_WORD = r"(?:[Rr]otary|RoPE|Rope|ROPE|rope|freqs?_cis|inv_freq)"
 SAME_TOP_STATEMENT = r"(?:(?!\n(?:def\s|class\s|@))[\s\S])"  # any character before the next top-level def or class
 ROTARY = re.compile(r"(?i:rotary|freqs?_cis|inv_freq)|RoPE|Rope|ROPE|(?:^|_)rope(?:_|s?$)")
