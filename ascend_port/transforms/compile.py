@@ -6,13 +6,10 @@ settings, torch.profiler -> torch_npu.profiler.
 
 from __future__ import annotations
 
-import ast
-from typing import Sequence
-
 import libcst as cst
 
 from ascend_port import npu_api
-from ascend_port.names import ImportIndex, build_dotted, dotted
+from ascend_port.names import build_dotted, dotted
 from ascend_port.rules import Confidence, rule
 from ascend_port.transforms.base import PortTransformer
 from ascend_port.transforms.scopes import Trigger, imported
@@ -145,25 +142,15 @@ def _string(node: cst.BaseExpression | None) -> str | None:
     return None
 
 
-def compile_settings(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
-    """The statement, if it passes torch.compile settings (`backend=`, `mode=`, `options=`) or calls
-    `torch._dynamo.optimize(...)`: NPU702/703 read nothing else (a "cudagraphs" backend is the device rule's
-    trigger too, and a bare `torch.compile(model)` needs no change)."""
-    statement = path[-1]
-    for node in ast.walk(statement):
-        if isinstance(node, ast.keyword) and node.arg in ("backend", "mode", "options") \
-                or isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "optimize":
-            return statement
-    return None
-
-
 class CompileTransformer(PortTransformer):
     """NPU700-NPU705."""
 
     # The graph names are bare names from `from torch.cuda import ...` (`torch.cuda.graph` has the device trigger).
     TRIGGERS = (r"nvtx", r"CUDAGraph", Trigger(r"\bgraph\b|graphed_callables|graph_pool_handle|stream_capturing",
                                                imported("torch.cuda"), also=("torch.cuda",)),
-                Trigger(r"torch\.compile|(?<![\w.])compile\(|import[^\n]*\bcompile\b|_dynamo", compile_settings),
+                # NPU702/703's settings: "cudagraphs" backends and options have the device trigger, "tensorrt" the
+                # library rule's; the CUDA-tuned modes and options name max-autotune
+                r"max[-_]autotune",
                 r"profiler", r"ProfilerActivity", r"key_averages")
     RULES = (NVTX, CUDA_GRAPHS, COMPILE_BACKEND, COMPILE_SETTINGS, PROFILER, PROFILER_RESULTS)
 
