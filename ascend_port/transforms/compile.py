@@ -151,7 +151,8 @@ class CompileTransformer(PortTransformer):
                 # NPU702/703's settings: "cudagraphs" backends and options have the device trigger, "tensorrt" the
                 # library rule's; the CUDA-tuned modes and options name max-autotune
                 r"max[-_]autotune",
-                r"profiler", r"ProfilerActivity", r"key_averages")
+                r"profiler", r"ProfilerActivity", r"key_averages",
+                Trigger(r"\.CUDA\b", also=("profiler",)))  # `ProfilerActivity.CUDA` through an alias
     RULES = (NVTX, CUDA_GRAPHS, COMPILE_BACKEND, COMPILE_SETTINGS, PROFILER, PROFILER_RESULTS)
 
     def __init__(self, ctx) -> None:

@@ -296,7 +296,9 @@ def rewrite_device_expr(expr: cst.BaseExpression, containers: bool = True) -> cs
 class DeviceTransformer(PortTransformer):
     """NPU101-NPU111. One class because these rules meet on the same nodes (calls, attributes, strings)."""
 
-    TRIGGERS = (r"[Cc][Uu][Dd][Aa]", r"cudnn")
+    # Every name these rules rewrite is lower-case `cuda` (`.cuda()`, `torch.cuda`, "cuda:0", `is_cuda`) or one of
+    # the upper-case environment variables; "CUDA" in prose and constants is not theirs.
+    TRIGGERS = (r"cuda", r"cudnn", r"CUDA_(?:VISIBLE_DEVICES|LAUNCH_BLOCKING|ALLOC_CONF|MEMORY_CACHING)")
     RULES = (CUDA_METHOD, IS_CUDA, DEVICE_ARGUMENT, DEVICE_SETTING, DEVICE_COMPARISON, TORCH_CUDA_API,
              TORCH_CUDA_UNSUPPORTED, DEVICE_CAPABILITY, MATMUL_TF32, CONV_TF32, CUDA_ENV_VAR)
 
