@@ -110,3 +110,16 @@ def test_a_statement_in_an_elif_block_is_parsed_on_its_own() -> None:
     assert chunks(Trigger("cuda", statement), text) == [(5, 5)]
     text = "def f(a):\n    if a:\n        pass\n    elif a == 'cuda':\n        x = 1\n    return a\n"
     assert chunks(Trigger("cuda", statement), text) == [(2, 5)]  # the elif's test: the whole if
+
+
+def test_import_torch_npu_goes_only_between_top_level_statements() -> None:
+    from ascend_port.codemods.python import _between_top_level_statements
+
+    def at(index: int) -> bool:
+        lines = python_lines("import os\nx = (\n    1)\nif x:\n    y = 2\n    z = 3\n")
+        lines.insert(index, "import torch_npu\n")
+        return _between_top_level_statements(lines, index)
+
+    assert at(0) and at(1) and at(3) and at(6)
+    assert not at(2)  # inside the bracket
+    assert not at(5)  # between the statements of a block

@@ -1,10 +1,11 @@
 """The port of one Python module.
 
-Speed comes from parsing only what can change. A regular expression built from the enabled transformers'
-triggers rejects most files without parsing them. For the rest, Python's ``ast`` (a C parser) gives the imports
-and the line span of every top-level statement; only the statements that contain a trigger are parsed with LibCST,
-transformed, and spliced back into the untouched text byte for byte. The whole-module path (``port_module``) is
-what LibCST's own runner uses, and the fallback for sources this interpreter's ``ast`` cannot read.
+Speed comes from parsing only what can change. The transformers' triggers (literal text first, see literals.py)
+reject most files without parsing them. For the rest, Python's ``ast`` (a C parser) gives the imports and the
+statements around each trigger; only the statements each trigger's scope asks for are parsed with LibCST,
+transformed, checked to parse on their own, and spliced back into the untouched text byte for byte, so the
+module is not parsed again. The whole-module path (``port_module``) is what LibCST's own runner uses, and the
+fallback for sources this interpreter's ``ast`` cannot read.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ascend_port.codemods import PortError
 from ascend_port.codemods.chunks import Splice, hot_chunks, splice, wrap
+from ascend_port.codemods.docstrings import inside, triple_quoted_spans
 from ascend_port.codemods.literals import TriggerFilter
 from ascend_port.findings import TODO_PREFIX, Finding
 from ascend_port.names import ImportIndex, dotted
@@ -77,6 +79,8 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
 def _port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
     classes = active_transformers(selection)
     matches = trigger_filter(classes).matches(text)
+    if matches and (strings := triple_quoted_spans(text)):
+        matches = [m for m in matches if not inside(strings, m[0])]  # usage examples in docstrings
     if not matches:
         return PortOutcome(None)
     try:
@@ -356,4 +360,23 @@ def _with_torch_npu_import(text: str, statements: Sequence[TopStatement], uses_t
         lines[index - 1] += newline
     lines.insert(index, "import torch_npu" + newline)
     findings.append(Finding(IMPORT_TORCH_NPU, index + 1, "import torch_npu added", applied=True))
-    return "".join(lines)
+    new_text = "".join(lines)
+    if not _between_top_level_statements(lines, index):
+        _parse_or_fail(new_text)  # (never seen: the statements' lines were wrong; check the whole module then)
+    return new_text
+
+
+def _between_top_level_statements(lines: Sequence[str], index: int) -> bool:
+    """Is line ``index`` (0-based) where a top-level statement may go? The lines above it parse as a module (so it
+    is not inside a statement, a bracket or a string), and the next line of code is not indented (so it does not
+    cut a block in two). The lines above are the module's imports: a far cheaper check than parsing the module."""
+    following = next((line for line in lines[index + 1:] if line.strip() and not line.lstrip().startswith("#")), "")
+    if following[:1].isspace():
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse("".join(lines[:index]))
+    except (SyntaxError, ValueError):
+        return False
+    return True
