@@ -19,7 +19,7 @@ from ascend_port.transforms.attention import NO_SPACE, bind, code_of, finish_arg
 from ascend_port.transforms.attention_helpers import bound_name
 from ascend_port.names import ImportIndex
 from ascend_port.transforms.base import PortTransformer
-from ascend_port.transforms.scopes import FUNCTIONS, Trigger, in_function
+from ascend_port.transforms.scopes import FUNCTIONS, Trigger
 from ascend_port.transforms.fused_ops import RotarySwigluMixin, ROTARY_MUL, SWIGLU
 from ascend_port.transforms.norm_match import RmsNormMatch, match_rms_norm
 
@@ -117,7 +117,32 @@ def norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | No
     method = path[path.index(cls) + 1] if path[-1] is not cls else None
     if "__init__" not in methods or forward is None or not isinstance(method, FUNCTIONS):
         return None
-    return cls if _straight_line(forward) and _straight_line(method) else None
+    if not _straight_line(forward) or not _straight_line(method) or not _has_parameter(methods["__init__"]):
+        return None
+    return cls
+
+
+def _has_parameter(init: ast.stmt) -> bool:
+    """``self.<name> = <...>Parameter(<factory>(...))`` directly in ``__init__``: the weight (see
+    _is_vector_parameter)."""
+    for statement in init.body:
+        value = statement.value if isinstance(statement, ast.Assign) else None
+        if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Call):
+            func = value.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "Parameter":
+                return True
+    return False
+
+
+def rotary_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The scope of `rotate_half(q) * sin`: the innermost function around it, if it makes a table 4-D the way
+    npu_rotary_mul needs (`cos.unsqueeze(d)`, `cos[None, :, None, :]`; see _four_d)."""
+    fn = next((node for node in reversed(path) if isinstance(node, FUNCTIONS)), None)
+    if fn is None:
+        return None
+    four_d = any(isinstance(n, ast.Attribute) and n.attr == "unsqueeze"
+                 or isinstance(n, ast.Constant) and n.value is None and isinstance(n, ast.expr) for n in ast.walk(fn))
+    return fn if four_d else None
 
 
 def swiglu_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
@@ -137,7 +162,7 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
     # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
     TRIGGERS = (Trigger(r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", norm_module, also=("mean", "parameter")),
                 # a call of it as a factor: `rotate_half(q) * sin`, `sin * rotate_half(q)` (not its definition)
-                Trigger(r"rotate_half\([\w.\s]*\)[\s)]*\*|\*[\s(]*\w*rotate_half\(", in_function),
+                Trigger(r"rotate_half\([\w.\s]*\)[\s)]*\*|\*[\s(]*\w*rotate_half\(", rotary_function),
                 Trigger(r"\bsilu\(", swiglu_function))
     RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
 
