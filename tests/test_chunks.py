@@ -123,3 +123,48 @@ def test_import_torch_npu_goes_only_between_top_level_statements() -> None:
     assert at(0) and at(1) and at(3) and at(6)
     assert not at(2)  # inside the bracket
     assert not at(5)  # between the statements of a block
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("x = a.cuda()\n\n\ndef f():\n    pass\n", 15),  # cut at the next top-level def
+    ("x = a.cuda()\n\n\ndef f():\n    import os\n", None),  # an import follows, at any depth
+    ("x = a.cuda()\n\n\ndef f():\n    pass\nif x:\n    y = 1\n", None),  # a block follows
+    ("x = a.cuda()\n\n\nclass A:\n    pass\n\n\nz = 1\n", 15),  # simple statements may follow
+    ("x = a.cuda()\n", None),  # nothing follows
+    ("x = a.cuda()\r\n\r\ndef f():\r\n    pass\r\n", None),  # (\r line endings: no cut)
+])
+def test_where_a_module_is_cut(text: str, expected: int | None) -> None:
+    from ascend_port.codemods.python import _cut
+
+    assert _cut(text, text.index("cuda")) == expected
+
+
+def test_a_cut_inside_a_string_parses_the_whole_module() -> None:
+    from ascend_port.codemods.python import port_source
+    from ascend_port.rules import Selection
+
+    text = 'x = a.cuda()\ns = """\ndef f():\n"""\ny = b.cuda()\n'
+    assert port_source(text, Selection()).new_text.count(".npu()") == 2
+
+
+def test_a_rule_that_needs_the_rest_of_the_module_reads_it() -> None:
+    # rotate_half is defined below the last trigger: the head does not have it, the whole module does
+    from ascend_port.codemods.python import port_source
+    from ascend_port.rules import Selection
+
+    text = textwrap.dedent('''\
+        import torch
+
+
+        def apply(q, cos, sin):
+            cos = cos.unsqueeze(1)
+            sin = sin.unsqueeze(1)
+            return (q * cos) + (rotate_half(q) * sin)
+
+
+        def rotate_half(x):
+            x1 = x[..., : x.shape[-1] // 2]
+            x2 = x[..., x.shape[-1] // 2 :]
+            return torch.cat((-x2, x1), dim=-1)
+        ''')
+    assert "torch_npu.npu_rotary_mul(q, cos, sin)" in port_source(text, Selection()).new_text

@@ -83,14 +83,17 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         matches = [m for m in matches if not inside(strings, m[0])]  # usage examples in docstrings
     if not matches:
         return PortOutcome(None)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarnings of the user's code are not ours to print
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return _port_whole_source(text, selection, options or {}, classes)
+    cut = _cut(text, matches[-1][0])
+    tree = _parse(text[:cut]) if cut is not None else None
+    whole = tree if cut is None else None
+    if tree is None:
+        whole = tree = _parse(text)
+        if tree is None:
+            return _port_whole_source(text, selection, options or {}, classes)
     imports = ImportIndex.from_ast(tree)
-    ctx_args = dict(imports=imports, selection=selection, options=options or {}, module_ast=tree)
+    module_ast = whole if whole is not None else lambda: _parse(text)
+    ctx_args = dict(imports=imports, selection=selection, options=options or {}, module_ast=module_ast,
+                    module_head=tree)
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
     lines = python_lines(text)
@@ -126,6 +129,38 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         statements = _statements(parsed.tree.body) if parsed.known else spliced_statements(tree.body, splices)
         new_text = _with_torch_npu_import(new_text, statements, uses_torch_npu_name, findings)
     return PortOutcome(new_text, findings)
+
+
+# A line that starts a top-level function or class (where a module can be cut), and one that starts a top-level
+# statement that may bind names or continue a statement above it (where it cannot).
+_TOP_DEFINITION = re.compile(r"^(?:def |class |@|async def )", re.M)
+_MODULE_LEVEL = re.compile(r"^(?:if|try|with|for|while|else|elif|except|finally|async|match|case)\b", re.M)
+_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]", re.M)  # at any depth: the imports of a module are all read
+
+
+def _cut(text: str, last_match: int) -> int | None:
+    """Where the module can be cut after its last trigger, so that only the head is parsed (half of a module, on
+    average): at the next top-level def or class, when only defs, classes and simple statements follow and no
+    import at any depth, so that the head holds every import and means what it means in the whole module. Its
+    ``ast`` parsing is the check: a cut inside a string or a bracket does not parse, and then the whole module is
+    parsed. Rules that need the rest (a definition, the uses of a name) parse it: PortContext.module(). None: no
+    cut."""
+    if "\r" in text:
+        return None  # (lines end at \n only in the patterns above)
+    end = text.find("\n", last_match)
+    found = _TOP_DEFINITION.search(text, end + 1) if end >= 0 else None
+    if found is None or _MODULE_LEVEL.search(text, found.start()) or _IMPORT.search(text, found.start()):
+        return None
+    return found.start()
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings of the user's code are not ours to print
+            return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 class _Parsed:
@@ -200,7 +235,7 @@ def port_module(module: cst.Module, selection: Selection, options: Mapping[str, 
         imports = ImportIndex.from_ast(tree)
     except (SyntaxError, ValueError):
         imports = ImportIndex.from_cst(module)
-    ctx = PortContext(imports=imports, selection=selection, options=options or {}, module_ast=tree)
+    ctx = PortContext(imports=imports, selection=selection, options=options or {}, module_ast=tree, module_head=tree)
     new_module = run_transformers(module, ctx, classes)
     if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped
         new_text = _finish(classes, _Parsed(new_module.code), ctx)

@@ -472,7 +472,7 @@ class AttentionTransformer(PortTransformer):
     def _unported_uses(self, local: str) -> list[str]:
         """Uses of an imported name, in the whole module, that no rule here ports: not a call of a PORTABLE name."""
         if self._uses is None:
-            self._uses = module_uses(self.ctx.module_ast, self.ctx.imports.aliases)
+            self._uses = module_uses(self.ctx.module(), self.ctx.imports.aliases)
         return sorted({q.split(".", 1)[1] if "." in q else q for q, called in self._uses.get(local, ())
                        if not (called and q in PORTABLE)})
 

@@ -45,9 +45,13 @@ class PortContext:
     # ids of original nodes that a later transformer rewrites as part of a larger construct (marked while visiting,
     # before any leave_* runs): earlier transformers leave them alone, so one site gets one finding, not two.
     claimed: set[int] = field(default_factory=set)
-    # The whole module as Python's ast read it (None on the LibCST-only path): a rule that must check a definition
-    # in another statement (the `rotate_half` an expression calls) reads it here, since a chunk is only a statement.
-    module_ast: ast.Module | None = None
+    # The whole module as Python's ast read it (None on the LibCST-only path), or a function that parses it: a rule
+    # that must check a definition in another statement (the `rotate_half` an expression calls) reads it through
+    # module(), since a chunk is only a statement.
+    module_ast: ast.Module | Callable[[], ast.Module] | None = None
+    # What was parsed of it to find the chunks: the whole module, or its head when the rest holds no trigger and
+    # no import (every import of the module is in it); None on the LibCST-only path.
+    module_head: ast.Module | None = None
     _module: cst.Module | None = None  # the chunk being ported (its nodes' lines are computed when first needed)
     _lines: dict[int, int] | None = None
     _todo_stack: list[list[str]] = field(default_factory=list)
@@ -59,6 +63,12 @@ class PortContext:
                 return self.line_offset + 1
             self._lines = start_lines(self._module)
         return self.line_offset + self._lines.get(id(node), 1)
+
+    def module(self) -> ast.Module | None:
+        """The whole module before the port (parsed now if it was not yet)."""
+        if callable(self.module_ast):
+            self.module_ast = self.module_ast()
+        return self.module_ast
 
     def torch_name(self) -> str:
         """How this module spells ``torch`` (``import torch as th`` -> ``th``)."""
@@ -94,7 +104,7 @@ class PortTransformer(cst.CSTTransformer):
     def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
         """A file-level step after every chunk is ported, for what no single statement can decide (a helper the
         rewritten calls need, an import they made unused). ``tree()`` is ``text`` parsed (parsed when first asked
-        for: decide what you can from the text first); ``ctx.module_ast`` is the module before the port. Returns
+        for: decide what you can from the text first); ``ctx.module()`` is the module before the port. Returns
         the new text (which must parse); by default, ``text`` unchanged."""
         return text
 

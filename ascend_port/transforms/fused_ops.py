@@ -120,8 +120,10 @@ class RotarySwigluMixin:
         qualified = self.ctx.imports.resolve(func)
         if qualified is not None:
             return qualified.startswith(ROTATE_HALF_PREFIX) and qualified.endswith(".rotate_half")
-        tree = self.ctx.module_ast
-        defs = [n for n in (tree.body if tree else ()) if isinstance(n, ast.FunctionDef) and n.name == func.value]
+        def defined(tree: ast.Module | None) -> list[ast.FunctionDef]:
+            return [n for n in (tree.body if tree else ()) if isinstance(n, ast.FunctionDef) and n.name == func.value]
+
+        defs = defined(self.ctx.module_head) or defined(self.ctx.module())  # (usually defined above its use)
         torch = self.ctx.imports.local_name_for("torch") or "torch"
         return len(defs) == 1 and _rotate_half_ast(defs[0], torch)
 

@@ -167,7 +167,8 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
     RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
 
     def torch_npu(self) -> str:
-        return (bound_name(self.ctx.module_ast, "torch_npu") if self.ctx.module_ast else None) or "torch_npu"
+        head = self.ctx.module_head  # (every import is in it)
+        return (bound_name(head, "torch_npu") if head else None) or "torch_npu"
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         found = _forward(original.body)

@@ -8,7 +8,7 @@ Python's ``ast`` read them, outermost first, and the module's imports, so it can
 nothing ported at all (``None``): an ``rsqrt`` in a class without a ``forward`` is not an RMSNorm.
 
 A scope must never be narrower than what its rules read: a chunk is ported on its own, and a rule that needs a
-name defined outside the chunk reads the module's ``ast`` (``PortContext.module_ast``), never the text around it.
+name defined outside the chunk reads the module's ``ast`` (``PortContext.module()``), never the text around it.
 """
 
 from __future__ import annotations

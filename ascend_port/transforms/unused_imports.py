@@ -179,8 +179,8 @@ class UnusedImportTransformer(PortTransformer):
             return text
         if not any(GPU_PACKAGES.match(target) for target in ctx.imports.aliases.values()):
             return text  # the usual case, decided without walking the module
-        before, after = _bindings(ctx.module_ast), _bindings(tree())
-        used_before, used_after = _used(ctx.module_ast), _used(tree())
+        before, after = _bindings(ctx.module()), _bindings(tree())
+        used_before, used_after = _used(ctx.module()), _used(tree())
         unused = {name for name in after if name in used_before and name in before and name not in used_after}
         if not unused:
             return text
