@@ -123,6 +123,9 @@ def test_import_torch_npu_goes_only_between_top_level_statements() -> None:
     assert at(0) and at(1) and at(3) and at(6)
     assert not at(2)  # inside the bracket
     assert not at(5)  # between the statements of a block
+    lines = python_lines("if x:\n    y = 2\nelse:\n    z = 3\n")
+    lines.insert(2, "import torch_npu\n")
+    assert not _between_top_level_statements(lines, 2)  # between a statement and its clause
 
 
 @pytest.mark.parametrize("text, expected", [

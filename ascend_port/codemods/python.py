@@ -406,8 +406,8 @@ def _between_top_level_statements(lines: Sequence[str], index: int) -> bool:
     is not inside a statement, a bracket or a string), and the next line of code is not indented (so it does not
     cut a block in two). The lines above are the module's imports: a far cheaper check than parsing the module."""
     following = next((line for line in lines[index + 1:] if line.strip() and not line.lstrip().startswith("#")), "")
-    if following[:1].isspace():
-        return False
+    if following[:1].isspace() or re.match(r"(?:else|elif|except|finally)\b", following):
+        return False  # it would cut a block, or a statement from its clause
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
