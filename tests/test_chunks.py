@@ -13,7 +13,7 @@ from ascend_port.codemods.literals import TriggerFilter
 from ascend_port.codemods.python import _statements, spliced_statements
 from ascend_port.names import ImportIndex
 from ascend_port.sources import python_lines
-from ascend_port.transforms.scopes import Trigger, imported, in_function, innermost, statement, top
+from ascend_port.transforms.scopes import FUNCTIONS, Trigger, imported, innermost, nothing, statement, top
 
 MODULE = textwrap.dedent('''\
     """Module docstring: cuda."""
@@ -51,6 +51,7 @@ def test_statement_scope_takes_the_innermost_statement_and_skips_strings_and_com
 
 
 def test_function_scope() -> None:
+    in_function = innermost(*FUNCTIONS, otherwise=nothing)
     assert chunks(Trigger("cuda", in_function)) == [(8, 15), (17, 18)]
 
 

@@ -66,10 +66,6 @@ def imported(*modules: str, then: Scope = statement) -> Scope:
     return scope
 
 
-# The innermost function around a match, for rules that read a function's other statements; nothing at module level.
-in_function = innermost(*FUNCTIONS, otherwise=nothing)
-
-
 @dataclass(frozen=True)
 class Trigger:
     """A regular-expression fragment whose matches must be ported, and the scope they need. Matches on comment
