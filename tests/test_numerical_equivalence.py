@@ -72,6 +72,8 @@ SPECS: dict[str, Spec] = {
         ns["self_attention"](rand(11, 3, 2, 8, dtype=dt), cu([4, 3, 4]), 4),
         ns["cross_attention"](rand(9, 2, 8, dtype=dt), rand(12, 2, 2, 8, dtype=dt, seed=1), cu([2, 3, 4]),
                               cu([5, 3, 4]), 4, 5))),
+    # no `import torch` in the module: the helper imports it under its own name
+    "NPU401/module_without_torch": Spec(lambda ns, dt: ns["self_attention"](rand(11, 3, 2, 8, dtype=dt), cu([4, 3, 4]), 4)),
     "NPU402/window": Spec(lambda ns, dt: (
         _module(ns, "SlidingWindowAttention", 2)(*qkv((1, 8, 2, 8), (1, 10, 2, 8), dt)),
         ns["local_attention"](*qkv((1, 8, 2, 8), (1, 10, 2, 8), dt), 2, 1),

@@ -78,17 +78,22 @@ def {name}(q, k, v, p=0.0, scale=None, causal=False, top_left=False):
 DEPENDS = {FLASH_HELPER: (), XFORMERS_HELPER: (FLASH_HELPER,)}
 
 
+PRIVATE_TORCH = "_torch"
+
+
 def helper_source(name: str, torch: str | None, torch_npu: str, backend: str) -> str:
     """The source of one helper; ``torch`` is the module's name for torch (None: it does not import torch at its
-    top level, so the helper imports it), ``torch_npu`` its name for torch_npu (NPU100 adds `import torch_npu`)."""
+    top level, so the helper imports it, under a private name: a plain `import torch`, even in a function, would
+    make the module's other `torch.cuda...` code resolve on the next run and the port not idempotent),
+    ``torch_npu`` its name for torch_npu (NPU100 adds `import torch_npu`)."""
     if name == XFORMERS_HELPER:
         return _XFORMERS.format(name=name, flash=FLASH_HELPER)
     if backend not in BACKENDS:
         raise ValueError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")
     return _FLASH.format(
-        cache=MASK_CACHE, name=name, torch=torch or "torch", torch_npu=torch_npu,
+        cache=MASK_CACHE, name=name, torch=torch or PRIVATE_TORCH, torch_npu=torch_npu,
         pad=" " * (len(name) + 5), pad2=" " * (len(torch_npu) + 33),  # continuation lines under the open paren
-        import_torch="" if torch else "            import torch\n\n",
+        import_torch="" if torch else f"            import torch as {PRIVATE_TORCH}\n\n",
         backend=_MINDIESD if backend == "mindiesd" else "",
     )
 

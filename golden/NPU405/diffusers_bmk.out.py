@@ -24,9 +24,9 @@ def _npu_flash_attn(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     if causal or left >= 0 or right >= 0:
         mask = _NPU_ATTENTION_MASKS.get(q.device)
         if mask is None:  # the compressed 2048x2048 mask of the causal and band modes (True: masked out)
-            import torch
+            import torch as _torch
 
-            mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool, device=q.device), diagonal=1)
+            mask = _torch.triu(_torch.ones(2048, 2048, dtype=_torch.bool, device=q.device), diagonal=1)
             _NPU_ATTENTION_MASKS[q.device] = mask
         options["atten_mask"] = mask
         if left < 0 and right < 0:
