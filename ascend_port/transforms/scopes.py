@@ -68,8 +68,8 @@ def imported(*modules: str, then: Scope = statement) -> Scope:
 
 @dataclass(frozen=True)
 class Trigger:
-    """A regular-expression fragment whose matches must be ported, and the scope they need. Matches on comment
-    lines never count (no rule rewrites a comment)."""
+    """A regular-expression fragment whose matches must be ported, and the scope they need. Matches in comments,
+    docstrings and other triple-quoted strings never count: no rule rewrites their text."""
 
     pattern: str
     scope: Scope = statement
