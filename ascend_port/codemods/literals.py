@@ -1,12 +1,12 @@
-"""A fast prefilter for the transformers' trigger patterns: the literal text each pattern cannot match without.
+"""Finding the transformers' trigger matches fast: the literal text each pattern cannot match without.
 
 Python's ``re`` scans an alternation of dozens of patterns position by position (a pattern that starts with ``\\b``
-defeats its literal-prefix search), which costs seconds over a million lines. Most files contain none of the
-triggers, and ``str``'s substring search is an order of magnitude faster: so each trigger fragment is reduced to a
-set of lower-case strings one of which every match must contain (``\\bgraph\\b`` -> ``{"graph"}``,
-``[Cc][Uu][Dd][Aa]`` -> ``{"cuda"}``, ``nccl|NCCL`` -> ``{"nccl"}``), and only the fragments whose strings occur in
-the lower-cased file are compiled into the patterns that are then run. A fragment this cannot reduce is always
-kept, so the result is exactly what the full patterns would find.
+defeats its literal-prefix search), which costs seconds over a million lines, and ``str``'s substring search is an
+order of magnitude faster. So each trigger fragment is reduced to a set of lower-case strings one of which every
+match must contain (``\\bgraph\\b`` -> ``{"graph"}``, ``[Cc][Uu][Dd][Aa]`` -> ``{"cuda"}``, ``nccl|NCCL`` ->
+``{"nccl"}``). A fragment runs only on a text that contains one of its strings, and one that cannot cross a line
+only on the lines that contain them. A fragment this cannot reduce runs on every text, so the result is exactly
+what each fragment run over the whole text would find.
 """
 
 from __future__ import annotations
@@ -33,12 +33,18 @@ _ZERO_WIDTH = (sre_constants.AT, sre_constants.ASSERT, sre_constants.ASSERT_NOT)
 MIN_LENGTH = 3  # a shorter string occurs in most files and filters nothing
 
 
-def required_strings(fragment: str) -> frozenset[str] | None:
-    """Lower-case strings one of which every match of ``fragment`` contains, or None when that cannot be said."""
+def _parsed(fragment: str):
+    """The ``re`` module's parse of ``fragment``, or None when it cannot be read."""
     try:
-        found = _sequence(sre_parse.parse(fragment))
+        return sre_parse.parse(fragment)
     except (re.error, RecursionError, TypeError, ValueError):
         return None
+
+
+def required_strings(fragment: str) -> frozenset[str] | None:
+    """Lower-case strings one of which every match of ``fragment`` contains, or None when that cannot be said."""
+    parsed = _parsed(fragment)
+    found = _sequence(parsed) if parsed is not None else None
     if not found or min(map(len, found)) < MIN_LENGTH:
         return None
     return frozenset(found)
@@ -96,9 +102,8 @@ def line_local(fragment: str) -> bool:
     """True when no match of ``fragment`` can contain or look past a line break: its matches in a text are its
     matches in the lines on their own (``^``/``$`` and friends, which would see a line's end as the text's end,
     count as looking past it)."""
-    try:
-        parsed = sre_parse.parse(fragment)
-    except (re.error, RecursionError, TypeError, ValueError):
+    parsed = _parsed(fragment)
+    if parsed is None:
         return False
     flags = getattr(getattr(parsed, "state", None), "flags", None)
     if flags is None:  # pragma: no cover - Python 3.10's sre_parse
@@ -193,7 +198,6 @@ class TriggerFilter:
             for start, end in _lines_with(text, lowered, strings):
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text, start, end))
         return sorted((m for m in found if not _on_comment_line(text, m[0])), key=lambda item: item[0])
-
 
     def _contains(self, string: str, lowered: str, present: dict[str, bool]) -> bool:
         """Each string is looked for once per text, and not at all when a string it contains is absent."""

@@ -227,14 +227,8 @@ def port_module(module: cst.Module, selection: Selection, options: Mapping[str, 
                 ) -> tuple[cst.Module, list[Finding]]:
     """Port a whole parsed module (LibCST's runner and the fallback path)."""
     classes = active_transformers(selection)
-    tree: ast.Module | None = None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(module.code)
-        imports = ImportIndex.from_ast(tree)
-    except (SyntaxError, ValueError):
-        imports = ImportIndex.from_cst(module)
+    tree = _parse(module.code)
+    imports = ImportIndex.from_ast(tree) if tree is not None else ImportIndex.from_cst(module)
     ctx = PortContext(imports=imports, selection=selection, options=options or {}, module_ast=tree, module_head=tree)
     new_module = run_transformers(module, ctx, classes)
     if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped
@@ -273,12 +267,10 @@ def _keep_final_cr(old: str, new: str) -> str:
 
 
 def _parse_or_fail(text: str) -> ast.Module:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError):
-        raise PortError("internal error: the ported source would not parse; the file is left unchanged") from None
+    tree = _parse(text)
+    if tree is None:
+        raise PortError("internal error: the ported source would not parse; the file is left unchanged")
+    return tree
 
 
 # --- import torch_npu (NPU100) --------------------------------------------------------------------------------
@@ -408,10 +400,4 @@ def _between_top_level_statements(lines: Sequence[str], index: int) -> bool:
     following = next((line for line in lines[index + 1:] if line.strip() and not line.lstrip().startswith("#")), "")
     if following[:1].isspace() or re.match(r"(?:else|elif|except|finally)\b", following):
         return False  # it would cut a block, or a statement from its clause
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse("".join(lines[:index]))
-    except (SyntaxError, ValueError):
-        return False
-    return True
+    return _parse("".join(lines[:index])) is not None
