@@ -19,7 +19,7 @@ from ascend_port.transforms.attention import NO_SPACE, bind, code_of, finish_arg
 from ascend_port.transforms.attention_helpers import bound_name
 from ascend_port.names import ImportIndex
 from ascend_port.transforms.base import PortTransformer
-from ascend_port.transforms.scopes import FUNCTIONS, Trigger
+from ascend_port.transforms.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.transforms.fused_ops import RotarySwigluMixin, ROTARY_MUL, SWIGLU
 from ascend_port.transforms.norm_match import RmsNormMatch, match_rms_norm
 
@@ -109,7 +109,7 @@ def _straight_line(fn: ast.stmt) -> bool:
 def norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
     """The scope of an RMSNorm's square root: the innermost class around it, if it could be one (match_rms_norm
     decides): an ``__init__``, a straight-line ``forward``, and the root in a straight-line method of the class."""
-    cls = next((node for node in reversed(path) if isinstance(node, ast.ClassDef)), None)
+    cls = enclosing(path, ast.ClassDef)
     if cls is None:
         return None
     methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
@@ -137,17 +137,17 @@ def _has_parameter(init: ast.stmt) -> bool:
 def rotary_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
     """The scope of `rotate_half(q) * sin`: the innermost function around it, if it makes a table 4-D the way
     npu_rotary_mul needs (`cos.unsqueeze(d)`, `cos[None, :, None, :]`; see _four_d)."""
-    fn = next((node for node in reversed(path) if isinstance(node, FUNCTIONS)), None)
+    fn = enclosing(path, *FUNCTIONS)
     if fn is None:
         return None
     four_d = any(isinstance(n, ast.Attribute) and n.attr == "unsqueeze"
-                 or isinstance(n, ast.Constant) and n.value is None and isinstance(n, ast.expr) for n in ast.walk(fn))
+                 or isinstance(n, ast.Constant) and n.value is None for n in ast.walk(fn))
     return fn if four_d else None
 
 
 def swiglu_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
     """The scope of a SwiGLU's silu: the innermost function around it, if it chunks a tensor (`a, b = x.chunk(2)`)."""
-    fn = next((node for node in reversed(path) if isinstance(node, FUNCTIONS)), None)
+    fn = enclosing(path, *FUNCTIONS)
     if fn is None:
         return None
     chunks = any(isinstance(n, ast.Attribute) and n.attr == "chunk" or isinstance(n, ast.Name) and n.id == "chunk"

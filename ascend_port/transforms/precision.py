@@ -20,7 +20,7 @@ from ascend_port import npu_api
 from ascend_port.names import ImportIndex, build_dotted
 from ascend_port.rules import Confidence, rule
 from ascend_port.transforms.base import PortTransformer
-from ascend_port.transforms.scopes import FUNCTIONS, Trigger, outermost
+from ascend_port.transforms.scopes import FUNCTIONS, Trigger, enclosing, outermost
 from ascend_port.transforms.device import rewrite_device_expr
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -192,7 +192,7 @@ def layer_norm_upcast(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stm
 
 def layer_norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
     """The innermost class around a match, if it names LayerNorm (an attribute or a base: NPU305's module form)."""
-    cls = next((node for node in reversed(path) if isinstance(node, ast.ClassDef)), None)
+    cls = enclosing(path, ast.ClassDef)
     if cls is None:
         return None
     names = (n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(cls) if isinstance(n, (ast.Name, ast.Attribute)))

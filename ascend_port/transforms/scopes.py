@@ -35,10 +35,15 @@ def top(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt:
     return path[0]
 
 
+def enclosing(path: Sequence[ast.stmt], *types: type[ast.stmt]) -> ast.stmt | None:
+    """The innermost statement of ``path`` of one of ``types`` (for scopes that check what they find)."""
+    return next((node for node in reversed(path) if isinstance(node, types)), None)
+
+
 def innermost(*types: type[ast.stmt], otherwise: Scope = top) -> Scope:
     """The innermost enclosing statement of one of ``types``; ``otherwise`` when there is none."""
     def scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
-        return next((node for node in reversed(path) if isinstance(node, types)), None) or otherwise(path, imports)
+        return enclosing(path, *types) or otherwise(path, imports)
     scope.__qualname__ = f"innermost({', '.join(t.__name__ for t in types)})"
     return scope
 
