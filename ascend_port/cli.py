@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from ascend_port import __version__
-from ascend_port import config as project_config
-from ascend_port.changes import ChangesError, changed_paths
-from ascend_port.engine import RunConfig, RunResult, run
-from ascend_port.rules import all_rules, get_rule
+from ascend_port.rules.registry import all_rules, get_rule
+from ascend_port.run import config as project_config
+from ascend_port.run.changes import ChangesError, changed_paths
+from ascend_port.run.engine import RunConfig, RunResult, run
 
 # What only some commands need (GitPython and the git workflow, the review, rich's markdown, tables and progress
 # bars) is imported where it is used: a run answered from the cache takes less time than importing all of it.
@@ -68,7 +68,7 @@ def _settings(paths: list[Path], select=None, ignore=None, min_confidence=None, 
     flags = {"select": select, "ignore": ignore, "min-confidence": min_confidence, "exclude": exclude,
              "attention-backend": attention_backend, "branch": branch}
     if cached_rules:
-        from ascend_port.cache import use_stored_rules
+        from ascend_port.run.cache import use_stored_rules
 
         use_stored_rules()
     try:
@@ -103,7 +103,13 @@ def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None)
         gc.set_threshold(GC_THRESHOLD, 50, 50)
     if not sys.stderr.isatty():
         return run(paths, config)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     with Progress(TextColumn("porting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as progress:
@@ -117,7 +123,9 @@ def _report_errors(result: RunResult) -> None:
 
 
 def _totals_line(result: RunResult) -> str:
-    from ascend_port.reports import INFORMATIONAL  # "compatible as it is" notes (NPU407): neither
+    from ascend_port.reports import (
+        INFORMATIONAL,  # "compatible as it is" notes (NPU407): neither
+    )
 
     findings = [f for file in result.files for f in file.findings if f.rule.id not in INFORMATIONAL]
     rewrites = sum(1 for f in findings if f.rule.rewrites)
@@ -221,7 +229,11 @@ def apply(paths: PathsArg,
                          cached_rules=not no_cache)
     config = _config(settings, jobs, no_cache)
     if not dry_run and not no_git and not check:
-        from ascend_port.gitflow import GitOptions, WorkflowError, apply_to_repository
+        from ascend_port.git.workflow import (
+            GitOptions,
+            WorkflowError,
+            apply_to_repository,
+        )
 
         options = GitOptions(settings.branch or DEFAULT_BRANCH, force_branch, not no_commit, allow_dirty, report_dir,
                              interactive)
@@ -239,10 +251,10 @@ def apply(paths: PathsArg,
             sys.stdout.buffer.write(file.diff)
         sys.stdout.buffer.flush()
     else:
-        from ascend_port.sources import write_atomic
+        from ascend_port.core.sources import write_atomic
 
         if interactive:
-            from ascend_port.review import review_in_place
+            from ascend_port.git.review import review_in_place
 
             try:
                 review_in_place(result, out)
@@ -309,7 +321,7 @@ def todos(paths: PathsArg,
           check: Annotated[bool, typer.Option("--check", help="Exit 1 while any TODO remains (for CI).")] = False,
           exclude: ExcludeOpt = None) -> None:
     """List the ascend-port TODO comments left in the files (file:line, rule, confidence, text) by rule."""
-    from ascend_port.todos import find_todos, render
+    from ascend_port.run.todos import find_todos, render
 
     missing = [p for p in paths if not p.exists()]
     if missing:

@@ -41,7 +41,8 @@ def real_files(with_corpus: bool) -> list[Path]:
 def generated(kind: str, seed: int) -> str:
     """One hypothesmith program, reproducible from the seed."""
     import hypothesmith
-    from hypothesis import HealthCheck, given, seed as hseed, settings
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hseed
 
     strategy = hypothesmith.from_grammar() if kind == "grammar" else hypothesmith.from_node()
     out: list[str] = []

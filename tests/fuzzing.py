@@ -18,10 +18,16 @@ from pathlib import Path
 
 import libcst as cst
 
-from ascend_port.codemods import PortError
-from ascend_port.codemods.python import active_transformers, port_module, port_source, trigger_patterns
-from ascend_port.rules import DOMAINS, Selection
-from ascend_port.sources import SourceError, decode_python, python_lines
+from ascend_port.core.catalogue import DOMAINS
+from ascend_port.core.porting import PortError
+from ascend_port.core.selection import Selection
+from ascend_port.core.sources import SourceError, decode_python, python_lines
+from ascend_port.port.python import (
+    active_transformers,
+    port_module,
+    port_source,
+    trigger_patterns,
+)
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 

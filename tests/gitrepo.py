@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
-from ascend_port.rules import Confidence, Rule
-from ascend_port.transforms.base import PortTransformer
+from ascend_port.core.catalogue import Confidence, Rule
+from ascend_port.python.transformer import PortTransformer
 
 # Test-only rules: never registered in the catalogue, only in the transformer list while a test runs.
 FAKE_DIST = Rule("NPU298", "test-dist-call", Confidence.HIGH, "test rule", "Before:\n    a\nAfter:\n    b")
@@ -35,7 +35,7 @@ class FakeDomains(PortTransformer):
 
 @pytest.fixture
 def fake_domains(monkeypatch: pytest.MonkeyPatch, private_cache: Path) -> None:
-    import ascend_port.codemods.python as python
+    import ascend_port.port.python as python
 
     monkeypatch.setattr(python, "TRANSFORMERS", (*python.TRANSFORMERS, FakeDomains))
 

@@ -9,9 +9,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ascend_port.codemods import PortError
-from ascend_port.codemods.python import port_module, port_source
-from ascend_port.rules import Selection
+from ascend_port.core.porting import PortError
+from ascend_port.core.selection import Selection
+from ascend_port.port.python import port_module, port_source
 
 
 def port(text: str, selection: Selection = Selection(), **options) -> str:

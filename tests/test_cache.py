@@ -10,13 +10,22 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import ascend_port.cache as cache_module
-from ascend_port.cache import Entry, ResultCache, cache_root, config_fingerprint, decode, encode, fingerprint
+import ascend_port.run.cache as cache_module
 from ascend_port.cli import app
-from ascend_port.codemods import PythonHandler
-from ascend_port.engine import RunConfig, port_file, run
-from ascend_port.findings import Finding
-from ascend_port.rules import Selection, get_rule
+from ascend_port.core.findings import Finding
+from ascend_port.core.selection import Selection
+from ascend_port.port.handlers import PythonHandler
+from ascend_port.rules.registry import get_rule
+from ascend_port.run.cache import (
+    Entry,
+    ResultCache,
+    cache_root,
+    config_fingerprint,
+    decode,
+    encode,
+    fingerprint,
+)
+from ascend_port.run.engine import RunConfig, port_file, run
 
 CUDA_MODULE = "import torch\n\nx = torch.ones(2).cuda()\ntorch.cuda.synchronize()\n"
 
@@ -258,7 +267,7 @@ def test_parallel_workers_share_the_cache(tree: Path) -> None:
 
 
 def test_a_warm_run_starts_no_worker(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ascend_port.engine as engine
+    import ascend_port.run.engine as engine
 
     for i in range(20):
         (tree / f"m{i}.py").write_text(CUDA_MODULE.replace("2", str(i)))

@@ -10,9 +10,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from ascend_port.codemods import PortError
-from ascend_port.codemods.python import port_module, port_source
-from ascend_port.rules import Selection
+from ascend_port.core.porting import PortError
+from ascend_port.core.selection import Selection
+from ascend_port.port.python import port_module, port_source
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora  # noqa: E402

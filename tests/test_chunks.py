@@ -8,12 +8,20 @@ import textwrap
 
 import pytest
 
-from ascend_port.codemods.chunks import Splice, hot_chunks, splice
-from ascend_port.codemods.literals import TriggerFilter
-from ascend_port.codemods.python import _statements, spliced_statements
-from ascend_port.names import ImportIndex
-from ascend_port.sources import python_lines
-from ascend_port.transforms.scopes import FUNCTIONS, Trigger, imported, innermost, nothing, statement, top
+from ascend_port.core.sources import python_lines
+from ascend_port.python.chunks import Splice, hot_chunks, splice
+from ascend_port.python.literals import TriggerFilter
+from ascend_port.python.names import ImportIndex
+from ascend_port.python.scopes import (
+    FUNCTIONS,
+    Trigger,
+    imported,
+    innermost,
+    nothing,
+    statement,
+    top,
+)
+from ascend_port.rules.torch_npu_import import spliced_statements, top_statements
 
 MODULE = textwrap.dedent('''\
     """Module docstring: cuda."""
@@ -91,12 +99,12 @@ def test_the_statements_after_splicing_are_those_of_the_spliced_text(changes: di
         nested = tree.body[2].lineno <= first and last < tree.body[2].end_lineno and first > tree.body[2].lineno
         splices.append(Splice(first, last, code, None if nested else ast.parse(code).body))
     new_text = splice(lines, splices)
-    assert spliced_statements(tree.body, splices) == _statements(ast.parse(new_text).body)
+    assert spliced_statements(tree.body, splices) == top_statements(ast.parse(new_text).body)
 
 
 def test_a_ported_chunk_that_would_not_parse_in_place_is_refused() -> None:
-    from ascend_port.codemods import PortError
-    from ascend_port.codemods.python import _checked_body
+    from ascend_port.core.porting import PortError
+    from ascend_port.port.python import _checked_body
 
     with pytest.raises(PortError):
         _checked_body("    x = 1\n", "  x = 1\n", "if 1:\n")  # parses on its own, not among its siblings
@@ -114,7 +122,7 @@ def test_a_statement_in_an_elif_block_is_parsed_on_its_own() -> None:
 
 
 def test_import_torch_npu_goes_only_between_top_level_statements() -> None:
-    from ascend_port.codemods.python import _between_top_level_statements
+    from ascend_port.rules.torch_npu_import import _between_top_level_statements
 
     def at(index: int) -> bool:
         lines = python_lines("import os\nx = (\n    1)\nif x:\n    y = 2\n    z = 3\n")
@@ -138,14 +146,14 @@ def test_import_torch_npu_goes_only_between_top_level_statements() -> None:
     ("x = a.cuda()\r\n\r\ndef f():\r\n    pass\r\n", None),  # (\r line endings: no cut)
 ])
 def test_where_a_module_is_cut(text: str, expected: int | None) -> None:
-    from ascend_port.codemods.python import _cut
+    from ascend_port.port.python import _cut
 
     assert _cut(text, text.index("cuda")) == expected
 
 
 def test_a_cut_inside_a_string_parses_the_whole_module() -> None:
-    from ascend_port.codemods.python import port_source
-    from ascend_port.rules import Selection
+    from ascend_port.core.selection import Selection
+    from ascend_port.port.python import port_source
 
     text = 'x = a.cuda()\ns = """\ndef f():\n"""\ny = b.cuda()\n'
     assert port_source(text, Selection()).new_text.count(".npu()") == 2
@@ -153,8 +161,8 @@ def test_a_cut_inside_a_string_parses_the_whole_module() -> None:
 
 def test_a_rule_that_needs_the_rest_of_the_module_reads_it() -> None:
     # rotate_half is defined below the last trigger: the head does not have it, the whole module does
-    from ascend_port.codemods.python import port_source
-    from ascend_port.rules import Selection
+    from ascend_port.core.selection import Selection
+    from ascend_port.port.python import port_source
 
     text = textwrap.dedent('''\
         import torch

@@ -231,7 +231,7 @@ def test_config_command_prints_the_effective_configuration(project: Path) -> Non
 
 
 def test_attention_backend_reaches_the_run_options(project: Path) -> None:
-    from ascend_port import config
+    from ascend_port.run import config
 
     write_config(project, 'attention-backend = "mindiesd"\n')
     settings = config.resolve([project])

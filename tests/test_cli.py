@@ -179,7 +179,7 @@ def test_parallel_run_matches_sequential(project: Path) -> None:
 def test_libcst_runner_gives_the_same_port(project: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "libcst.tool", "codemod", "-x", "--no-format",
-         "ascend_port.codemods.libcst_command.PortToNpuCommand", "train.py"],
+         "ascend_port.port.libcst_command.PortToNpuCommand", "train.py"],
         cwd=project, capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stderr

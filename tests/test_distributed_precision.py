@@ -6,8 +6,10 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
-from ascend_port.codemods.python import port_source
-from ascend_port.rules import Confidence, Selection, all_rules
+from ascend_port.core.catalogue import Confidence
+from ascend_port.core.selection import Selection
+from ascend_port.port.python import port_source
+from ascend_port.rules.registry import all_rules
 
 BF16_CHECK = (
     "import torch\n"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ascend_port.codemods.docstrings import inside, triple_quoted_spans
-from ascend_port.codemods.python import port_source
-from ascend_port.rules import Selection
+from ascend_port.core.selection import Selection
+from ascend_port.port.python import port_source
+from ascend_port.python.docstrings import inside, triple_quoted_spans
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora  # noqa: E402
@@ -43,7 +43,7 @@ def test_inside() -> None:
 
 
 def test_a_file_whose_triggers_are_all_in_doc_strings_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ascend_port.codemods.python as python
+    import ascend_port.port.python as python
 
     parsed, real_parse = [], ast.parse
     monkeypatch.setattr(python.ast, "parse", lambda *a, **k: parsed.append(1) or real_parse(*a, **k))

@@ -9,11 +9,18 @@ from pathlib import Path
 
 import hypothesmith
 import pytest
+from fuzzing import (
+    GOLDEN,
+    SELECTIONS,
+    InvariantBroken,
+    check,
+    insert_statements,
+    mutate,
+    read_source,
+    wrap_expressions,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from fuzzing import (GOLDEN, SELECTIONS, InvariantBroken, check, insert_statements, mutate, read_source,
-                     wrap_expressions)
 
 FUZZ = settings(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
@@ -61,7 +68,8 @@ def test_the_mutators_add_cuda_code_and_keep_the_module_valid() -> None:
 def test_the_checker_catches_a_broken_invariant(monkeypatch: pytest.MonkeyPatch) -> None:
     """A port that is not idempotent (one that adds a line each time) must be reported."""
     import fuzzing
-    from ascend_port.codemods.python import PortOutcome
+
+    from ascend_port.port.python import PortOutcome
 
     monkeypatch.setattr(fuzzing, "port_source", lambda text, selection: PortOutcome(text + "x = 1\n"))
     with pytest.raises(InvariantBroken, match="idempotent"):

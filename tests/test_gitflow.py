@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import pytest
+from gitrepo import (
+    DIST_ONLY,
+    DIST_ONLY_PORTED,
+    TRAIN,
+    TRAIN_DEVICE,
+    TRAIN_DIST,
+    TRAIN_KERNEL,
+    fake_domains,
+    flat,
+    git,
+    invoke,
+    make_repo,
+    private_cache,
+    state,
+)
 from unidiff import PatchSet
 
-import ascend_port.gitflow as gitflow
-from ascend_port.hunks import FileChange
-from gitrepo import (DIST_ONLY, DIST_ONLY_PORTED, TRAIN, TRAIN_DEVICE, TRAIN_DIST, TRAIN_KERNEL, fake_domains, flat,
-                     git, invoke, make_repo, private_cache, state)
+import ascend_port.git.workflow as gitflow
+from ascend_port.core.hunks import FileChange
 
 __all__ = ["fake_domains", "private_cache"]  # the fixtures, imported for pytest
 

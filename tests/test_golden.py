@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import pytest
-
-from ascend_port.codemods import handler_for
-from ascend_port.rules import Selection, all_rules
 from golden_cases import Case, cases
+
+from ascend_port.core.selection import Selection
+from ascend_port.port.handlers import handler_for
+from ascend_port.rules.registry import all_rules
 
 CASES = cases()
 

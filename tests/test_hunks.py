@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from unidiff import PatchSet
 
-from ascend_port.findings import Finding
-from ascend_port.hunks import FileChange, apply_edits, split_lines
-from ascend_port.rules import get_rule
+from ascend_port.core.findings import Finding
+from ascend_port.core.hunks import FileChange, apply_edits, split_lines
+from ascend_port.rules.registry import get_rule
 
 LINES = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "x = 1\n", "\n", "  y\r\n", "z"]), max_size=40)
 

@@ -8,18 +8,22 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-
-from ascend_port import npu_api
-from ascend_port.codemods import handler_for
-from ascend_port.codemods.cuda_sources import global_kernels, strip_code
-from ascend_port.engine import RunConfig, run
-from ascend_port.findings import TODO_PATTERN
-from ascend_port.names import ImportIndex
-from ascend_port.rules import Selection, parse_patterns
-from ascend_port.transforms import PortContext, PortTransformer, run_transformers
-from ascend_port.transforms.kernels import KERNEL_EQUIVALENTS, kernel_equivalent
-from ascend_port.transforms.libraries import LibraryTransformer
 from golden_cases import GOLDEN
+
+from ascend_port.core import npu_api
+from ascend_port.core.findings import TODO_PATTERN
+from ascend_port.core.selection import Selection, parse_patterns
+from ascend_port.port.handlers import handler_for
+from ascend_port.python.names import ImportIndex
+from ascend_port.python.transformer import (
+    PortContext,
+    PortTransformer,
+    run_transformers,
+)
+from ascend_port.rules.cuda_sources import global_kernels, strip_code
+from ascend_port.rules.kernels import KERNEL_EQUIVALENTS, kernel_equivalent
+from ascend_port.rules.libraries import LibraryTransformer
+from ascend_port.run.engine import RunConfig, run
 
 TRITON_DECORATOR_NAMES = {"jit", "autotune", "heuristics"}
 

@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ascend_port.transforms.lines import start_lines
+from ascend_port.python.lines import start_lines
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 

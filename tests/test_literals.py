@@ -3,16 +3,20 @@ each trigger fragment run over the whole text finds."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import re
-
-from ascend_port.codemods.literals import TriggerFilter, line_local, required_strings
-from ascend_port.transforms.scopes import Trigger
-from ascend_port.codemods.python import active_transformers, trigger_filter, trigger_patterns
-from ascend_port.rules import Selection
+from ascend_port.core.selection import Selection
+from ascend_port.port.python import (
+    active_transformers,
+    trigger_filter,
+    trigger_patterns,
+)
+from ascend_port.python.literals import TriggerFilter, line_local, required_strings
+from ascend_port.python.scopes import Trigger
 
 
 @pytest.mark.parametrize("fragment, expected", [

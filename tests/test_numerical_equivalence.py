@@ -15,8 +15,8 @@ torch = pytest.importorskip("torch", reason="pip install torch==2.13.0 (CPU) to 
 from fake_modules import installed  # noqa: E402
 from golden_cases import cases  # noqa: E402
 
-from ascend_port.codemods.python import port_source  # noqa: E402
-from ascend_port.rules import Selection  # noqa: E402
+from ascend_port.core.selection import Selection  # noqa: E402
+from ascend_port.port.python import port_source  # noqa: E402
 
 ATTENTION = {"npu_fusion_attention"}
 TOLERANCE = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}

@@ -12,16 +12,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from golden_cases import cases
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
-from ascend_port.codemods import PortError, handler_for
-from ascend_port.codemods.filetypes import file_kind
-from ascend_port.codemods.notebook import port_notebook
-from ascend_port.codemods.requirements import parse_requirement, torch_npu_specifier
-from ascend_port.codemods.shell_lexer import lex
-from ascend_port.rules import Selection
-from golden_cases import cases
+from ascend_port.core.porting import PortError
+from ascend_port.core.selection import Selection
+from ascend_port.formats.shell_lexer import lex
+from ascend_port.port.filetypes import file_kind
+from ascend_port.port.handlers import handler_for
+from ascend_port.port.notebook import port_notebook
+from ascend_port.rules.project.requirements import (
+    parse_requirement,
+    torch_npu_specifier,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "cuda_trainer"
@@ -149,7 +153,7 @@ def test_bad_files_are_refused_with_their_reason(name: str, data: bytes, reason:
 
 
 def test_helm_templates_are_skipped_with_their_reason() -> None:
-    from ascend_port.sources import SourceError
+    from ascend_port.core.sources import SourceError
 
     template = b"resources:\n  limits:\n    nvidia.com/gpu: {{ .Values.gpus }}\n{{- if .Values.cuda }}\n"
     with pytest.raises(SourceError, match="template") as raised:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ascend_port.codemods import handler_for
-from ascend_port.engine import RunConfig, run
-from ascend_port.rules import Selection
+from ascend_port.core.selection import Selection
+from ascend_port.port.handlers import handler_for
+from ascend_port.run.engine import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora  # noqa: E402

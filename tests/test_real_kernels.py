@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from ascend_port.codemods import handler_for
-from ascend_port.engine import RunConfig, run
-from ascend_port.findings import TODO_PATTERN
-from ascend_port.rules import Selection
 from test_kernels import todo_counts_above, triton_kernels
+
+from ascend_port.core.findings import TODO_PATTERN
+from ascend_port.core.selection import Selection
+from ascend_port.port.handlers import handler_for
+from ascend_port.run.engine import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora  # noqa: E402

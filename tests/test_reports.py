@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
-from ascend_port.engine import RunConfig, run
 from ascend_port.reports import ASSESSMENT_FILES, render, write_assessment
 from ascend_port.reports.json_report import SCHEMA_VERSION, schema
 from ascend_port.reports.model import build
+from ascend_port.run.engine import RunConfig, run
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,15 +10,24 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from gitrepo import (
+    DIST_ONLY_PORTED,
+    TRAIN,
+    editor_script,
+    fake_domains,
+    git,
+    invoke,
+    make_repo,
+    private_cache,
+    state,
+)
 from rich.console import Console
 
-from ascend_port.answers import LineKeys
-from ascend_port.codemods import handler_for
-from ascend_port.hunks import FileChange
-from ascend_port.review import Review, parse_edited_hunk
-from ascend_port.rules import Selection
-from gitrepo import (DIST_ONLY_PORTED, TRAIN, editor_script, fake_domains, git, invoke, make_repo, private_cache,
-                     state)
+from ascend_port.core.hunks import FileChange
+from ascend_port.core.selection import Selection
+from ascend_port.git.answers import LineKeys
+from ascend_port.git.review import Review, parse_edited_hunk
+from ascend_port.port.handlers import handler_for
 
 __all__ = ["fake_domains", "private_cache"]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ascend_port.cache import MAGIC, cache_root
 from ascend_port.cli import app
+from ascend_port.run.cache import MAGIC, cache_root
 
 runner = CliRunner()
 CUDA_MODULE = "import torch\n\nx = torch.ones(2).cuda()\n"

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
-from ascend_port.engine import RunConfig, run
-from ascend_port.rules import all_rules
+from ascend_port.rules.registry import all_rules
+from ascend_port.run.engine import RunConfig, run
 
 runner = CliRunner()
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text("utf-8"))

@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-import ascend_port.cache as cache_module
-import ascend_port.rules as rules_module
-from ascend_port.cache import cache_root, tool_fingerprint, use_stored_rules
-from ascend_port.codemods import PythonHandler, handler_for
-from ascend_port.discovery import discover
-from ascend_port.engine import COLD_PROBE, RunConfig, display_path, run
-from ascend_port.rules import Confidence, Rule, Selection, all_rules, get_rule, snapshot_rules, use_snapshot
+import ascend_port.rules.registry as rules_module
+import ascend_port.run.cache as cache_module
+from ascend_port.core.catalogue import Confidence, Rule, declared
+from ascend_port.core.selection import Selection
+from ascend_port.port.handlers import PythonHandler, handler_for
+from ascend_port.rules.registry import all_rules, get_rule, snapshot_rules, use_snapshot
+from ascend_port.run.cache import cache_root, tool_fingerprint, use_stored_rules
+from ascend_port.run.discovery import discover
+from ascend_port.run.engine import COLD_PROBE, RunConfig, display_path, run
 
 CUDA_MODULE = "import torch\n\nx = torch.ones(2).cuda()\n"
 
@@ -33,7 +35,7 @@ try:
     main()
 except SystemExit as done:
     code = done.code
-heavy = ("libcst", "git", "ascend_port.transforms", "ascend_port.gitflow", "rich.markdown", "ascend_port.reports.model")
+heavy = ("libcst", "git", "ascend_port.rules.device", "ascend_port.git.workflow", "rich.markdown", "ascend_port.reports.model")
 import gc
 sys.stderr.write(f"GC {gc.get_freeze_count() > 0}\\n")
 sys.stderr.write("LOADED " + " ".join(m for m in heavy if m in sys.modules) + "\\n")
@@ -89,12 +91,12 @@ def test_no_cache_neither_reads_nor_writes_the_stored_catalogue(tmp_path: Path) 
 
 
 def test_the_snapshot_is_the_catalogue(rules_state: None) -> None:
-    real = sorted(rules_module._CATALOGUE.values(), key=lambda r: r.id)
+    real = sorted(declared().values(), key=lambda r: r.id)
     assert len(real) > 50
     assert use_snapshot(json.loads(json.dumps(snapshot_rules())))
     assert rules_module._SNAPSHOT is not None
     assert all_rules() == real  # every field of every rule
-    assert get_rule("npu101") == rules_module._CATALOGUE["NPU101"]
+    assert get_rule("npu101") == declared()["NPU101"]
     with pytest.raises(KeyError, match="NPU999"):
         get_rule("NPU999")
 
@@ -142,7 +144,7 @@ def test_a_damaged_stored_catalogue_is_ignored_and_replaced(rules_state: None, d
     rules_module._modules_loaded = False
     use_stored_rules()
     assert rules_module._SNAPSHOT is not None
-    assert all_rules() == sorted(rules_module._CATALOGUE.values(), key=lambda r: r.id)
+    assert all_rules() == sorted(declared().values(), key=lambda r: r.id)
 
 
 def test_selection_verdicts_follow_the_rule_and_are_not_pickled() -> None:
@@ -257,7 +259,7 @@ def test_entries_are_written_privately_and_past_a_stale_temporary_file(monkeypat
     import itertools
     import stat
 
-    from ascend_port.cache import Entry, ResultCache
+    from ascend_port.run.cache import Entry, ResultCache
 
     results = ResultCache(cache_root(), b"config")
     key = "ab" * 32
@@ -277,6 +279,6 @@ def test_entries_are_written_privately_and_past_a_stale_temporary_file(monkeypat
 
 def test_cli_default_branch_is_the_workflows() -> None:
     from ascend_port.cli import DEFAULT_BRANCH
-    from ascend_port.gitflow import DEFAULT_BRANCH as WORKFLOW_DEFAULT
+    from ascend_port.git.workflow import DEFAULT_BRANCH as WORKFLOW_DEFAULT
 
     assert DEFAULT_BRANCH == WORKFLOW_DEFAULT

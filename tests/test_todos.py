@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
-from ascend_port.codemods import handler_for
-from ascend_port.rules import Selection
-from ascend_port.todos import find_todos, render
+from ascend_port.core.selection import Selection
+from ascend_port.port.handlers import handler_for
+from ascend_port.run.todos import find_todos, render
 
 KERNEL = '''import triton
 import triton.language as tl

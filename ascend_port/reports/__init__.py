@@ -11,7 +11,7 @@ import importlib
 from pathlib import Path
 from typing import Mapping
 
-from ascend_port.engine import RunResult
+from ascend_port.run.engine import RunResult
 
 FORMATS = ("text", "md", "json", "sarif", "csv", "github")
 # Rules whose findings are information, not work: they report code that runs on an NPU as it is. (Here, not in

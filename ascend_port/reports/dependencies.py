@@ -15,9 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from ascend_port.findings import FileResult
+from ascend_port.core.findings import FileResult
 from ascend_port.reports.packages import (
-    COMPATIBLE, NOT_APPLICABLE, REPLACE, STATUSES, UNSUPPORTED, distribution_for_import, lookup,
+    COMPATIBLE,
+    NOT_APPLICABLE,
+    REPLACE,
+    STATUSES,
+    UNSUPPORTED,
+    distribution_for_import,
+    lookup,
 )
 
 
@@ -101,8 +107,8 @@ def _pyproject_requirements(text: str) -> list[str]:
 
 
 def dependencies(files: list[FileResult], texts: Mapping[str, bytes]) -> list[Dependency]:
-    from ascend_port.codemods.filetypes import file_kind
-    from ascend_port.codemods.requirements import parse_requirement
+    from ascend_port.port.filetypes import file_kind
+    from ascend_port.rules.project.requirements import parse_requirement
 
     sources: dict[str, list[str]] = {}
     imported: set[str] = set()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ascend_port.findings import TODO_PATTERN, FileResult, Finding, todo_comment
-from ascend_port.hunks import Change, FileChange
+from ascend_port.core.findings import TODO_PATTERN, FileResult, Finding, todo_comment
+from ascend_port.core.hunks import Change, FileChange
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Edit:
 
 def encoding_of(path: str, data: bytes) -> str:
     if path.endswith(".py"):
-        from ascend_port.sources import SourceError, decode_python
+        from ascend_port.core.sources import SourceError, decode_python
 
         try:
             return decode_python(data).encoding

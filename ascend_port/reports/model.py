@@ -20,15 +20,17 @@ from pathlib import Path
 from typing import Mapping
 
 from ascend_port import __version__
-from ascend_port.engine import RunResult
-from ascend_port.findings import FileResult, Finding
-from ascend_port.hunks import IMPORT_RULE, split_lines
+from ascend_port.core.catalogue import DOMAINS, Confidence, Rule
+from ascend_port.core.findings import FileResult, Finding
+from ascend_port.core.hunks import IMPORT_RULE, split_lines
 from ascend_port.reports import INFORMATIONAL  # noqa: F401  (sarif.py imports it from here)
 from ascend_port.reports import effort as effort_model
-from ascend_port.reports.dependencies import Dependency, dependencies as find_dependencies
+from ascend_port.reports.dependencies import Dependency
+from ascend_port.reports.dependencies import dependencies as find_dependencies
 from ascend_port.reports.edits import Edit, file_edits
 from ascend_port.reports.packages import REPLACE, UNSUPPORTED
-from ascend_port.rules import DOMAINS, Confidence, Rule, all_rules
+from ascend_port.rules.registry import all_rules
+from ascend_port.run.engine import RunResult
 
 # The report's names for the rule domains (ID prefix -> title), in ID order.
 DOMAIN_TITLES: dict[str, str] = {
@@ -197,7 +199,7 @@ def _kernels(placed: list[Placed], texts: Mapping[str, bytes]) -> list[Kernel]:
         data = texts.get(p.path)
         text = data.decode("utf-8", errors="replace") if data is not None else ""
         if p.path.endswith(CUDA_SUFFIXES):
-            from ascend_port.codemods.cuda_sources import global_kernels
+            from ascend_port.rules.cuda_sources import global_kernels
 
             found = global_kernels(text)
             out.append(Kernel(p.path, p.line, p.rule, "cuda", ", ".join(dict.fromkeys(n for n, _ in found)),

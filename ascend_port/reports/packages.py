@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ascend_port.codemods.requirements import canonical, removal_reason
+from ascend_port.rules.project.requirements import canonical, removal_reason
 
 COMPATIBLE, REPLACE, UNSUPPORTED, NOT_APPLICABLE = "compatible", "replace", "unsupported", "n.a."
 STATUSES = (COMPATIBLE, REPLACE, UNSUPPORTED, NOT_APPLICABLE)

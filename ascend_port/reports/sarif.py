@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ascend_port.core.catalogue import Confidence, Rule
 from ascend_port.reports.model import DOMAIN_TITLES, INFORMATIONAL, Edit, Placed, Report
-from ascend_port.rules import Confidence, Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Confidence.HIGH: "warning", Confidence.MEDIUM: "warning", Confidence.LOW: "error"}

@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ascend_port.engine import RunResult
-from ascend_port.rules import DOMAINS
+from ascend_port.core.catalogue import DOMAINS
+from ascend_port.run.engine import RunResult
 
 COLOURS = {"high": "green", "medium": "yellow", "low": "red"}
 

@@ -1,0 +1,53 @@
+"""What a run learns about one file: findings (rewrites and TODOs) and the file-level result."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ascend_port.core.catalogue import Confidence, Rule
+
+# One greppable format for every TODO the tool writes, e.g.
+#   # TODO(ascend-port): NPU107 [low] torch.cuda.memory_usage has no torch.npu counterpart; ...
+TODO_PREFIX = "# TODO(ascend-port): "
+TODO_PATTERN = re.compile(r"#\s*TODO\(ascend-port\):\s*(?P<rule>NPU\d{3})\s*\[(?P<confidence>high|medium|low)\]\s*(?P<text>.*)")
+
+
+def todo_comment(rule: Rule, message: str) -> str:
+    return f"{TODO_PREFIX}{rule.id} [{rule.confidence.label}] {message}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rewrite or warning at one place. ``applied`` is False when the rule only reports here."""
+
+    rule: Rule
+    line: int
+    message: str
+    applied: bool
+
+    @property
+    def confidence(self) -> Confidence:
+        return self.rule.confidence
+
+    @property
+    def kind(self) -> str:
+        if not self.rule.rewrites:
+            return "todo" if self.applied else "finding"
+        return "rewrite" if self.applied else "finding"
+
+
+@dataclass
+class FileResult:
+    """The outcome for one file. ``new_bytes`` is None when nothing changes (or on error)."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    new_bytes: bytes | None = None
+    diff: bytes = b""
+    error: str | None = None
+    skipped: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.new_bytes is not None

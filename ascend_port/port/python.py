@@ -1,0 +1,279 @@
+"""The port of one Python module.
+
+Speed comes from parsing only what can change. The transformers' triggers (literal text first, see literals.py)
+reject most files without parsing them. For the rest, Python's ``ast`` (a C parser) gives the imports and the
+statements around each trigger; only the statements each trigger's scope asks for are parsed with LibCST,
+transformed, checked to parse on their own, and spliced back into the untouched text byte for byte, so the
+module is not parsed again. The whole-module path (``port_module``) is what LibCST's own runner uses, and the
+fallback for sources this interpreter's ``ast`` cannot read.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Mapping, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ascend_port.core.findings import TODO_PREFIX, Finding
+from ascend_port.core.porting import PortError
+from ascend_port.core.selection import Selection
+from ascend_port.core.sources import python_lines
+from ascend_port.port.transformers import TRANSFORMERS
+from ascend_port.python.chunks import Splice, hot_chunks, splice, wrap
+from ascend_port.python.docstrings import inside, triple_quoted_spans
+from ascend_port.python.literals import TriggerFilter
+from ascend_port.python.names import ImportIndex, dotted
+from ascend_port.python.parsing import parse_quietly
+from ascend_port.python.scopes import Scope
+from ascend_port.python.transformer import (
+    PortContext,
+    PortTransformer,
+    run_transformers,
+)
+from ascend_port.rules.torch_npu_import import (
+    IMPORT_TORCH_NPU,
+    spliced_statements,
+    statements_from_cst,
+    top_statements,
+    with_torch_npu_import,
+)
+
+
+@dataclass
+class PortOutcome:
+    new_text: str | None
+    findings: list[Finding] = field(default_factory=list)
+
+
+def active_transformers(selection: Selection) -> tuple[type[PortTransformer], ...]:
+    return _active(TRANSFORMERS, selection)
+
+
+@lru_cache(maxsize=64)
+def _active(transformers: tuple[type[PortTransformer], ...], selection: Selection) -> tuple[type[PortTransformer], ...]:
+    return tuple(cls for cls in transformers if cls.active(selection))
+
+
+@lru_cache(maxsize=64)
+def trigger_patterns(classes: tuple[type[PortTransformer], ...]) -> tuple[tuple[re.Pattern[str], Scope], ...]:
+    """One pattern per scope over the triggers with that scope (what a caller without a TriggerFilter runs)."""
+    by_scope: dict[Scope, list[str]] = {}
+    for cls in classes:
+        for trigger in cls.triggers():
+            by_scope.setdefault(trigger.scope, []).append(trigger.pattern)
+    return tuple((re.compile("|".join(f"(?:{f})" for f in fragments)), scope) for scope, fragments in by_scope.items())
+
+
+@lru_cache(maxsize=64)
+def trigger_filter(classes: tuple[type[PortTransformer], ...]) -> TriggerFilter:
+    """Finds the triggers' matches in a text (each fragment on its own: the matches of trigger_patterns and more,
+    since one alternation's matches never overlap), faster than running trigger_patterns."""
+    return TriggerFilter(t for cls in classes for t in cls.triggers())
+
+
+def port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
+    """Port one module's source text. Raises PortError when it cannot be parsed."""
+    try:
+        return _port_source(text, selection, options)
+    except RecursionError:
+        # LibCST's visitors recurse once per level: thousands of implicitly concatenated strings or nested
+        # brackets (generated tables such as pydoc_data/topics.py) exceed Python's recursion limit.
+        raise PortError("a statement is nested too deeply for LibCST (Python's recursion limit); "
+                        "the file is left unchanged") from None
+
+
+def _port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
+    classes = active_transformers(selection)
+    matches = trigger_filter(classes).matches(text)
+    if matches and (strings := triple_quoted_spans(text)):
+        matches = [m for m in matches if not inside(strings, m[0])]  # usage examples in docstrings
+    if not matches:
+        return PortOutcome(None)
+    cut = _cut(text, matches[-1][0])
+    tree = _parse(text[:cut]) if cut is not None else None
+    whole = tree if cut is None else None
+    if tree is None:
+        whole = tree = _parse(text)
+        if tree is None:
+            return _port_whole_source(text, selection, options or {}, classes)
+    imports = ImportIndex.from_ast(tree)
+    module_ast = whole if whole is not None else lambda: _parse(text)
+    ctx_args = dict(imports=imports, selection=selection, options=options or {}, module_ast=module_ast,
+                    module_head=tree)
+    findings: list[Finding] = []
+    uses_npu = uses_torch_npu_name = False
+    lines = python_lines(text)
+    splices: list[Splice] = []
+    for chunk in hot_chunks(lines, tree, matches, imports):
+        if splices and chunk.first <= splices[-1].last:
+            continue  # already ported as part of an enclosing statement (see the fallback below)
+        first, last = chunk.first, chunk.last
+        chunk_text = "".join(lines[first - 1:last])
+        parse_text, prefix = wrap(chunk_text) if chunk.nested else (chunk_text, "")
+        try:
+            module = cst.parse_module(parse_text)
+        except cst.ParserSyntaxError as error:
+            if not chunk.nested:
+                raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
+            # A statement that only parses with its context: take the whole top-level statement instead.
+            first, last = chunk.top
+            chunk_text = parse_text = "".join(lines[first - 1:last])
+            prefix = ""
+            module = _parse_chunk(parse_text, first)
+        ctx = PortContext(line_offset=first - 1 - (1 if prefix else 0), findings=findings, **ctx_args)
+        new_code = _keep_final_cr(chunk_text, run_transformers(module, ctx, classes).code[len(prefix):])
+        uses_npu |= ctx.uses_npu
+        uses_torch_npu_name |= ctx.uses_torch_npu_name
+        if new_code != chunk_text:
+            splices.append(Splice(first, last, new_code, _checked_body(chunk_text, new_code, prefix)))
+    if not splices:
+        return PortOutcome(None, findings)
+    new_text = splice(lines, splices)
+    parsed = _Parsed(new_text)
+    new_text = _finish(classes, parsed, PortContext(findings=findings, **ctx_args))
+    if uses_npu and selection.enabled(IMPORT_TORCH_NPU):
+        statements = top_statements(parsed.tree.body) if parsed.known else spliced_statements(tree.body, splices)
+        new_text = with_torch_npu_import(new_text, statements, uses_torch_npu_name, findings)
+    return PortOutcome(new_text, findings)
+
+
+# A line that starts a top-level function or class (where a module can be cut), and one that starts a top-level
+# statement that may bind names or continue a statement above it (where it cannot).
+_TOP_DEFINITION = re.compile(r"^(?:def |class |@|async def )", re.M)
+_MODULE_LEVEL = re.compile(r"^(?:if|try|with|for|while|else|elif|except|finally|async|match|case)\b", re.M)
+_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]", re.M)  # at any depth: the imports of a module are all read
+
+
+def _cut(text: str, last_match: int) -> int | None:
+    """Where the module can be cut after its last trigger, so that only the head is parsed (half of a module, on
+    average): at the next top-level def or class, when only defs, classes and simple statements follow and no
+    import at any depth, so that the head holds every import and means what it means in the whole module. Its
+    ``ast`` parsing is the check: a cut inside a string or a bracket does not parse, and then the whole module is
+    parsed. Rules that need the rest (a definition, the uses of a name) parse it: PortContext.module(). None: no
+    cut."""
+    if "\r" in text:
+        return None  # (lines end at \n only in the patterns above)
+    end = text.find("\n", last_match)
+    found = _TOP_DEFINITION.search(text, end + 1) if end >= 0 else None
+    if found is None or _MODULE_LEVEL.search(text, found.start()) or _IMPORT.search(text, found.start()):
+        return None
+    return found.start()
+
+
+_parse = parse_quietly
+
+
+def _parse_or_fail(text: str) -> ast.Module:
+    tree = _parse(text)
+    if tree is None:
+        raise PortError("internal error: the ported source would not parse; the file is left unchanged")
+    return tree
+
+
+class _Parsed:
+    """The ported text and its ``ast``, parsed only when a step asks for it (most files never need it: every
+    changed statement was checked on its own, see _checked_body)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._tree: ast.Module | None = None
+
+    @property
+    def known(self) -> bool:
+        return self._tree is not None
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:
+            self._tree = _parse_or_fail(self.text)
+        return self._tree
+
+    def update(self, text: str) -> None:
+        """A step changed the text: parse it at once, since what it wrote must parse."""
+        self.text, self._tree = text, _parse_or_fail(text)
+
+
+def _checked_body(old: str, new: str, prefix: str) -> list[ast.stmt] | None:
+    """Check that the ported chunk parses where it goes; the new top-level statements of a top-level chunk.
+
+    A chunk replaces whole statements at their own indentation, so a chunk that parses on its own (inside the same
+    ``if 1:`` wrapper for an indented one) and starts at the same indentation parses in the module too: the
+    module is never parsed again."""
+    tree = _parse_or_fail(prefix + new)
+    if _indentation(new) != _indentation(old):
+        raise PortError("internal error: the ported source would not parse; the file is left unchanged")
+    return tree.body if not prefix else None
+
+
+def _indentation(code: str) -> str:
+    """The indentation of the first line that is neither blank nor a comment."""
+    for line in code.splitlines():
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith("#"):
+            return line[:len(line) - len(stripped)]
+    return ""
+
+
+def _finish(classes, parsed: _Parsed, ctx: PortContext) -> str:
+    """Run each transformer's file-level step (PortTransformer.finish) on the ported text."""
+    for cls in classes:
+        new_text = cls.finish(parsed.text, lambda: parsed.tree, ctx)
+        if new_text != parsed.text:
+            parsed.update(new_text)
+    return parsed.text
+
+
+def _parse_chunk(text: str, first: int) -> cst.Module:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
+
+
+def port_module(module: cst.Module, selection: Selection, options: Mapping[str, str] | None = None,
+                ) -> tuple[cst.Module, list[Finding]]:
+    """Port a whole parsed module (LibCST's runner and the fallback path)."""
+    classes = active_transformers(selection)
+    tree = _parse(module.code)
+    imports = ImportIndex.from_ast(tree) if tree is not None else ImportIndex.from_cst(module)
+    ctx = PortContext(imports=imports, selection=selection, options=options or {}, module_ast=tree, module_head=tree)
+    new_module = run_transformers(module, ctx, classes)
+    if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped
+        new_text = _finish(classes, _Parsed(new_module.code), ctx)
+        if new_text != new_module.code:
+            new_module = cst.parse_module(new_text)
+    if ctx.uses_npu and selection.enabled(IMPORT_TORCH_NPU):
+        statements = statements_from_cst(new_module)
+        new_text = with_torch_npu_import(new_module.code, statements, ctx.uses_torch_npu_name, ctx.findings)
+        if new_text != new_module.code:
+            new_module = cst.parse_module(new_text)
+    return new_module, ctx.findings
+
+
+def _port_whole_source(text, selection, options, classes) -> PortOutcome:
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise PortError(f"cannot parse: {error.message} (line {error.raw_line})") from None
+    new_module, findings = port_module(module, selection, options)
+    new_text = _keep_final_cr(text, new_module.code)
+    if new_text == text:
+        return PortOutcome(None, findings)
+    try:
+        cst.parse_module(new_text)
+    except cst.ParserSyntaxError:
+        raise PortError("internal error: the ported source would not parse; the file is left unchanged") from None
+    return PortOutcome(new_text, findings)
+
+
+def _keep_final_cr(old: str, new: str) -> str:
+    """LibCST drops the lone ``\r`` (classic Mac line ending) that ends a module; put it back."""
+    if old.endswith("\r") and not new.endswith(("\r", "\n")):
+        return new + "\r"
+    return new

@@ -1,0 +1,28 @@
+"""The Python transforms, one module per migration domain. ``TRANSFORMERS`` is the order they run in."""
+
+from __future__ import annotations
+
+from ascend_port.python.transformer import (
+                                                   PortContext,
+                                                   PortTransformer,
+                                                   run_transformers,
+)
+from ascend_port.rules.attention.attention import AttentionTransformer
+from ascend_port.rules.attention.norms import ApexNormTransformer, NormTransformer
+from ascend_port.rules.attention.unused_imports import UnusedImportTransformer
+from ascend_port.rules.compile import CompileTransformer
+from ascend_port.rules.device import DeviceTransformer
+from ascend_port.rules.distributed import DistributedTransformer
+from ascend_port.rules.kernels import KernelTransformer
+from ascend_port.rules.libraries import LibraryTransformer
+from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTransformer
+
+# KernelTransformer turns some import statements into try statements, which ends the other transformers' handling
+# of that node: it goes last.
+TRANSFORMERS: tuple[type[PortTransformer], ...] = (DeviceTransformer, DistributedTransformer,
+                                                   PrecisionCallTransformer, PrecisionTransformer,
+                                                   LibraryTransformer, CompileTransformer, AttentionTransformer,
+                                                   NormTransformer, ApexNormTransformer, UnusedImportTransformer,
+                                                   KernelTransformer)
+
+__all__ = ["TRANSFORMERS", "PortContext", "PortTransformer", "run_transformers"]

@@ -1,0 +1,227 @@
+"""Finding the transformers' trigger matches fast: the literal text each pattern cannot match without.
+
+Python's ``re`` scans an alternation of dozens of patterns position by position (a pattern that starts with ``\\b``
+defeats its literal-prefix search), which costs seconds over a million lines, and ``str``'s substring search is an
+order of magnitude faster. So each trigger fragment is reduced to a set of lower-case strings one of which every
+match must contain (``\\bgraph\\b`` -> ``{"graph"}``, ``[Cc][Uu][Dd][Aa]`` -> ``{"cuda"}``, ``nccl|NCCL`` ->
+``{"nccl"}``). A fragment runs only on a text that contains one of its strings, and one that cannot cross a line
+only on the lines that contain them. A fragment this cannot reduce runs on every text, so the result is exactly
+what each fragment run over the whole text would find.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Hashable, Iterable, Sequence
+
+from ascend_port.python.scopes import Trigger
+
+try:  # the parser of the re module (``sre_parse`` before Python 3.11)
+    from re import _constants as sre_constants  # type: ignore[attr-defined]
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+_LITERAL = sre_constants.LITERAL
+_IN = sre_constants.IN
+_SUBPATTERN = sre_constants.SUBPATTERN
+_BRANCH = sre_constants.BRANCH
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT)
+_ZERO_WIDTH = (sre_constants.AT, sre_constants.ASSERT, sre_constants.ASSERT_NOT)
+MIN_LENGTH = 3  # a shorter string occurs in most files and filters nothing
+
+
+def _parsed(fragment: str):
+    """The ``re`` module's parse of ``fragment``, or None when it cannot be read."""
+    try:
+        return sre_parse.parse(fragment)
+    except (re.error, RecursionError, TypeError, ValueError):
+        return None
+
+
+def required_strings(fragment: str) -> frozenset[str] | None:
+    """Lower-case strings one of which every match of ``fragment`` contains, or None when that cannot be said."""
+    parsed = _parsed(fragment)
+    found = _sequence(parsed) if parsed is not None else None
+    if not found or min(map(len, found)) < MIN_LENGTH:
+        return None
+    return frozenset(found)
+
+
+def _char(item) -> str | None:
+    """The lower-case character an item matches, when it matches one letter in either case (``c``, ``[Cc]``)."""
+    op, arg = item
+    if op is _LITERAL:
+        return chr(arg).lower()
+    if op is _IN and arg and all(o is _LITERAL for o, _ in arg):
+        chars = {chr(a).lower() for _, a in arg}
+        return chars.pop() if len(chars) == 1 else None
+    return None
+
+
+def _sequence(items) -> set[str] | None:
+    """The best candidate of a sequence: its longest run of literal characters, or a required set of a group."""
+    candidates: list[set[str]] = []
+    run = ""
+    for item in items:
+        op, arg = item
+        char = _char(item)
+        if char is not None:
+            run += char
+            continue
+        if op in _ZERO_WIDTH:
+            continue  # matches no character: the characters around it are still adjacent in the text
+        if run:
+            candidates.append({run})
+            run = ""
+        inner: set[str] | None = None
+        if op is _SUBPATTERN:
+            inner = _sequence(arg[-1])
+        elif op is _BRANCH:
+            inner = set()
+            for branch in arg[1]:
+                found = _sequence(branch)
+                if found is None:
+                    inner = None
+                    break
+                inner |= found
+        elif op in _REPEATS and arg[0] >= 1:
+            inner = _sequence(arg[2])
+        if inner:
+            candidates.append(inner)
+    if run:
+        candidates.append({run})
+    if not candidates:
+        return None
+    return max(candidates, key=lambda strings: (min(map(len, strings)), -len(strings)))
+
+
+def line_local(fragment: str) -> bool:
+    """True when no match of ``fragment`` can contain or look past a line break: its matches in a text are its
+    matches in the lines on their own (``^``/``$`` and friends, which would see a line's end as the text's end,
+    count as looking past it)."""
+    parsed = _parsed(fragment)
+    if parsed is None:
+        return False
+    flags = getattr(getattr(parsed, "state", None), "flags", None)
+    if flags is None:  # pragma: no cover - Python 3.10's sre_parse
+        flags = parsed.pattern.flags
+    return not flags & re.DOTALL and not _newline_possible(parsed)
+
+
+def _newline_possible(items) -> bool:
+    for op, arg in items:
+        if op is _LITERAL:
+            if arg == 10:
+                return True
+        elif op is sre_constants.NOT_LITERAL:
+            if arg != 10:
+                return True
+        elif op is _IN:
+            if _set_has_newline(arg):
+                return True
+        elif op is sre_constants.ANY:
+            continue  # `.` without DOTALL (checked by the caller)
+        elif op is sre_constants.AT:
+            if arg not in (sre_constants.AT_BOUNDARY, sre_constants.AT_NON_BOUNDARY):
+                return True
+        elif op is _SUBPATTERN:
+            if _newline_possible(arg[-1]):
+                return True
+        elif op is _BRANCH:
+            if any(_newline_possible(branch) for branch in arg[1]):
+                return True
+        elif op in _REPEATS:
+            if _newline_possible(arg[2]):
+                return True
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            if _newline_possible(arg[1]):
+                return True
+        else:
+            return True  # anything else (a back reference, a conditional): assume it can
+    return False
+
+
+def _set_has_newline(items) -> bool:
+    negated = any(op is sre_constants.NEGATE for op, _ in items)
+    has = False
+    for op, arg in items:
+        if op is _LITERAL and arg == 10 or op is sre_constants.RANGE and arg[0] <= 10 <= arg[1]:
+            has = True
+        elif op is sre_constants.CATEGORY and arg not in (sre_constants.CATEGORY_DIGIT, sre_constants.CATEGORY_WORD):
+            has = True  # \s, \D, \W and the like: treat as containing it
+    return has != negated
+
+
+@dataclass(frozen=True)
+class _Fragment:
+    scope: Hashable
+    pattern: re.Pattern[str]
+    strings: frozenset[str] | None  # one of these occurs (lower-cased) in every match; None: unknown
+    line_local: bool
+    also: tuple[str, ...]  # lower-case strings the text must contain for its matches to count
+
+
+class TriggerFilter:
+    """Finds the trigger matches of a text. A fragment whose literal strings the text does not contain is not run;
+    one that cannot cross a line is run only on the lines that contain its strings (Python's ``re`` scans an
+    alternation position by position, ``str.find`` is an order of magnitude faster). Matches that start on a comment
+    line are dropped: no rule rewrites a comment, and a file with no other match is not even parsed."""
+
+    def __init__(self, triggers: Iterable[Trigger]) -> None:
+        self._fragments = [_Fragment(t.scope, re.compile(t.pattern), required_strings(t.pattern),
+                                     line_local(t.pattern), t.also) for t in triggers]
+        strings = {s for f in self._fragments for s in (*(f.strings or ()), *f.also)}
+        # the shorter strings each one contains ("cuda" in "cudagraph"): where they are absent, so is it
+        self._inside = {s: [p for p in strings if p != s and p in s] for s in strings}
+
+    def matches(self, text: str) -> list[tuple[int, Hashable]]:
+        """(start offset, scope) of every match of every fragment, in order."""
+        lowered = text.lower()
+        aligned = len(lowered) == len(text)  # lower() may lengthen a few characters (İ): then offsets differ
+        present: dict[str, bool] = {}
+        found: set[tuple[int, Hashable]] = set()
+        for fragment in self._fragments:
+            if not all(self._contains(s, lowered, present) for s in fragment.also):
+                continue
+            if fragment.strings is None:
+                found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
+                continue
+            strings = [s for s in fragment.strings if self._contains(s, lowered, present)]
+            if not strings:
+                continue
+            if not (fragment.line_local and aligned):
+                found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
+                continue
+            for start, end in _lines_with(text, lowered, strings):
+                found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text, start, end))
+        return sorted((m for m in found if not _on_comment_line(text, m[0])), key=lambda item: item[0])
+
+    def _contains(self, string: str, lowered: str, present: dict[str, bool]) -> bool:
+        """Each string is looked for once per text, and not at all when a string it contains is absent."""
+        hit = present.get(string)
+        if hit is None:
+            hit = present[string] = all(self._contains(p, lowered, present) for p in self._inside[string]) \
+                and string in lowered
+        return hit
+
+
+def _on_comment_line(text: str, offset: int) -> bool:
+    start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    return text[start:offset].lstrip().startswith("#")
+
+
+def _lines_with(text: str, lowered: str, strings: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) offsets of the lines (without their line break) that contain one of ``strings``."""
+    lines: set[tuple[int, int]] = set()
+    for string in strings:
+        at = lowered.find(string)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            lines.add((start, end))
+            at = lowered.find(string, end)
+    return sorted(lines)

@@ -1,0 +1,226 @@
+"""The shared machinery of all transforms: the per-file context, the rule-aware transformer base class, and the
+composite that runs every enabled transformer in a single pass over the tree.
+
+Each domain module (device.py, distributed.py, ...) defines ``PortTransformer`` subclasses. Every one of them is a
+plain LibCST ``CSTTransformer`` and can run on its own; ``CompositeTransformer`` chains their ``visit_*``/``leave_*``
+methods node by node so a file is walked once however many rules are enabled (one pass per rule would multiply
+the cost of the whole run).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, ClassVar, Mapping, Sequence
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Rule
+from ascend_port.core.findings import Finding, todo_comment
+from ascend_port.core.selection import Selection
+from ascend_port.python.lines import start_lines
+from ascend_port.python.names import ImportIndex
+from ascend_port.python.scopes import Scope, Trigger, statement
+
+STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+# The same as a set of concrete classes: `type(node) in` is much cheaper than isinstance() on an abstract base,
+# and the composite asks for every node.
+_STATEMENT_CLASSES = frozenset(c for c in vars(cst).values() if isinstance(c, type) and issubclass(c, STATEMENT_TYPES))
+
+
+@dataclass
+class PortContext:
+    """Everything a transformer may read or record while porting one file (or one chunk of it)."""
+
+    imports: ImportIndex
+    selection: Selection = field(default_factory=Selection)
+    options: Mapping[str, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    line_offset: int = 0
+    # Set by rewrites whose output needs ``import torch_npu`` (see NPU100).
+    uses_npu: bool = False
+    uses_torch_npu_name: bool = False
+    # ids of original nodes that a later transformer rewrites as part of a larger construct (marked while visiting,
+    # before any leave_* runs): earlier transformers leave them alone, so one site gets one finding, not two.
+    claimed: set[int] = field(default_factory=set)
+    # The whole module as Python's ast read it (None on the LibCST-only path), or a function that parses it: a rule
+    # that must check a definition in another statement (the `rotate_half` an expression calls) reads it through
+    # module(), since a chunk is only a statement.
+    module_ast: ast.Module | Callable[[], ast.Module] | None = None
+    # What was parsed of it to find the chunks: the whole module, or its head when the rest holds no trigger and
+    # no import (every import of the module is in it); None on the LibCST-only path.
+    module_head: ast.Module | None = None
+    _module: cst.Module | None = None  # the chunk being ported (its nodes' lines are computed when first needed)
+    _lines: dict[int, int] | None = None
+    _todo_stack: list[list[str]] = field(default_factory=list)
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        """1-based line of ``node`` in the whole file."""
+        if self._lines is None:
+            if self._module is None:
+                return self.line_offset + 1
+            self._lines = start_lines(self._module)
+        return self.line_offset + self._lines.get(id(node), 1)
+
+    def module(self) -> ast.Module | None:
+        """The whole module before the port (parsed now if it was not yet)."""
+        if callable(self.module_ast):
+            self.module_ast = self.module_ast()
+        return self.module_ast
+
+    def torch_name(self) -> str:
+        """How this module spells ``torch`` (``import torch as th`` -> ``th``)."""
+        return self.imports.local_name_for("torch") or "torch"
+
+
+class PortTransformer(cst.CSTTransformer):
+    """Base of every rule implementation.
+
+    ``TRIGGERS`` are regular-expression fragments (or ``Trigger``s, a fragment with its own scope); a statement
+    whose text matches none of them is never parsed, so every construct a transformer rewrites must contain one of
+    its triggers, within the trigger's scope (see scopes.py).
+    """
+
+    TRIGGERS: ClassVar[tuple[str | Trigger, ...]] = ()
+    RULES: ClassVar[tuple[Rule, ...]] = ()
+    # The scope of the TRIGGERS given as plain fragments: how much code around a match the transformer must see.
+    SCOPE: ClassVar[Scope] = staticmethod(statement)
+
+    def __init__(self, ctx: PortContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+
+    @classmethod
+    def triggers(cls) -> tuple[Trigger, ...]:
+        return tuple(t if isinstance(t, Trigger) else Trigger(t, cls.SCOPE) for t in cls.TRIGGERS)
+
+    @classmethod
+    def active(cls, selection: Selection) -> bool:
+        return any(selection.enabled(r) for r in cls.RULES)
+
+    @classmethod
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
+        """A file-level step after every chunk is ported, for what no single statement can decide (a helper the
+        rewritten calls need, an import they made unused). ``tree()`` is ``text`` parsed (parsed when first asked
+        for: decide what you can from the text first); ``ctx.module()`` is the module before the port. Returns
+        the new text (which must parse); by default, ``text`` unchanged."""
+        return text
+
+    def enabled(self, rule: Rule) -> bool:
+        return self.ctx.selection.enabled(rule)
+
+    def fix(self, rule: Rule, original: cst.CSTNode, replacement, message: str, *, torch_npu_name: bool = False):
+        """Record a rewrite and return ``replacement`` when ``rule`` is enabled; else return None.
+
+        Callers use ``return self.fix(...) or updated`` so a disabled rule leaves the node alone. A disabled rule
+        records nothing: --select/--ignore/--min-confidence mean the rule does not run.
+        """
+        if not self.enabled(rule):
+            return None
+        self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
+        self.ctx.uses_npu = True
+        self.ctx.uses_torch_npu_name |= torch_npu_name
+        return replacement
+
+    def todo(self, rule: Rule, original: cst.CSTNode, message: str) -> None:
+        """Record a finding and leave a TODO comment on the line above the enclosing statement."""
+        if not self.enabled(rule):
+            return
+        self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
+        if self.ctx._todo_stack:
+            comment = todo_comment(rule, message)
+            if comment not in self.ctx._todo_stack[-1]:
+                self.ctx._todo_stack[-1].append(comment)
+
+
+_VISIT = re.compile(r"^visit_([A-Z][A-Za-z]*)$")
+_LEAVE = re.compile(r"^leave_([A-Z][A-Za-z]*)$")
+_ATTRIBUTE_HOOK = re.compile(r"^(?:visit|leave)_[A-Z][A-Za-z]*_\w+$")
+
+
+@lru_cache(maxsize=None)
+def _hooks(cls: type) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """(node type, method name) of the visit_*/leave_* methods ``cls`` overrides. Computed once per class: dir() of
+    a CSTTransformer lists hundreds of names, and a composite is built for every chunk of every file."""
+    visits, leaves = [], []
+    for attr in dir(cls):
+        if _ATTRIBUTE_HOOK.match(attr) and getattr(cls, attr) is not getattr(cst.CSTTransformer, attr, None):
+            raise TypeError(f"{cls.__name__}.{attr}: attribute hooks are not run in a CompositeTransformer")
+        for pattern, found in ((_VISIT, visits), (_LEAVE, leaves)):
+            if (m := pattern.match(attr)) and getattr(cls, attr) is not getattr(cst.CSTTransformer, attr, None):
+                found.append((m.group(1), attr))
+    return tuple(visits), tuple(leaves)
+
+
+class CompositeTransformer(cst.CSTTransformer):
+    """Runs several PortTransformers in one pass and attaches their TODO comments to statements."""
+
+    def __init__(self, ctx: PortContext, members: Sequence[PortTransformer]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self._visits: dict[str, list[Callable]] = defaultdict(list)
+        self._leaves: dict[str, list[Callable]] = defaultdict(list)
+        for member in members:
+            visits, leaves = _hooks(type(member))
+            for node_type, attr in visits:
+                self._visits[node_type].append(getattr(member, attr))
+            for node_type, attr in leaves:
+                self._leaves[node_type].append(getattr(member, attr))
+        self._header_comments: set[str] = set()
+        self._first_statement: cst.CSTNode | None = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = type(node)
+        if kind is cst.Module:
+            self._header_comments = {line.comment.value for line in node.header if line.comment}
+            self._first_statement = node.body[0] if node.body else None
+        elif kind in _STATEMENT_CLASSES:
+            self.ctx._todo_stack.append([])
+        visitors = self._visits.get(kind.__name__)
+        if not visitors:
+            return True
+        results = [visit(node) for visit in visitors]
+        return not all(r is False for r in results)
+
+    # LibCST asks every visitor about every field of every node (a getattr of a formatted name each time): no
+    # member has such hooks (_hooks refuses them), so the composite answers at once.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave(self, original_node, updated_node):
+        name = type(original_node).__name__
+        for leave in self._leaves.get(name, ()):
+            updated_node = leave(original_node, updated_node)
+            if type(updated_node).__name__ != name:
+                break  # replaced by another kind of node (or removed): the remaining handlers do not apply
+        if type(original_node) in _STATEMENT_CLASSES:
+            todos = self.ctx._todo_stack.pop()
+            if todos and type(updated_node) in _STATEMENT_CLASSES:
+                updated_node = self._with_todos(original_node, updated_node, todos)
+        return updated_node
+
+    def _with_todos(self, original, updated, todos: list[str]):
+        existing = {line.comment.value for line in updated.leading_lines if line.comment}
+        if original is self._first_statement:
+            existing |= self._header_comments
+        new_lines = [
+            cst.EmptyLine(indent=True, comment=cst.Comment(text)) for text in todos if text not in existing
+        ]
+        if not new_lines:
+            return updated
+        return updated.with_changes(leading_lines=[*updated.leading_lines, *new_lines])
+
+
+def run_transformers(module: cst.Module, ctx: PortContext, classes: Sequence[type[PortTransformer]]) -> cst.Module:
+    """Apply the enabled transformers to ``module`` in one pass; findings go to ``ctx``."""
+    members = [cls(ctx) for cls in classes if cls.active(ctx.selection)]
+    if not members:
+        return module
+    ctx._module, ctx._lines = module, None
+    return module.visit(CompositeTransformer(ctx, members))

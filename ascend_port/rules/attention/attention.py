@@ -1,0 +1,505 @@
+"""NPU400-NPU409: attention. flash-attn and xformers calls -> torch_npu.npu_fusion_attention (through one small helper
+written into the module, see attention_helpers.py), SDPA reported as native, and what has no mapping marked TODO.
+
+The traps every rewrite here encodes (ascend-api-facts §2.3): npu_fusion_attention's `scale` defaults to 1.0, not
+1/sqrt(head_dim); its bool mask means True = masked out; its causal modes need a compressed 2048x2048 mask with
+sparse_mode 2 (top-left) or 3 (bottom-right, what flash-attn >= 2.1 does); head_num is the number of query heads (GQA
+needs no repeat); varlen (TND) takes cumulative sequence ends as host lists. The helper does all of that, so a call
+site stays a readable one-line change and the traps live in one reviewed place.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.findings import Finding
+from ascend_port.core.porting import PortError
+from ascend_port.python.transformer import PortContext, PortTransformer
+from ascend_port.rules.attention.helpers import (
+    BACKENDS,
+    FLASH_HELPER,
+    XFORMERS_HELPER,
+    insert_helpers,
+)
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+FLASH_ATTN = rule(
+    "NPU400", "flash-attn-func", HIGH,
+    "`flash_attn_func` (and its qkv/kv-packed forms) -> `torch_npu.npu_fusion_attention` (BSND) via a helper.",
+    f"""
+    The call becomes a call of `{FLASH_HELPER}`, a helper with flash_attn_func's parameters that ascend-port writes
+    once into the module (before its first use). The helper calls `torch_npu.npu_fusion_attention(q, k, v,
+    q.shape[2], "BSND", ...)[0]` with: head_num = query heads (GQA needs no repeat); `scale` = softmax_scale, or
+    `q.shape[-1] ** -0.5` when None (the op's own default is 1.0); `keep_prob = 1.0 - dropout_p` (your dropout
+    expression is passed unchanged); for `causal=True` the compressed 2048x2048 `triu(..., diagonal=1)` bool mask,
+    built once per device, with `sparse_mode=3`, the bottom-right alignment of flash-attn >= 2.1.
+    `flash_attn_qkvpacked_func(qkv)` passes `*qkv.unbind(2)`, `flash_attn_kvpacked_func(q, kv)` passes
+    `q, *kv.unbind(2)`. Every import style is followed (`from flash_attn import ...`,
+    `flash_attn.flash_attn_interface`, `import flash_attn`). Arguments after `causal` must be keywords (their
+    positions changed between flash-attn releases); `softcap`, `alibi_slopes`, `deterministic=True` and
+    `return_attn_probs=True` have no mapping: NPU403 marks such calls and leaves them unchanged.
+
+    Before:
+        out = flash_attn_func(q, k, v, dropout_p=self.p if self.training else 0.0, causal=True)
+    After:
+        out = {FLASH_HELPER}(q, k, v, dropout_p=self.p if self.training else 0.0, causal=True)
+    """,
+)
+FLASH_VARLEN = rule(
+    "NPU401", "flash-attn-varlen", HIGH,
+    "`flash_attn_varlen_func` (and packed forms) -> `npu_fusion_attention` \"TND\" with cumulative sequence ends.",
+    f"""
+    `flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, ...)` becomes
+    `{FLASH_HELPER}(q, k, v, ..., cu_seqlens_q=..., cu_seqlens_k=...)`; the helper calls the op with layout "TND",
+    head_num = `q.shape[1]` and `actual_seq_qlen`/`actual_seq_kvlen` = `cu_seqlens[1:].tolist()` (the op wants the
+    cumulative ends as host lists: this reads the tensors back, as transformers' NPU integration does). The
+    `max_seqlen_*` hints are not needed by the op and are dropped. Causal masks align bottom-right within each
+    sequence, as in flash-attn. `flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_seqlen)` passes
+    `*qkv.unbind(1)` and uses `cu_seqlens` for both sides (a plain name or attribute only);
+    `flash_attn_varlen_kvpacked_func` passes `q, *kv.unbind(1)`.
+
+    Before:
+        out = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max_q, max_k, causal=True)
+    After:
+        out = {FLASH_HELPER}(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, causal=True)
+    """,
+)
+FLASH_WINDOW = rule(
+    "NPU402", "flash-attn-window", MEDIUM,
+    "flash-attn `window_size=(left, right)` (sliding window) -> `sparse_mode=4` band with pre/next_tockens.",
+    f"""
+    flash-attn lets query i see keys [i + Sk - Sq - left, i + Sk - Sq + right] (-1: unbounded; causal forces
+    right = 0). The helper maps that to npu_fusion_attention's band mode, `sparse_mode=4` with
+    `pre_tockens=left`, `next_tockens=right` (0 when causal) and the compressed 2048x2048 mask, whose origin is the
+    bottom-right corner too. Medium: band mode is the documented equivalent, but check long-sequence accuracy.
+    Calls with `window_size=(-1, -1)` are plain NPU400/NPU401 rewrites.
+
+    Before:
+        out = flash_attn_func(q, k, v, causal=True, window_size=(self.window, 0))
+    After:
+        out = {FLASH_HELPER}(q, k, v, causal=True, window_size=(self.window, 0))
+    """,
+)
+FLASH_UNSUPPORTED = rule(
+    "NPU403", "flash-attn-unsupported-argument", LOW,
+    "flash-attn calls with `softcap`, `alibi_slopes`, `return_attn_probs`, ... : TODO, the call is left unchanged.",
+    """
+    npu_fusion_attention has no logit soft-capping; ALiBi needs a `pse` bias tensor that the op also scales (build
+    it by hand); it never returns the attention probabilities; and flash-attn's positional arguments after
+    `causal` changed meaning between releases (`window_size`, `softcap`, `alibi_slopes`, `return_attn_probs`).
+    Dropping any of these would compute something else, so the call keeps flash-attn and gets a TODO. Literal
+    defaults (`softcap=0.0`, `alibi_slopes=None`, `deterministic=False`, `return_attn_probs=False`) are fine.
+
+    Before:
+        out = flash_attn_func(q, k, v, causal=True, softcap=30.0)
+    After:
+        # TODO(ascend-port): NPU403 [low] flash_attn_func: softcap=30.0 has no npu_fusion_attention mapping ...
+        out = flash_attn_func(q, k, v, causal=True, softcap=30.0)
+    """,
+)
+FLASH_KVCACHE = rule(
+    "NPU404", "flash-attn-kvcache", LOW,
+    "`flash_attn_with_kvcache` and paged decoding: TODO naming `torch_npu.npu_fused_infer_attention_score`.",
+    """
+    Decoding with a KV cache (and paged `block_table`s) maps to the inference op
+    `torch_npu.npu_fused_infer_attention_score` (`block_table`, `actual_seq_lengths`, `num_key_value_heads`,
+    `sparse_mode`), whose cache layout differs from flash-attn's; the port is manual.
+
+    Before:
+        out = flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens, causal=True)
+    After:
+        # TODO(ascend-port): NPU404 [low] flash_attn_with_kvcache: use torch_npu.npu_fused_infer_attention_score ...
+        out = flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens, causal=True)
+    """,
+)
+XFORMERS = rule(
+    "NPU405", "xformers-memory-efficient-attention", MEDIUM,
+    "`xformers.ops.memory_efficient_attention` -> `npu_fusion_attention` (BMHK = BSND) via a helper.",
+    f"""
+    `memory_efficient_attention(q, k, v, attn_bias, p, scale)` becomes `{XFORMERS_HELPER}(q, k, v, p=..., scale=...)`,
+    a helper written into the module that runs the flash-attn helper: BMHK inputs are BSND, BMK inputs (no head
+    axis, as diffusers passes them) run as one head; `scale=None` means `q.shape[-1] ** -0.5` as in xformers;
+    `keep_prob = 1 - p`. `attn_bias=None` is no mask, `LowerTriangularMask()` is causal aligned top-left
+    (`sparse_mode=2`), `LowerTriangularFromBottomRightMask()` causal bottom-right (`sparse_mode=3`); any other bias
+    gets NPU406's TODO. `op=` (the xformers kernel choice) is dropped. Medium: the BMGHK (5-D) form is not
+    supported by the helper (the op raises).
+
+    Before:
+        out = xops.memory_efficient_attention(q, k, v, attn_bias=xops.LowerTriangularMask(), p=self.p)
+    After:
+        out = {XFORMERS_HELPER}(q, k, v, p=self.p, causal=True, top_left=True)
+    """,
+)
+XFORMERS_BIAS = rule(
+    "NPU406", "xformers-attn-bias", LOW,
+    "xformers attention biases other than None and the two lower-triangular masks: TODO, the call is unchanged.",
+    """
+    A tensor bias is added to the scores after scaling in xformers, while npu_fusion_attention's `pse` is added
+    before its `scale`; `BlockDiagonalMask` (packed sequences) maps to the varlen layout "TND" with cumulative
+    sequence ends; other bias classes need their own mask. None of these can be derived from the call alone.
+
+    Before:
+        out = xops.memory_efficient_attention(q, k, v, attn_bias=BlockDiagonalMask.from_seqlens(lens))
+    After:
+        # TODO(ascend-port): NPU406 [low] memory_efficient_attention: attn_bias=BlockDiagonalMask.from_seqlens(...
+        out = xops.memory_efficient_attention(q, k, v, attn_bias=BlockDiagonalMask.from_seqlens(lens))
+    """,
+)
+SDPA_NATIVE = rule(
+    "NPU407", "sdpa-native", HIGH,
+    "`F.scaled_dot_product_attention` runs natively on NPU: reported as compatible, never changed.",
+    """
+    torch_npu implements SDPA with its FlashAttentionScore kernel; the call stays as it is. A float mask makes it
+    fall back to small operators: a bool mask (True = attend) or `is_causal=True` keeps it on the fused kernel.
+    This rule only reports (it writes neither code nor a TODO).
+
+    Before:
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    After:
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    """,
+)
+GPU_ATTENTION_IMPORT = rule(
+    "NPU409", "gpu-attention-import", LOW,
+    "flash_attn/xformers imports of names the port cannot replace (padding utilities, layers, FA3): TODO.",
+    """
+    flash-attn and xformers are built with CUDA kernels and cannot be installed on an NPU host, so any import of
+    them fails there (or always takes the `except ImportError` branch). Imports of the functions NPU400-NPU405
+    port go away with their last use (NPU408); an import of anything else (`flash_attn.bert_padding`,
+    `flash_attn.layers.rotary`, `xformers.ops.fmha.BlockDiagonalMask`, flash-attn 3's `flash_attn_interface`) or
+    of a ported function used as a value (`attn_fn = flash_attn_func`) gets this TODO naming what is left.
+
+    Before:
+        from flash_attn.bert_padding import pad_input, unpad_input
+    After:
+        # TODO(ascend-port): NPU409 [low] flash_attn has no NPU build, so this import fails there: ...
+        from flash_attn.bert_padding import pad_input, unpad_input
+    """,
+)
+
+FLASH_MODULES = ("flash_attn", "flash_attn.flash_attn_interface")
+GPU_ATTENTION_MODULE = re.compile(r"^(flash_attn\w*|xformers)(\.|$)")
+SDPA = {"torch.nn.functional.scaled_dot_product_attention"}
+XFORMERS_FUNCTIONS = {"xformers.ops.memory_efficient_attention", "xformers.ops.fmha.memory_efficient_attention"}
+XFORMERS_BIAS_MODULES = ("xformers.ops", "xformers.ops.fmha", "xformers.ops.fmha.attn_bias")
+TOP_LEFT_MASK, BOTTOM_RIGHT_MASK = "LowerTriangularMask", "LowerTriangularFromBottomRightMask"
+COMMON = ("dropout_p", "softmax_scale", "causal")
+# Keywords after `causal`: the value each may have to be dropped (a default), or None if it is handled elsewhere.
+FLASH_TAIL = {"window_size": None, "softcap": 0.0, "alibi_slopes": None, "deterministic": False,
+              "return_attn_probs": False}
+UNSET = object()
+
+
+@dataclass(frozen=True)
+class FlashSpec:
+    tensors: tuple[str, ...]  # leading tensor parameters
+    seqs: tuple[str, ...] = ()  # varlen parameters between the tensors and dropout_p
+    unbind: int = 0  # dim of the packed axis to unbind (0: not packed)
+
+    @property
+    def varlen(self) -> bool:
+        return bool(self.seqs)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return (*self.tensors, *self.seqs, *COMMON)
+
+
+FLASH_SPECS = {
+    "flash_attn_func": FlashSpec(("q", "k", "v")),
+    "flash_attn_qkvpacked_func": FlashSpec(("qkv",), unbind=2),
+    "flash_attn_kvpacked_func": FlashSpec(("q", "kv"), unbind=2),
+    "flash_attn_varlen_func": FlashSpec(("q", "k", "v"),
+                                        ("cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k")),
+    "flash_attn_varlen_qkvpacked_func": FlashSpec(("qkv",), ("cu_seqlens", "max_seqlen"), unbind=1),
+    "flash_attn_varlen_kvpacked_func": FlashSpec(("q", "kv"),
+                                                 ("cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k"),
+                                                 unbind=1),
+}
+PORTABLE = {
+    *(f"{m}.{f}" for m in FLASH_MODULES for f in FLASH_SPECS), *XFORMERS_FUNCTIONS,
+    *(f"{m}.{c}" for m in XFORMERS_BIAS_MODULES for c in (TOP_LEFT_MASK, BOTTOM_RIGHT_MASK)),
+}
+TRIGGERS = (r"\bflash_attn", r"xformers|memory_efficient_attention|LowerTriangular", r"scaled_dot_product_attention")
+TRIGGER = re.compile("|".join(TRIGGERS))
+NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def literal(node: cst.BaseExpression) -> object:
+    """The Python value of a literal expression (`(-1, -1)`, `0.0`, `None`), else UNSET."""
+    try:
+        return ast.literal_eval(code_of(node).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return UNSET
+
+
+def keyword_arg(name: str, arg: cst.Arg) -> cst.Arg:
+    """``arg`` passed as ``name=...``, keeping its value, comma and the whitespace around it."""
+    if arg.keyword is not None and arg.keyword.value == name:
+        return arg
+    return arg.with_changes(keyword=cst.Name(name), equal=arg.equal if arg.keyword is not None else NO_SPACE)
+
+
+def bind(call: cst.Call, params: Sequence[str], extra: Sequence[str]) -> tuple[dict[str, cst.Arg], list[str]]:
+    """Map the call's arguments to parameter names, or list why that cannot be done safely.
+
+    Positional arguments are taken only up to the end of ``params``; keywords may also name ``extra``.
+    """
+    bound: dict[str, cst.Arg] = {}
+    problems: list[str] = []
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            problems.append(f"{arg.star}{code_of(arg.value)} cannot be checked")
+        elif arg.keyword is None:
+            if positional < len(params):
+                bound[params[positional]] = arg
+            positional += 1
+        elif arg.keyword.value in params or arg.keyword.value in extra:
+            bound[arg.keyword.value] = arg
+        else:
+            problems.append(f"argument {arg.keyword.value} is unknown")
+    if positional > len(params):
+        problems.insert(0, f"positional arguments after `{params[-1]}` changed meaning between releases (pass them "
+                           "by keyword)")
+    return bound, problems
+
+
+def finish_args(updated: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
+    """Place commas again after arguments were dropped, moved or added, in the call's own style: the last argument
+    gets the call's trailing comma (if it had one), the others the comma that separated its arguments."""
+    old = updated.args
+    trailing = old[-1].comma if old and isinstance(old[-1].comma, cst.Comma) else None
+    inner = old[-2].comma if len(old) >= 2 and isinstance(old[-2].comma, cst.Comma) else \
+        cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    out: list[cst.Arg] = []
+    for i, a in enumerate(args):
+        if i == len(args) - 1:
+            out.append(a.with_changes(comma=trailing or cst.MaybeSentinel.DEFAULT))
+        elif not isinstance(a.comma, cst.Comma) or a.comma is trailing:
+            out.append(a.with_changes(comma=inner))
+        else:
+            out.append(a)
+    return out
+
+
+def unbind_arg(arg: cst.Arg, dim: int) -> cst.Arg:
+    """``qkv`` -> ``*qkv.unbind(dim)``: the packed tensor's parts as separate positional arguments."""
+    value = arg.value
+    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or value.lpar:
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    unbound = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("unbind")), args=[cst.Arg(cst.Integer(str(dim)))])
+    return cst.Arg(value=unbound, star="*", comma=arg.comma)
+
+
+class AttentionTransformer(PortTransformer):
+    """NPU400-NPU407 and NPU409; the helper definitions are written by ``finish`` once the calls are ported."""
+
+    TRIGGERS = TRIGGERS
+    RULES = (FLASH_ATTN, FLASH_VARLEN, FLASH_WINDOW, FLASH_UNSUPPORTED, FLASH_KVCACHE, XFORMERS, XFORMERS_BIAS,
+             SDPA_NATIVE, GPU_ATTENTION_IMPORT)
+
+    def __init__(self, ctx: PortContext) -> None:
+        super().__init__(ctx)
+        self._uses: dict[str, list[tuple[str, bool]]] | None = None
+
+    @classmethod
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
+        backend = ctx.options.get("attention_backend", "torch_npu")
+        if backend not in BACKENDS:
+            raise PortError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")
+        return insert_helpers(text, tree, backend)
+
+    # --- calls ------------------------------------------------------------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        qualified = self.ctx.imports.resolve(original.func)
+        if qualified is None:
+            return updated
+        if qualified in SDPA:
+            if self.enabled(SDPA_NATIVE):
+                self.ctx.findings.append(Finding(
+                    SDPA_NATIVE, self.ctx.line_of(original),
+                    "scaled_dot_product_attention runs natively on NPU (FlashAttentionScore): left unchanged; a bool "
+                    "mask (True = attend) or is_causal keeps it on the fused kernel", applied=False))
+            return updated
+        module, _, name = qualified.rpartition(".")
+        if module in FLASH_MODULES and name in FLASH_SPECS:
+            return self._flash(original, updated, name)
+        if module in FLASH_MODULES and name == "flash_attn_with_kvcache":
+            self.todo(FLASH_KVCACHE, original, "flash_attn_with_kvcache: decoding with a KV cache maps to "
+                      "torch_npu.npu_fused_infer_attention_score (block_table, actual_seq_lengths); port by hand")
+            return updated
+        if qualified in XFORMERS_FUNCTIONS:
+            return self._xformers(original, updated)
+        return updated
+
+    def _flash(self, original: cst.Call, updated: cst.Call, name: str) -> cst.BaseExpression:
+        spec = FLASH_SPECS[name]
+        extra = (*FLASH_TAIL, "block_table") if spec.varlen else tuple(FLASH_TAIL)
+        bound, problems = bind(original, spec.params, extra)
+        for param, default in FLASH_TAIL.items():
+            if param in bound and param != "window_size" and literal(bound[param].value) != default:
+                problems.append(f"{param}={code_of(bound[param].value)} has no npu_fusion_attention mapping")
+        if "block_table" in bound and literal(bound["block_table"].value) is not None:
+            problems.append("a paged KV cache (block_table) needs torch_npu.npu_fused_infer_attention_score")
+        if any(t not in bound for t in spec.tensors):
+            problems.append("tensor arguments are missing")
+        if "cu_seqlens" in bound and not isinstance(bound["cu_seqlens"].value, (cst.Name, cst.Attribute)):
+            problems.append("cu_seqlens is not a plain name (the port would evaluate it twice)")
+        if problems:
+            self.todo(FLASH_UNSUPPORTED, original, f"{name} left on flash-attn: {'; '.join(problems)}")
+            return updated
+        window = bound.get("window_size")
+        windowed = window is not None and literal(window.value) not in ((-1, -1), [-1, -1])
+        rule_ = FLASH_WINDOW if windowed else FLASH_VARLEN if spec.varlen else FLASH_ATTN
+        # Build from `updated`, whose arguments may carry other rules' rewrites, at the positions `bind` found.
+        new_of = {id(o): u for o, u in zip(original.args, updated.args)}
+        arg = {param: new_of[id(a)] for param, a in bound.items()}
+        args: list[cst.Arg] = []
+        for tensor in spec.tensors:
+            if spec.unbind and tensor in ("qkv", "kv"):
+                args.append(unbind_arg(arg[tensor].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT),
+                                       spec.unbind))
+            else:
+                args.append(arg[tensor].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+        for a in original.args:  # the other arguments in the order the user wrote them
+            param = next((p for p, b in bound.items() if b is a), None)
+            if param is None or param in spec.tensors or param.startswith("max_seqlen"):
+                continue
+            if param in FLASH_TAIL and (param != "window_size" or not windowed):
+                continue  # a literal default (anything else was refused above)
+            if param == "block_table":
+                continue
+            if param == "cu_seqlens":
+                args.append(keyword_arg("cu_seqlens_q", new_of[id(a)]))
+                args.append(keyword_arg("cu_seqlens_k", new_of[id(a)]))
+                continue
+            args.append(keyword_arg(param, new_of[id(a)]))
+        replacement = updated.with_changes(func=cst.Name(FLASH_HELPER), args=finish_args(updated, args))
+        layout = "TND" if spec.varlen else "BSND"
+        return self.fix(rule_, original, replacement, f"{name} -> {FLASH_HELPER} (npu_fusion_attention, {layout}"
+                        f"{', sliding-window band' if windowed else ''})", torch_npu_name=True) or updated
+
+    def _xformers(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        name = "memory_efficient_attention"
+        bound, problems = bind(original, ("query", "key", "value", "attn_bias", "p", "scale"), ("op", "output_dtype"))
+        if "output_dtype" in bound and literal(bound["output_dtype"].value) is not None:
+            problems.append(f"output_dtype={code_of(bound['output_dtype'].value)} has no npu_fusion_attention "
+                            "mapping")
+        if any(t not in bound for t in ("query", "key", "value")):
+            problems.append("tensor arguments are missing")
+        causal: str | None = None
+        if "attn_bias" in bound and literal(bound["attn_bias"].value) is not None:
+            causal = self._causal_bias(bound["attn_bias"].value)
+            if causal is None:
+                self.todo(XFORMERS_BIAS, original, f"{name} left on xformers: attn_bias="
+                          f"{code_of(bound['attn_bias'].value)} is not an inline None/LowerTriangularMask()/"
+                          "LowerTriangularFromBottomRightMask() (BlockDiagonalMask -> varlen layout TND with "
+                          "cumulative sequence ends; a tensor bias -> pse, which the op adds before scaling)")
+                return updated
+        if problems:
+            self.todo(FLASH_UNSUPPORTED, original, f"{name} left on xformers: {'; '.join(problems)}")
+            return updated
+        new_of = {id(o): u for o, u in zip(original.args, updated.args)}
+        args = [new_of[id(bound[t])].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+                for t in ("query", "key", "value")]
+        for a in original.args:
+            param = next((p for p, b in bound.items() if b is a), None)
+            if param in ("p", "scale"):
+                args.append(keyword_arg(param, new_of[id(a)]))
+        if causal is not None:
+            args.append(cst.Arg(keyword=cst.Name("causal"), value=cst.Name("True"), equal=NO_SPACE))
+        if causal == "top_left":
+            args.append(cst.Arg(keyword=cst.Name("top_left"), value=cst.Name("True"), equal=NO_SPACE))
+        replacement = updated.with_changes(func=cst.Name(XFORMERS_HELPER), args=finish_args(updated, args))
+        mask = {"top_left": ", causal top-left", "bottom_right": ", causal bottom-right"}.get(causal or "", "")
+        return self.fix(XFORMERS, original, replacement, f"{name} -> {XFORMERS_HELPER} (npu_fusion_attention{mask}"
+                        f"{'; op= dropped' if 'op' in bound else ''})", torch_npu_name=True) or updated
+
+    def _causal_bias(self, value: cst.BaseExpression) -> str | None:
+        """'top_left' / 'bottom_right' for an inline `LowerTriangularMask()` / `...FromBottomRightMask()`."""
+        if not isinstance(value, cst.Call) or value.args:
+            return None
+        qualified = self.ctx.imports.resolve(value.func) or ""
+        module, _, cls = qualified.rpartition(".")
+        if module not in XFORMERS_BIAS_MODULES:
+            return None
+        return {TOP_LEFT_MASK: "top_left", BOTTOM_RIGHT_MASK: "bottom_right"}.get(cls)
+
+    # --- imports ----------------------------------------------------------------------------------------------
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+        for alias in original.names:
+            module = code_of(alias.name)
+            if GPU_ATTENTION_MODULE.match(module):
+                local = code_of(alias.asname.name) if alias.asname else module.split(".", 1)[0]
+                self._import_todo(original, module, self._unported_uses(local))
+        return updated
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        if original.relative or original.module is None or isinstance(original.names, cst.ImportStar):
+            return updated
+        module = code_of(original.module)
+        if not GPU_ATTENTION_MODULE.match(module):
+            return updated
+        left: list[str] = []
+        for alias in original.names:
+            qualified = f"{module}.{code_of(alias.name)}"
+            local = code_of(alias.asname.name) if alias.asname else code_of(alias.name)
+            if qualified not in PORTABLE:
+                left.append(code_of(alias.name))
+            elif self._unported_uses(local):
+                left.append(f"{code_of(alias.name)} (used as a value)")
+            elif not TRIGGER.search(local):  # the statements that call it are never parsed: nothing ports them
+                left.append(f"{code_of(alias.name)} (imported as {local}: import it under its own name to port "
+                            "its calls)")
+        self._import_todo(original, module, left)
+        return updated
+
+    def _import_todo(self, node: cst.CSTNode, module: str, left: list[str]) -> None:
+        if left:
+            package = module.split(".", 1)[0]
+            self.todo(GPU_ATTENTION_IMPORT, node, f"{package} has no NPU build, so this import fails there: port "
+                      f"{', '.join(dict.fromkeys(left))} by hand (NPU400-NPU406 port its attention calls)")
+
+    def _unported_uses(self, local: str) -> list[str]:
+        """Uses of an imported name, in the whole module, that no rule here ports: not a call of a PORTABLE name."""
+        if self._uses is None:
+            self._uses = module_uses(self.ctx.module(), self.ctx.imports.aliases)
+        return sorted({q.split(".", 1)[1] if "." in q else q for q, called in self._uses.get(local, ())
+                       if not (called and q in PORTABLE)})
+
+
+def module_uses(tree: ast.Module | None, aliases: dict[str, str]) -> dict[str, list[tuple[str, bool]]]:
+    """For each imported name of flash_attn/xformers: the qualified names of its uses and whether each is called."""
+    wanted = {local: target for local, target in aliases.items() if GPU_ATTENTION_MODULE.match(target)}
+    uses: dict[str, list[tuple[str, bool]]] = {}
+    if tree is None or not wanted:
+        return uses
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in wanted:
+            top: ast.AST = node
+            attrs: list[str] = []
+            while isinstance(parent := parents.get(id(top)), ast.Attribute) and parent.value is top:
+                attrs.append(parent.attr)
+                top = parent
+            parent = parents.get(id(top))
+            called = isinstance(parent, ast.Call) and parent.func is top
+            uses.setdefault(node.id, []).append((".".join([wanted[node.id], *attrs]), called))
+    return uses

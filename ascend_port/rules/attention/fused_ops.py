@@ -1,0 +1,410 @@
+"""NPU422, NPU423: the rotary-embedding and SwiGLU expressions of LLM code -> torch_npu's fused kernels.
+
+Both are recognised by structure. Rotary: `(x * cos) + (rotate_half(x) * sin)` where `rotate_half` is transformers'
+own or a function of the module that provably rotates halves (`cat((-x2, x1), -1)` of the two halves of the last
+axis: an interleaved "rotate_half", as some libraries name theirs, does not match). SwiGLU: `a, b = t.chunk(2, -1)`
+followed directly by `F.silu(a) * b`, with `a` and `b` used nowhere else: npu_swiglu computes silu(first half) *
+second half, so `F.silu(b) * a` (gate in the second half) does not match.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.rules.attention.attention import code_of
+
+ROTARY_MUL = rule(
+    "NPU422", "rotary-mul", Confidence.MEDIUM,
+    "HF rotary embedding `(q * cos) + (rotate_half(q) * sin)` -> `torch_npu.npu_rotary_mul(q, cos, sin)`.",
+    """
+    npu_rotary_mul in its default "half" mode computes `r1 * x + r2 * cat(-x2, x1)`, which is the HF expression with
+    r1 = cos and r2 = sin. `rotate_half` must be transformers' or a function of this module that splits the last axis
+    in halves and returns `cat((-x2, x1), dim=-1)`. The op takes 4-D tensors only, so `cos` and `sin` must be names
+    the same function made 4-D for broadcasting, as HF's `apply_rotary_pos_emb` does
+    (`cos = cos.unsqueeze(unsqueeze_dim)`) or `cos[None, :, None, :]`; a (seq, dim) table used as it is stays
+    unchanged. Medium: q/k must be 4-D too (BNSD/BSND, head_dim even), which the code does not show; the op raises
+    otherwise.
+
+    Before:
+        cos = cos.unsqueeze(unsqueeze_dim)
+        sin = sin.unsqueeze(unsqueeze_dim)
+        q_embed = (q * cos) + (rotate_half(q) * sin)
+    After:
+        cos = cos.unsqueeze(unsqueeze_dim)
+        sin = sin.unsqueeze(unsqueeze_dim)
+        q_embed = torch_npu.npu_rotary_mul(q, cos, sin)
+    """,
+)
+SWIGLU = rule(
+    "NPU423", "swiglu", Confidence.MEDIUM,
+    "`a, b = x.chunk(2, -1)` then `F.silu(a) * b` -> `torch_npu.npu_swiglu(x, dim=-1)`.",
+    """
+    npu_swiglu splits its input in two halves along `dim` and returns silu(first) * second. The chunk statement and
+    the product must be adjacent statements of one block and the halves used nowhere else; the chunk statement
+    is then removed. `F.silu(b) * a` (gate in the second half) is not this op and is left alone. Medium: the
+    values agree within rounding (the op fuses the three steps).
+
+    Before:
+        gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+        return self.down_proj(F.silu(gate) * up)
+    After:
+        return self.down_proj(torch_npu.npu_swiglu(self.gate_up_proj(x), dim=-1))
+    """,
+)
+
+SILU = {"torch.nn.functional.silu"}
+ROTATE_HALF_PREFIX = "transformers."
+
+
+def _rotate_half_ast(fn: ast.FunctionDef, torch: str) -> bool:
+    """Does ``fn`` return cat((-second_half, first_half), dim=-1) of its only argument?"""
+    args = fn.args
+    if len(args.args) != 1 or args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        return False
+    p = args.args[0].arg
+    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(
+        getattr(fn.body[0], "value", None), ast.Constant) else fn.body
+    halves: dict[str, str] = {}
+    for statement in body[:-1]:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            return False
+        target, value = statement.targets[0], ast.unparse(statement.value)
+        if isinstance(target, ast.Name) and value == f"{p}[..., :{p}.shape[-1] // 2]":
+            halves["first"] = target.id
+        elif isinstance(target, ast.Name) and value == f"{p}[..., {p}.shape[-1] // 2:]":
+            halves["second"] = target.id
+        elif isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(
+                isinstance(e, ast.Name) for e in target.elts) and value in (
+                f"{p}.chunk(2, dim=-1)", f"{p}.chunk(2, -1)", f"{torch}.chunk({p}, 2, dim=-1)",
+                f"{torch}.chunk({p}, 2, -1)"):
+            halves["first"], halves["second"] = target.elts[0].id, target.elts[1].id
+        else:
+            return False
+    if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None or len(halves) != 2:
+        return False
+    first, second = halves["first"], halves["second"]
+    returned = ast.unparse(body[-1].value)
+    return returned in {f"{torch}.cat({o}-{second}, {first}{c}, {d})" for o, c in (("(", ")"), ("[", "]"))
+                        for d in ("dim=-1", "-1")}
+
+
+def _mul(node: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return node.left, node.right
+    return None
+
+
+@dataclass(frozen=True)
+class _Swiglu:
+    first: cst.SimpleStatementLine  # `a, b = t.chunk(2, dim=-1)` (original node)
+    product: str  # code of `F.silu(a) * b`
+    source: cst.BaseExpression  # t
+    dim: int
+    pair: tuple[str, str]  # code of the two statements, to find them again in the updated tree
+
+
+class RotarySwigluMixin:
+    """The rotary and SwiGLU rewrites of NormTransformer (kept apart to keep modules short)."""
+
+    ctx: object
+
+    # --- rotary -----------------------------------------------------------------------------------------------
+
+    def _is_rotate_half(self, func: cst.BaseExpression) -> bool:
+        if not isinstance(func, cst.Name):
+            return False
+        qualified = self.ctx.imports.resolve(func)
+        if qualified is not None:
+            return qualified.startswith(ROTATE_HALF_PREFIX) and qualified.endswith(".rotate_half")
+        def defined(tree: ast.Module | None) -> list[ast.FunctionDef]:
+            return [n for n in (tree.body if tree else ()) if isinstance(n, ast.FunctionDef) and n.name == func.value]
+
+        defs = defined(self.ctx.module_head) or defined(self.ctx.module())  # (usually defined above its use)
+        torch = self.ctx.imports.local_name_for("torch") or "torch"
+        return len(defs) == 1 and _rotate_half_ast(defs[0], torch)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions = [*getattr(self, "_functions", []), node]
+
+    def _four_d(self, operand: cst.BaseExpression) -> bool:
+        """Is ``operand`` a name the enclosing function made 4-D for broadcasting, as HF's apply_rotary_pos_emb does
+        (`cos = cos.unsqueeze(unsqueeze_dim)`) or `cos = cos[None, :, None, :]`? npu_rotary_mul takes 4-D cos/sin
+        only; a (seq, dim) table used as it is (it broadcasts in the original) would make the op raise."""
+        functions = getattr(self, "_functions", [])
+        if not isinstance(operand, cst.Name) or not functions:
+            return False
+        values = [a.value for a in _assignments(functions[-1], operand.value)]
+        return bool(values) and all(_broadcast_4d(v) for v in values)
+
+    def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        if not isinstance(original.operator, cst.Add):
+            return updated
+        for plain_side, rotated_side in (("left", "right"), ("right", "left")):
+            plain, rotated = _mul(getattr(original, plain_side)), _mul(getattr(original, rotated_side))
+            if plain is None or rotated is None:
+                continue
+            for ri in (0, 1):
+                call = rotated[ri]
+                if not (isinstance(call, cst.Call) and len(call.args) == 1 and not call.args[0].keyword
+                        and not call.args[0].star and self._is_rotate_half(call.func)):
+                    continue
+                x = call.args[0].value
+                if not isinstance(x, (cst.Name, cst.Attribute)):
+                    continue
+                pi = next((i for i in (0, 1) if code_of(plain[i]).strip() == code_of(x).strip()), None)
+                if pi is None or code_of(plain[1 - pi]).strip() == code_of(x).strip():
+                    continue
+                if not (self._four_d(plain[1 - pi]) and self._four_d(rotated[1 - ri])):
+                    continue
+                new_plain, new_rotated = _mul(getattr(updated, plain_side)), _mul(getattr(updated, rotated_side))
+                if new_plain is None or new_rotated is None:
+                    return updated
+                strip = dict(lpar=[], rpar=[])
+                args = [cst.Arg(new_plain[pi].with_changes(**strip)), cst.Arg(new_plain[1 - pi].with_changes(**strip)),
+                        cst.Arg(new_rotated[1 - ri].with_changes(**strip))]
+                replacement = cst.Call(func=cst.parse_expression(f"{self.torch_npu()}.npu_rotary_mul"), args=[
+                    a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:2]
+                ] + args[2:], lpar=updated.lpar, rpar=updated.rpar)
+                return self.fix(ROTARY_MUL, original, replacement,
+                                f"({code_of(x)} * cos) + (rotate_half({code_of(x)}) * sin) -> torch_npu.npu_rotary_mul",
+                                torch_npu_name=True) or updated
+        return updated
+
+    # --- SwiGLU -----------------------------------------------------------------------------------------------
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        self._functions = getattr(self, "_functions", [None])[:-1]
+        found = _SwigluFinder(self).find(original)
+        if not found:
+            return updated
+        return updated.visit(_SwigluApplier(self, found))
+
+
+def _assignments(fn: cst.FunctionDef, name: str) -> list[cst.Assign]:
+    """The `name = ...` statements of a function (in any of its blocks, not in nested functions)."""
+    out = []
+    for block in _blocks(fn.body):
+        for statement in block:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign) and any(
+                            isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                        out.append(small)
+                    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name) \
+                            and small.target.value == name:
+                        return [small]  # another kind of assignment: no evidence
+    return out
+
+
+def _broadcast_4d(value: cst.BaseExpression) -> bool:
+    """`t.unsqueeze(d)` or `t[None, :, None, :]` (two new axes on a 2-D table), maybe followed by `.to(...)`."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+            "to", "type_as", "type"):
+        value = value.func.value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        return value.func.attr.value == "unsqueeze" and len(value.args) == 1
+    if isinstance(value, cst.Subscript) and len(value.slice) == 4:
+        kinds = []
+        for element in value.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Name) and index.value.value == "None":
+                kinds.append("new")
+            elif isinstance(index, cst.Slice) and index.lower is None and index.upper is None and index.step is None:
+                kinds.append("all")
+            else:
+                return False
+        return kinds.count("new") == 2
+    return False
+
+
+def _chunk(statement: cst.BaseStatement, resolve) -> tuple[str, str, cst.BaseExpression, int] | None:
+    """`a, b = t.chunk(2, dim=d)` / `torch.chunk(t, 2, d)` -> (a, b, t, d)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    target = assign.targets[0].target
+    if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+            and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements)):
+        return None
+    a, b = (e.value.value for e in target.elements)
+    call = assign.value
+    if not isinstance(call, cst.Call) or any(arg.star for arg in call.args) or a == b:
+        return None
+    pos = [arg.value for arg in call.args if arg.keyword is None]
+    kw = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if resolve(call.func) == "torch.chunk" and pos:
+        source, pos = pos[0], pos[1:]
+    elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "chunk" and resolve(call.func) is None:
+        source = call.func.value
+    else:
+        return None
+    if set(kw) - {"chunks", "dim"} or len(pos) + len(kw) != 2:
+        return None
+    chunks = pos[0] if pos else kw.get("chunks")
+    dim = pos[1] if len(pos) > 1 else kw.get("dim")
+    if chunks is None or dim is None:
+        return None
+    try:
+        chunks_value, dim_value = ast.literal_eval(code_of(chunks)), ast.literal_eval(code_of(dim))
+    except (ValueError, SyntaxError):
+        return None
+    if chunks_value != 2 or not isinstance(dim_value, int):
+        return None
+    return a, b, source, dim_value
+
+
+class _Names(cst.CSTVisitor):
+    """Name nodes that are values (not attribute names, keyword names or parameters), and products in lambdas."""
+
+    def __init__(self) -> None:
+        self.names: list[cst.Name] = []
+        self.skip: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.skip.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.skip.add(id(node.name))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self.skip:
+            self.names.append(node)
+
+
+def _names(node: cst.CSTNode) -> list[str]:
+    visitor = _Names()
+    node.visit(visitor)
+    return [n.value for n in visitor.names]
+
+
+class _SwigluFinder:
+    def __init__(self, owner: RotarySwigluMixin) -> None:
+        self.owner = owner
+
+    def find(self, fn: cst.FunctionDef) -> list[_Swiglu]:
+        resolve = self.owner.ctx.imports.resolve
+        candidates = [(first, second, chunk) for block in _blocks(fn.body) for first, second in zip(block, block[1:])
+                      if (chunk := _chunk(first, resolve)) is not None]
+        if not candidates:
+            return []  # the common case, decided without walking the whole function
+        counts: dict[str, int] = {}
+        for name in _names(fn):
+            counts[name] = counts.get(name, 0) + 1
+        found: list[_Swiglu] = []
+        for first, second, chunk in candidates:
+            a, b, source, dim = chunk
+            in_first = _names(first)
+            if counts.get(a, 0) - in_first.count(a) != 1 or counts.get(b, 0) - in_first.count(b) != 1:
+                continue  # a half is used somewhere else: the chunk must stay
+            product = self._product(second, a, b)
+            if product is not None:
+                found.append(_Swiglu(first, code_of(product), source, dim, (code_of(first), code_of(second))))
+        return found
+
+    def _product(self, statement: cst.BaseStatement, a: str, b: str) -> cst.BinaryOperation | None:
+        """The `F.silu(a) * b` (or `b * F.silu(a)`) in ``statement``, outside lambdas and comprehensions."""
+        resolve = self.owner.ctx.imports.resolve
+        hits: list[cst.BinaryOperation] = []
+
+        class Finder(cst.CSTVisitor):
+            def visit_Lambda(self, node) -> bool:
+                return False
+
+            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                parts = _mul(node)
+                if parts is None:
+                    return
+                for gate, other in (parts, parts[::-1]):
+                    if (isinstance(gate, cst.Call) and resolve(gate.func) in SILU and len(gate.args) == 1
+                            and gate.args[0].keyword is None and not gate.args[0].star
+                            and isinstance(gate.args[0].value, cst.Name) and gate.args[0].value.value == a
+                            and not gate.args[0].value.lpar and isinstance(other, cst.Name) and other.value == b):
+                        hits.append(node)
+
+        statement.visit(Finder())
+        return hits[0] if len(hits) == 1 else None
+
+
+def _blocks(suite: cst.BaseSuite) -> list[list[cst.BaseStatement]]:
+    """The statement lists of a function body and its nested blocks, not of nested functions or classes."""
+    out: list[list[cst.BaseStatement]] = []
+    if not isinstance(suite, cst.IndentedBlock):
+        return out
+    out.append(list(suite.body))
+    for statement in suite.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or \
+                not isinstance(statement, cst.BaseCompoundStatement):
+            continue
+        for child in (getattr(statement, "body", None), getattr(statement, "orelse", None),
+                      getattr(statement, "finalbody", None),
+                      *(h.body for h in getattr(statement, "handlers", ()))):
+            if isinstance(child, (cst.Else, cst.Finally)):
+                child = child.body
+            elif isinstance(child, cst.If):  # elif
+                out.extend(_blocks(child.body))
+                continue
+            if child is not None:
+                out.extend(_blocks(child))
+    return out
+
+
+class _SwigluApplier(cst.CSTTransformer):
+    def __init__(self, owner: RotarySwigluMixin, found: list[_Swiglu]) -> None:
+        super().__init__()
+        self.owner = owner
+        self.found = found
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.depth += 1
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original, updated):
+        self.depth -= 1
+        return updated
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = list(updated.body)
+        i = 0
+        while i + 1 < len(body):
+            match = next((m for m in self.found if (code_of(body[i]), code_of(body[i + 1])) == m.pair), None)
+            if match is None:
+                i += 1
+                continue
+            call = cst.parse_expression(f"{self.owner.torch_npu()}.npu_swiglu(x, dim={match.dim})")
+            call = call.with_changes(args=[call.args[0].with_changes(value=match.source), call.args[1]])
+            second = body[i + 1].visit(_ReplaceCode(match.product, call))
+            second = second.with_changes(leading_lines=[*body[i].leading_lines, *second.leading_lines])
+            fixed = self.owner.fix(SWIGLU, match.first, second, f"chunk + F.silu(gate) * up -> torch_npu.npu_swiglu",
+                                   torch_npu_name=True)
+            if fixed is None:
+                return updated
+            body[i:i + 2] = [fixed]
+            i += 1
+        return updated.with_changes(body=body)
+
+
+class _ReplaceCode(cst.CSTTransformer):
+    def __init__(self, code: str, replacement: cst.BaseExpression) -> None:
+        super().__init__()
+        self.code, self.replacement = code, replacement
+
+    def leave_BinaryOperation(self, original, updated):
+        if code_of(original) == self.code:
+            return self.replacement.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        return updated

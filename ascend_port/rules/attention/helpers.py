@@ -1,0 +1,148 @@
+"""The helper functions the attention rules call, and their insertion into a ported module.
+
+A rewritten call site reads `_npu_flash_attn(q, k, v, causal=True)`; the expanded npu_fusion_attention call (scale,
+layout, head count, compressed causal mask cached per device, varlen lists) lives once in the module, in front of the
+first top-level statement that uses it. Insertion happens after every statement is ported (PortTransformer.finish),
+so it works however the module was split into chunks, and it is idempotent: a helper already defined at the top
+level of the module is never written again.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable
+
+from ascend_port.core.sources import python_lines
+
+FLASH_HELPER = "_npu_flash_attn"
+XFORMERS_HELPER = "_npu_memory_efficient_attention"
+MASK_CACHE = "_NPU_ATTENTION_MASKS"
+BACKENDS = ("torch_npu", "mindiesd")
+
+_FLASH = '''\
+{cache} = {{}}
+
+
+def {name}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
+{pad}cu_seqlens_q=None, cu_seqlens_k=None, top_left=False):
+    """flash-attn's attention on torch_npu.npu_fusion_attention (written by ascend-port, rules NPU400-NPU405).
+
+    q, k, v: (batch, seq, heads, head_dim), or (tokens, heads, head_dim) with cu_seqlens_q/k (varlen). Fewer
+    key/value heads than query heads (GQA) need no repeat. Causal and sliding-window masks align bottom-right, as
+    in flash-attn >= 2.1; top_left=True aligns a causal mask top-left (xformers' LowerTriangularMask).
+    """
+    if softmax_scale is None:
+        softmax_scale = q.shape[-1] ** -0.5  # the op's own default scale is 1.0
+    left, right = window_size
+{backend}    options = {{}}
+    if cu_seqlens_q is None:
+        layout, head_num = "BSND", q.shape[2]
+    else:  # the op takes the cumulative sequence ends as host lists
+        layout, head_num = "TND", q.shape[1]
+        options.update(actual_seq_qlen=cu_seqlens_q[1:].tolist(), actual_seq_kvlen=cu_seqlens_k[1:].tolist())
+    if causal or left >= 0 or right >= 0:
+        mask = {cache}.get(q.device)
+        if mask is None:  # the compressed 2048x2048 mask of the causal and band modes (True: masked out)
+{import_torch}            mask = {torch}.triu({torch}.ones(2048, 2048, dtype={torch}.bool, device=q.device), diagonal=1)
+            {cache}[q.device] = mask
+        options["atten_mask"] = mask
+        if left < 0 and right < 0:
+            options["sparse_mode"] = 2 if top_left else 3
+        else:  # band mode: keys from i - left to i + right around the bottom-right diagonal
+            options.update(sparse_mode=4, pre_tockens=left if left >= 0 else 2147483647,
+                           next_tockens=0 if causal else right if right >= 0 else 2147483647)
+    return {torch_npu}.npu_fusion_attention(q, k, v, head_num, layout, scale=softmax_scale,
+{pad2}keep_prob=1.0 - dropout_p, **options)[0]
+'''
+
+_MINDIESD = '''\
+    if not causal and dropout_p == 0.0 and left < 0 and right < 0 and cu_seqlens_q is None \\
+            and k.shape[2] == q.shape[2]:
+        from mindiesd import attention_forward  # --attention-backend mindiesd: MindIE-SD picks the kernel
+
+        return attention_forward(q, k, v, scale=softmax_scale)
+'''
+
+_XFORMERS = '''\
+def {name}(q, k, v, p=0.0, scale=None, causal=False, top_left=False):
+    """xformers.ops.memory_efficient_attention on NPU (written by ascend-port, rule NPU405): BMHK inputs, or BMK
+    inputs as a single head; scale=None means q.shape[-1] ** -0.5, as in xformers."""
+    if q.dim() == 3:
+        out = {flash}(q.unsqueeze(2), k.unsqueeze(2), v.unsqueeze(2), p, scale, causal, top_left=top_left)
+        return out.squeeze(2)
+    return {flash}(q, k, v, p, scale, causal, top_left=top_left)
+'''
+
+# helper -> the helpers it calls (written first when missing)
+DEPENDS = {FLASH_HELPER: (), XFORMERS_HELPER: (FLASH_HELPER,)}
+
+
+PRIVATE_TORCH = "_torch"
+
+
+def helper_source(name: str, torch: str | None, torch_npu: str, backend: str) -> str:
+    """The source of one helper; ``torch`` is the module's name for torch (None: it does not import torch at its
+    top level, so the helper imports it, under a private name: a plain `import torch`, even in a function, would
+    make the module's other `torch.cuda...` code resolve on the next run and the port not idempotent),
+    ``torch_npu`` its name for torch_npu (NPU100 adds `import torch_npu`)."""
+    if name == XFORMERS_HELPER:
+        return _XFORMERS.format(name=name, flash=FLASH_HELPER)
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")
+    return _FLASH.format(
+        cache=MASK_CACHE, name=name, torch=torch or PRIVATE_TORCH, torch_npu=torch_npu,
+        pad=" " * (len(name) + 5), pad2=" " * (len(torch_npu) + 33),  # continuation lines under the open paren
+        import_torch="" if torch else f"            import torch as {PRIVATE_TORCH}\n\n",
+        backend=_MINDIESD if backend == "mindiesd" else "",
+    )
+
+
+def bound_name(tree: ast.Module, module: str) -> str | None:
+    """The name a top-level `import torch` (or `import torch as th`, `import torch.nn`) binds to ``module``."""
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name == module:
+                    return alias.asname
+                if not alias.asname and alias.name.split(".")[0] == module:
+                    return module
+    return None
+
+
+def _loaded_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str) -> str:
+    """``text`` with the definitions of the helpers it calls but does not define at its top level (``parse()`` is
+    its ``ast``)."""
+    if not any(name in text for name in DEPENDS):
+        return text  # the usual case, decided without parsing or walking the module
+    tree = parse()
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    users = [(i, _loaded_names(node) & DEPENDS.keys()) for i, node in enumerate(tree.body)]
+    needed = set().union(*(names for _, names in users)) - defined
+    if not needed:
+        return text
+    for name in list(needed):
+        needed |= set(DEPENDS[name]) - defined
+    first = min(i for i, names in users if names & needed)
+    torch, torch_npu = bound_name(tree, "torch"), bound_name(tree, "torch_npu") or "torch_npu"
+    block = "\n\n".join(helper_source(n, torch, torch_npu, backend) for n in DEPENDS if n in needed)  # dependency order
+    return _insert_before(text, tree.body[first], block)
+
+
+def _insert_before(text: str, node: ast.stmt, block: str) -> str:
+    """Insert a top-level block before ``node`` and the comment lines right above it, two blank lines around."""
+    lines = python_lines(text)  # as ast numbers them
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    at = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) - 1
+    while at > 0 and lines[at - 1].lstrip().startswith("#"):
+        at -= 1
+    blank_above = 0
+    while blank_above < at and not lines[at - 1 - blank_above].strip():
+        blank_above += 1
+    before = newline * (max(0, 2 - blank_above) if at > 0 else 0)
+    body = re.sub(r"\n", newline, block) if newline != "\n" else block
+    return "".join(lines[:at]) + before + body + newline * 2 + "".join(lines[at:])

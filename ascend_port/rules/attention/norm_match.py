@@ -1,0 +1,333 @@
+"""Does a module's forward compute RMSNorm? A small symbolic evaluation of its body.
+
+Each expression becomes a tuple term over the input ("x",), the module's attributes ("self", name) and numbers
+("num", text), built with the operations RMSNorm code uses (square, mean over the last axis with keepdim, add,
+rsqrt/sqrt, multiply, divide) and dtype casts ("f32", "cast" back to the input dtype, "wcast" to the weight dtype).
+``normalize`` drops the casts and flattens products; the result must be exactly x * rsqrt(mean(x^2) + eps) * w (or
+* (1 + w)). Any statement or call the evaluator does not know makes the match fail: unknown means "not RMSNorm".
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ascend_port.python.names import ImportIndex
+
+Term = tuple
+X: Term = ("x",)
+FLOAT32 = {"torch.float32", "torch.float"}
+HALF_DTYPES = {"torch.float16", "torch.half", "torch.bfloat16"}
+PARAMETER = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+FACTORIES = {"torch.ones", "torch.zeros", "torch.empty", "torch.randn", "torch.rand"}
+
+
+@dataclass(frozen=True)
+class RmsNormMatch:
+    input: str  # the forward's input parameter
+    weight: str  # the weight attribute (self.<weight>)
+    eps: str  # the epsilon expression: `self.<attr>` or a number
+    gemma: bool  # scale is (1 + weight)
+
+
+def _literal(node: cst.BaseExpression) -> object:
+    try:
+        return ast.literal_eval(cst.Module([]).code_for_node(node).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _split(args: tuple[cst.Arg, ...]) -> tuple[list[cst.BaseExpression], dict[str, cst.BaseExpression]] | None:
+    if any(a.star for a in args):
+        return None
+    return [a.value for a in args if a.keyword is None], {a.keyword.value: a.value for a in args if a.keyword}
+
+
+def _single_param(fn: cst.FunctionDef) -> str | None:
+    p = fn.params
+    if p.posonly_params or p.kwonly_params or not isinstance(p.star_arg, cst.MaybeSentinel) or p.star_kwarg:
+        return None
+    if len(p.params) != 2 or p.params[0].name.value != "self" or p.params[1].default is not None:
+        return None
+    return p.params[1].name.value
+
+
+class _Evaluator:
+    def __init__(self, imports: ImportIndex, methods: dict[str, cst.FunctionDef]) -> None:
+        self.imports = imports
+        self.methods = methods
+        self.depth = 0
+
+    def run(self, fn: cst.FunctionDef, env: dict[str, Term]) -> Term | None:
+        if not isinstance(fn.body, cst.IndentedBlock):
+            return None
+        env = dict(env)
+        for i, statement in enumerate(fn.body.body):
+            if isinstance(statement, cst.If):
+                if not self._conditional_cast(statement, env):
+                    return None
+                continue
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+                return None
+            small = statement.body[0]
+            if isinstance(small, cst.Expr) and i == 0 and isinstance(small.value, cst.SimpleString):
+                continue  # docstring
+            if isinstance(small, cst.Return):
+                return self.eval(small.value, env) if small.value is not None else None
+            if not self._assign(small, env):
+                return None
+        return None
+
+    def _assign(self, small: cst.BaseSmallStatement, env: dict[str, Term]) -> bool:
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            target, value = small.target, small.value
+        else:
+            return False
+        term = self.eval(value, env)
+        if not isinstance(target, cst.Name) or term is None:
+            return False
+        env[target.value] = term
+        return True
+
+    def _conditional_cast(self, node: cst.If, env: dict[str, Term]) -> bool:
+        """T5's `if self.weight.dtype in [torch.float16, torch.bfloat16]: h = h.to(self.weight.dtype)`: a branch
+        that only casts names to themselves changes no value, so it is accepted (and has no effect)."""
+        if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock):
+            return False
+        test = node.test
+        if not (isinstance(test, cst.Comparison) and self.eval(test.left, env) is not None
+                and all(isinstance(c.operator, cst.In) for c in test.comparisons)
+                and all(isinstance(c.comparator, (cst.List, cst.Tuple)) for c in test.comparisons)
+                and all(self.imports.resolve(e.value) in HALF_DTYPES
+                        for c in test.comparisons for e in c.comparator.elements)):
+            return False
+        for statement in node.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+                return False
+            small = statement.body[0]
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)):
+                return False
+            name = small.targets[0].target.value
+            term = self.eval(small.value, env)
+            if name not in env or term is None or normalize(term) != normalize(env[name]):
+                return False
+        return True
+
+    def eval(self, node: cst.BaseExpression, env: dict[str, Term]) -> Term | None:
+        if isinstance(node, cst.Name):
+            return env.get(node.value)
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return ("num", node.value)
+        if isinstance(node, cst.Attribute):
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                return ("self", node.attr.value)
+            if node.attr.value == "dtype":
+                base = self.eval(node.value, env)
+                if base == X:
+                    return ("dtype",)
+                if base is not None and base[0] == "self":
+                    return ("wdtype", base[1])
+            return None
+        if isinstance(node, cst.BinaryOperation):
+            left, right = self.eval(node.left, env), self.eval(node.right, env)
+            if left is None or right is None:
+                return None
+            op = node.operator
+            if isinstance(op, cst.Add):
+                return ("add", left, right)
+            if isinstance(op, cst.Multiply):
+                return ("sq", left) if left == right and left[0] != "num" else ("mul", left, right)
+            if isinstance(op, cst.Divide):
+                return ("div", left, right)
+            if isinstance(op, cst.Power) and right == ("num", "2"):
+                return ("sq", left)
+            return None
+        if isinstance(node, cst.Call):
+            return self._call(node, env)
+        return None
+
+    def _call(self, node: cst.Call, env: dict[str, Term]) -> Term | None:
+        split = _split(node.args)
+        if split is None:
+            return None
+        pos, kw = split
+        qualified = self.imports.resolve(node.func)
+        if qualified is not None:
+            if not pos:
+                return None
+            arg = self.eval(pos[0], env)
+            if arg is None:
+                return None
+            if qualified in ("torch.rsqrt", "torch.sqrt", "torch.square") and len(pos) == 1 and not kw:
+                return ("rsqrt" if qualified == "torch.rsqrt" else "sqrt" if qualified == "torch.sqrt" else "sq", arg)
+            if qualified == "torch.pow" and len(pos) == 2 and not kw and _literal(pos[1]) == 2:
+                return ("sq", arg)
+            if qualified == "torch.mean" and _last_dim_keepdim(pos[1:], kw):
+                return ("mean", arg)
+            return None
+        if not isinstance(node.func, cst.Attribute):
+            return None
+        method, receiver = node.func.attr.value, node.func.value
+        if isinstance(receiver, cst.Name) and receiver.value == "self" and method in self.methods:
+            return self._inline(self.methods[method], pos, kw, env)
+        base = self.eval(receiver, env)
+        if base is None:
+            return None
+        if method == "float" and not pos and not kw:
+            return ("f32", base)
+        if method in ("rsqrt", "sqrt", "square") and not pos and not kw:
+            return ("sq" if method == "square" else method, base)
+        if method == "pow" and len(pos) == 1 and not kw and _literal(pos[0]) == 2:
+            return ("sq", base)
+        if method == "mean" and _last_dim_keepdim(pos, kw):
+            return ("mean", base)
+        if method in ("to", "type_as", "type") and len(pos) + len(kw) == 1:
+            target = pos[0] if pos else kw.get("dtype")
+            if target is None:
+                return None
+            if self.imports.resolve(target) in FLOAT32 and method != "type_as":
+                return ("f32", base)
+            dtype = self.eval(target, env)
+            if (method == "type_as" and dtype == X) or (method != "type_as" and dtype == ("dtype",)):
+                return ("cast", base)
+            if method != "type_as" and dtype is not None and dtype[0] == "wdtype":
+                return ("wcast", base)
+        return None
+
+    def _inline(self, fn: cst.FunctionDef, pos, kw, env: dict[str, Term]) -> Term | None:
+        """`self._norm(x.float())`: evaluate the method's body with its parameter bound to the argument."""
+        param = _single_param(fn)
+        if param is None or len(pos) != 1 or kw or self.depth > 2:
+            return None
+        arg = self.eval(pos[0], env)
+        if arg is None:
+            return None
+        self.depth += 1
+        try:
+            return self.run(fn, {param: arg})
+        finally:
+            self.depth -= 1
+
+
+def _last_dim_keepdim(pos: list[cst.BaseExpression], kw: dict[str, cst.BaseExpression]) -> bool:
+    if set(kw) - {"dim", "keepdim"} or len(pos) > 2:
+        return False
+    dim = pos[0] if pos else kw.get("dim")
+    keepdim = pos[1] if len(pos) > 1 else kw.get("keepdim")
+    return dim is not None and keepdim is not None and _literal(dim) in (-1, (-1,), [-1]) and _literal(keepdim) is True
+
+
+def _factors(term: Term) -> list[Term]:
+    """The factors of a product, through casts and nested products."""
+    term = normalize(term)
+    return list(term[1]) if term[0] == "mul" else [term]
+
+
+def normalize(term: Term) -> Term:
+    """Drop casts, turn a / sqrt(s) into a * rsqrt(s), and sort the operands of products and sums."""
+    kind = term[0]
+    if kind in ("mul", "add") and len(term) == 2:
+        return term  # already normalized: (kind, sorted operands)
+    if kind in ("f32", "cast", "wcast"):
+        return normalize(term[1])
+    if kind == "div":
+        denominator = normalize(term[2])
+        if denominator[0] == "sqrt":
+            return normalize(("mul", term[1], ("rsqrt", denominator[1])))
+        return ("div", normalize(term[1]), denominator)
+    if kind == "mul":
+        return ("mul", tuple(sorted(_factors(term[1]) + _factors(term[2]), key=repr)))
+    if kind == "add":
+        return ("add", tuple(sorted((normalize(term[1]), normalize(term[2])), key=repr)))
+    if kind in ("sq", "mean", "rsqrt", "sqrt"):
+        return (kind, normalize(term[1]))
+    return term
+
+
+def _is_one(term: Term) -> bool:
+    try:
+        return term[0] == "num" and float(term[1]) == 1.0
+    except ValueError:
+        return False
+
+
+def _classify(term: Term) -> tuple[str, str, bool] | None:
+    """(weight attribute, eps code, gemma) when ``term`` is x * rsqrt(mean(x^2) + eps) * w (or * (1 + w))."""
+    if term[0] != "mul" or len(term[1]) != 3:
+        return None
+    factors = list(term[1])
+    if X not in factors:
+        return None
+    factors.remove(X)
+    rsqrt = next((f for f in factors if f[0] == "rsqrt"), None)
+    if rsqrt is None:
+        return None
+    factors.remove(rsqrt)
+    inner = rsqrt[1]
+    mean = ("mean", ("sq", X))
+    if inner[0] != "add" or mean not in inner[1]:
+        return None
+    eps = next(t for t in inner[1] if t != mean) if inner[1].count(mean) == 1 else None
+    if eps is None or eps[0] not in ("self", "num"):
+        return None
+    eps_code = f"self.{eps[1]}" if eps[0] == "self" else eps[1]
+    (scale,) = factors
+    if scale[0] == "self":
+        return scale[1], eps_code, False
+    if scale[0] == "add" and any(_is_one(t) for t in scale[1]):
+        weight = next((t for t in scale[1] if not _is_one(t)), None)
+        if weight is not None and weight[0] == "self":
+            return weight[1], eps_code, True
+    return None
+
+
+def _is_vector_parameter(init: cst.FunctionDef | None, attr: str, imports: ImportIndex) -> bool:
+    """``self.<attr> = nn.Parameter(torch.ones(dim))`` (zeros/empty/randn too): a 1-D weight, which is what the
+    fused ops expect (their gamma covers the trailing dims it has, so a 2-D weight would normalise two axes)."""
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return False
+    for statement in init.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                continue
+            target = small.targets[0].target
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and target.attr.value == attr):
+                continue
+            value = small.value
+            if not (isinstance(value, cst.Call) and imports.resolve(value.func) in PARAMETER and value.args):
+                return False
+            factory = value.args[0].value
+            if not (isinstance(factory, cst.Call) and imports.resolve(factory.func) in FACTORIES):
+                return False
+            shape = [a for a in factory.args if a.keyword is None]
+            if len(shape) != 1 or shape[0].star:
+                return False
+            dims = shape[0].value
+            return not isinstance(dims, (cst.Tuple, cst.List)) or len(dims.elements) == 1
+    return False
+
+
+def match_rms_norm(cls: cst.ClassDef, forward: cst.FunctionDef, imports: ImportIndex) -> RmsNormMatch | None:
+    if not isinstance(cls.body, cst.IndentedBlock):
+        return None
+    methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+    param = _single_param(forward)
+    if param is None:
+        return None
+    result = _Evaluator(imports, {k: v for k, v in methods.items() if k not in ("forward", "__init__")}).run(
+        forward, {param: X})
+    found = _classify(normalize(result)) if result is not None else None
+    if found is None:
+        return None
+    weight, eps, gemma = found
+    if not _is_vector_parameter(methods.get("__init__"), weight, imports):
+        return None
+    return RmsNormMatch(param, weight, eps, gemma)

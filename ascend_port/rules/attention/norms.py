@@ -1,0 +1,232 @@
+"""NPU420, NPU421, NPU424: RMSNorm modules -> torch_npu.npu_rms_norm / npu_gemma_rms_norm, recognised by what their
+forward computes (not by class name), and apex's fused norm modules -> torch.nn.
+
+A forward is evaluated symbolically (norm_match.py): it must compute x * rsqrt(mean(x^2, -1, keepdim) + eps) times
+the module's 1-D weight parameter (or times `1 + weight`, Gemma's form), with only float32 upcasts and casts back to
+the input or weight dtype around it. Anything else in the body (a residual add, a second output, a different
+reduction) means it is not an RMSNorm we can replace, and it is left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Sequence
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.names import ImportIndex
+from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
+from ascend_port.python.transformer import PortTransformer
+from ascend_port.rules.attention.attention import (
+    NO_SPACE,
+    bind,
+    code_of,
+    finish_args,
+    keyword_arg,
+)
+from ascend_port.rules.attention.fused_ops import ROTARY_MUL, SWIGLU, RotarySwigluMixin
+from ascend_port.rules.attention.helpers import bound_name
+from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+RMS_NORM = rule(
+    "NPU420", "rms-norm", HIGH,
+    "RMSNorm module forward (HF Llama/Qwen/Mistral, Meta Llama, T5 shapes) -> `torch_npu.npu_rms_norm(...)[0]`.",
+    """
+    Recognised by what `forward` computes, not by the class name: `x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)`
+    times a 1-D weight parameter of the module (`nn.Parameter(torch.ones(dim))`), with float32 upcasts and casts
+    back to the input (or weight) dtype around it, also through a `_norm` method (Meta Llama) and T5's cast to a
+    half-precision weight dtype. The body becomes one call of the fused kernel with the module's own weight and
+    epsilon attributes. The op computes in float32 and returns the input's dtype: a float32 weight with bf16 input
+    gives bf16 here where the original promoted to float32.
+
+    Before:
+        def forward(self, hidden_states):
+            input_dtype = hidden_states.dtype
+            hidden_states = hidden_states.to(torch.float32)
+            variance = hidden_states.pow(2).mean(-1, keepdim=True)
+            hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+            return self.weight * hidden_states.to(input_dtype)
+    After:
+        def forward(self, hidden_states):
+            return torch_npu.npu_rms_norm(hidden_states, self.weight, epsilon=self.variance_epsilon)[0]
+    """,
+)
+GEMMA_RMS_NORM = rule(
+    "NPU421", "gemma-rms-norm", MEDIUM,
+    "Gemma's RMSNorm (`* (1 + weight)`) -> `torch_npu.npu_gemma_rms_norm(...)[0]`, never the plain op.",
+    """
+    Gemma stores the scale as an offset from 1. `npu_gemma_rms_norm` computes x / rms(x) * (1 + gamma), which is
+    exactly that; `npu_rms_norm` with the same weight would scale by the offset alone. Medium: the op is newer
+    (Atlas A2/A3 only).
+
+    Before:
+        def forward(self, x):
+            output = self._norm(x.float())
+            output = output * (1.0 + self.weight.float())
+            return output.type_as(x)
+    After:
+        def forward(self, x):
+            return torch_npu.npu_gemma_rms_norm(x, self.weight, epsilon=self.eps)[0]
+    """,
+)
+APEX_NORM = rule(
+    "NPU424", "apex-fused-norm", MEDIUM,
+    "`apex.normalization.FusedRMSNorm`/`FusedLayerNorm` -> `torch.nn.RMSNorm`/`torch.nn.LayerNorm`.",
+    """
+    apex's fused norms are CUDA extensions; torch.nn has the same modules with the same first three arguments
+    (`normalized_shape`, `eps`, `elementwise_affine`), and NPU runs them with its own kernels. apex's default
+    `eps=1e-5` is written out for RMSNorm (torch.nn.RMSNorm's default is the dtype's machine epsilon);
+    `memory_efficient` (a backward-memory option) is dropped. Medium: torch.nn.RMSNorm needs torch >= 2.4, and the
+    rounding differs in the last bits. The apex import goes when unused (NPU408).
+
+    Before:
+        self.norm = FusedRMSNorm(dim, elementwise_affine=True)
+    After:
+        self.norm = torch.nn.RMSNorm(dim, elementwise_affine=True, eps=1e-5)
+    """,
+)
+
+APEX_NORMS = {
+    "apex.normalization.FusedRMSNorm": "RMSNorm", "apex.normalization.fused_layer_norm.FusedRMSNorm": "RMSNorm",
+    "apex.normalization.FusedLayerNorm": "LayerNorm",
+    "apex.normalization.fused_layer_norm.FusedLayerNorm": "LayerNorm",
+}
+
+
+def _forward(body: cst.BaseSuite) -> tuple[int, cst.FunctionDef] | None:
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    for i, statement in enumerate(body.body):
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "forward":
+            return i, statement
+    return None
+
+
+def _straight_line(fn: ast.stmt) -> bool:
+    """Assignments, casts under an ``if`` and a ``return``: the only bodies the RMSNorm evaluator accepts."""
+    body = fn.body[1:] if isinstance(fn.body[0], ast.Expr) else fn.body  # a docstring
+    return all(isinstance(s, (ast.Assign, ast.AnnAssign, ast.If, ast.Return)) for s in body) \
+        and any(isinstance(s, ast.Return) for s in body)
+
+
+def norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The scope of an RMSNorm's square root: the innermost class around it, if it could be one (match_rms_norm
+    decides): an ``__init__``, a straight-line ``forward``, and the root in a straight-line method of the class."""
+    cls = enclosing(path, ast.ClassDef)
+    if cls is None:
+        return None
+    methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
+    forward = methods.get("forward")
+    method = path[path.index(cls) + 1] if path[-1] is not cls else None
+    if "__init__" not in methods or forward is None or not isinstance(method, FUNCTIONS):
+        return None
+    if not _straight_line(forward) or not _straight_line(method) or not _has_parameter(methods["__init__"]):
+        return None
+    return cls
+
+
+def _has_parameter(init: ast.stmt) -> bool:
+    """``self.<name> = <...>Parameter(<factory>(...))`` directly in ``__init__``: the weight (see
+    _is_vector_parameter)."""
+    for statement in init.body:
+        value = statement.value if isinstance(statement, ast.Assign) else None
+        if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Call):
+            func = value.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "Parameter":
+                return True
+    return False
+
+
+def rotary_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The scope of `rotate_half(q) * sin`: the innermost function around it, if it makes a table 4-D the way
+    npu_rotary_mul needs (`cos.unsqueeze(d)`, `cos[None, :, None, :]`; see _four_d)."""
+    fn = enclosing(path, *FUNCTIONS)
+    if fn is None:
+        return None
+    four_d = any(isinstance(n, ast.Attribute) and n.attr == "unsqueeze"
+                 or isinstance(n, ast.Constant) and n.value is None for n in ast.walk(fn))
+    return fn if four_d else None
+
+
+def swiglu_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The scope of a SwiGLU's silu: the innermost function around it, if it chunks a tensor (`a, b = x.chunk(2)`)."""
+    fn = enclosing(path, *FUNCTIONS)
+    if fn is None:
+        return None
+    chunks = any(isinstance(n, ast.Attribute) and n.attr == "chunk" or isinstance(n, ast.Name) and n.id == "chunk"
+                 for n in ast.walk(fn))
+    return fn if chunks else None
+
+
+class NormTransformer(RotarySwigluMixin, PortTransformer):
+    """NPU420-NPU423: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
+    function (the rotary tables' broadcasting, the halves of a chunk)."""
+
+    # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
+    TRIGGERS = (Trigger(r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", norm_module, also=("mean", "parameter")),
+                # a call of it as a factor: `rotate_half(q) * sin`, `sin * rotate_half(q)` (not its definition)
+                Trigger(r"rotate_half\([\w.\s]*\)[\s)]*\*|\*[\s(]*\w*rotate_half\(", rotary_function),
+                Trigger(r"\bsilu\(", swiglu_function))
+    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
+
+    def torch_npu(self) -> str:
+        head = self.ctx.module_head  # (every import is in it)
+        return (bound_name(head, "torch_npu") if head else None) or "torch_npu"
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        found = _forward(original.body)
+        if found is None:
+            return updated
+        index, forward = found
+        match = match_rms_norm(original, forward, self.ctx.imports)
+        if match is None:
+            return updated
+        new_forward = self._replace_forward(forward, match)
+        target = updated.body.body[index]
+        if not isinstance(target, cst.FunctionDef) or target.name.value != "forward":
+            return updated
+        body = list(updated.body.body)
+        body[index] = target.with_changes(body=new_forward.body)
+        rule_, op = (GEMMA_RMS_NORM, "npu_gemma_rms_norm") if match.gemma else (RMS_NORM, "npu_rms_norm")
+        return self.fix(rule_, original, updated.with_changes(body=updated.body.with_changes(body=body)),
+                        f"{original.name.value}.forward -> torch_npu.{op}", torch_npu_name=True) or updated
+
+    def _replace_forward(self, forward: cst.FunctionDef, match: RmsNormMatch) -> cst.FunctionDef:
+        op = "npu_gemma_rms_norm" if match.gemma else "npu_rms_norm"
+        call = f"return {self.torch_npu()}.{op}({match.input}, self.{match.weight}, epsilon={match.eps})[0]"
+        statements: list[cst.BaseStatement] = []
+        first = forward.body.body[0] if isinstance(forward.body, cst.IndentedBlock) and forward.body.body else None
+        if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) \
+                and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            statements.append(first)  # the docstring stays
+        statements.append(cst.parse_statement(call))
+        return forward.with_changes(body=forward.body.with_changes(body=statements))
+
+
+class ApexNormTransformer(PortTransformer):
+    """NPU424, at the call sites (statement scope)."""
+
+    TRIGGERS = (r"FusedRMSNorm|FusedLayerNorm",)
+    RULES = (APEX_NORM,)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        kind = APEX_NORMS.get(self.ctx.imports.resolve(original.func) or "")
+        if kind is None:
+            return updated
+        bound, problems = bind(original, ("normalized_shape", "eps", "elementwise_affine", "memory_efficient"), ())
+        torch, nn = self.ctx.imports.local_name_for("torch"), self.ctx.imports.local_name_for("torch.nn")
+        if problems or "normalized_shape" not in bound or not (torch or nn):
+            return updated  # NPU506 (apex) marks what is left
+        new_of = {id(o): u for o, u in zip(original.args, updated.args)}
+        args = [new_of[id(bound["normalized_shape"])].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
+        args += [keyword_arg(p, new_of[id(bound[p])]) for p in ("eps", "elementwise_affine") if p in bound]
+        if kind == "RMSNorm" and "eps" not in bound:  # apex's default; torch.nn.RMSNorm's is finfo(dtype).eps
+            args.append(cst.Arg(keyword=cst.Name("eps"), value=cst.Float("1e-5"), equal=NO_SPACE))
+        func = cst.parse_expression(f"{torch}.nn.{kind}" if torch else f"{nn}.{kind}")
+        replacement = updated.with_changes(func=func, args=finish_args(updated, args))
+        dropped = " (memory_efficient dropped)" if "memory_efficient" in bound else ""
+        return self.fix(APEX_NORM, original, replacement,
+                        f"apex {code_of(original.func)} -> torch.nn.{kind}{dropped}") or updated

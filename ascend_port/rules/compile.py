@@ -1,0 +1,375 @@
+"""NPU70x: compile, graphs and profiling. NVTX -> mstx, CUDA graphs -> NPU graphs, torch.compile backends and
+settings, torch.profiler -> torch_npu.profiler.
+
+`torch.backends.cudnn.benchmark/deterministic/enabled` are accepted and harmless on NPU: no rule touches them.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ascend_port.core import npu_api
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.names import build_dotted, dotted
+from ascend_port.python.scopes import Trigger, imported
+from ascend_port.python.transformer import PortTransformer
+from ascend_port.rules.device import TORCH_CUDA_UNSUPPORTED
+from ascend_port.rules.kernels import names_in
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+NVTX = rule(
+    "NPU700", "nvtx-to-mstx", HIGH,
+    "`torch.cuda.nvtx.range_push/range_pop/mark/range_start/range_end/range` -> `torch_npu.npu.mstx` "
+    "(`range` -> `annotate`).",
+    """
+    NVTX ranges and marks become MindStudio Tools Extension (mstx) ranges and marks, which the Ascend profiler
+    records. `torch_npu.npu.mstx` has `range_push(message)`, `range_pop()`, `mark(message)`, `range_start(message)`
+    and `range_end(range_id)`, and `annotate(message)` as the context manager and decorator that
+    `torch.cuda.nvtx.range(message, *args)` is (the format arguments are applied with `str.format`, as NVTX
+    does). `from torch.cuda import nvtx` and `import torch.cuda.nvtx as nvtx` import mstx under the same name.
+
+    Before:
+        torch.cuda.nvtx.range_push("forward")
+        with torch.cuda.nvtx.range("step {}", step):
+    After:
+        torch_npu.npu.mstx.range_push("forward")
+        with torch_npu.npu.mstx.annotate("step {}".format(step)):
+    """,
+)
+CUDA_GRAPHS = rule(
+    "NPU701", "cuda-graphs", MEDIUM,
+    "`torch.cuda.CUDAGraph/graph/make_graphed_callables/graph_pool_handle/is_current_stream_capturing` -> the "
+    "`torch.npu` graph API (inference only).",
+    """
+    torch_npu captures and replays NPU graphs (ACL graphs) with the same API: `torch.npu.NPUGraph`,
+    `torch.npu.graph`, `torch.npu.make_graphed_callables`, `torch.npu.graph_pool_handle` and
+    `torch.npu.is_current_stream_capturing`. torch_npu documents them for inference only ("当前仅支持推理场景，
+    不支持训练场景"), hence medium confidence: a graph captured around a training step (backward, optimizer
+    step) needs a different plan.
+
+    Before:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = model(x)
+    After:
+        g = torch.npu.NPUGraph()
+        with torch.npu.graph(g):
+            out = model(x)
+    """,
+)
+COMPILE_BACKEND = rule(
+    "NPU702", "compile-npugraphs", MEDIUM,
+    "`torch.compile(backend=\"cudagraphs\")` -> `backend=\"npugraphs\"`.",
+    """
+    torch_npu registers the `npugraphs` dynamo backend (ACL graph capture and replay), the NPU counterpart of
+    `cudagraphs`; `torch._dynamo.optimize("cudagraphs")` is rewritten too. Like CUDA graphs, it suits inference
+    with static shapes.
+
+    Before:
+        model = torch.compile(model, backend="cudagraphs")
+    After:
+        model = torch.compile(model, backend="npugraphs")
+    """,
+)
+COMPILE_SETTINGS = rule(
+    "NPU703", "compile-cuda-settings", LOW,
+    "`torch.compile` settings that assume inductor on CUDA (max-autotune, TensorRT backends, CUDA inductor "
+    "options): TODO.",
+    """
+    `mode="max-autotune"` autotunes inductor's CUDA Triton templates and uses CUDA graphs; `backend="tensorrt"`
+    is NVIDIA-only; `options=` keys such as `triton.cudagraphs` or `max_autotune` configure inductor's CUDA code
+    generation. On NPU, torch.compile's default inductor backend generates code for the NPU, `npugraphs` and
+    `npugraph_ex` capture ACL graphs, and TorchAir (`torchair.get_npu_backend()`) compiles whole graphs. The call
+    is left unchanged with a TODO. (`torch.backends.cudnn` flags are harmless on NPU and get nothing.)
+
+    Before:
+        model = torch.compile(model, mode="max-autotune")
+    After:
+        # TODO(ascend-port): NPU703 [low] torch.compile mode="max-autotune" tunes inductor's CUDA templates ...
+        model = torch.compile(model, mode="max-autotune")
+    """,
+)
+PROFILER = rule(
+    "NPU704", "profiler-npu", HIGH,
+    "`torch.profiler` profile/schedule/tensorboard_trace_handler/ProfilerActivity/ProfilerAction -> "
+    "`torch_npu.profiler`, `ProfilerActivity.CUDA` -> `.NPU`.",
+    """
+    The Ascend profiler is `torch_npu.profiler`: it takes the same arguments as `torch.profiler.profile`, and its
+    `ProfilerActivity` has `CPU` and `NPU`. Its schedule and trace handler go with it (the profiler checks for
+    its own `ProfilerAction`), so all of them are rewritten together, as torch_npu's own migration tools do.
+    `torch.profiler.record_function` stays. The results are read from the trace (`on_trace_ready=
+    torch_npu.profiler.tensorboard_trace_handler(dir)`, MindStudio Insight): see NPU705.
+
+    Before:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    After:
+        with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.NPU]) as prof:
+    """,
+)
+PROFILER_RESULTS = rule(
+    "NPU705", "profiler-results", LOW,
+    "`prof.key_averages()`: torch_npu's profiler has none; TODO to read the results from its trace.",
+    """
+    `torch_npu.profiler.profile` (see NPU704) writes its results to disk and has no `key_averages()` or
+    `events()`; `table(sort_by="cuda_time_total")` has no NPU column either. Read the results with
+    `on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(dir)` and MindStudio Insight or TensorBoard.
+
+    Before:
+        print(prof.key_averages().table(sort_by="cuda_time_total"))
+    After:
+        # TODO(ascend-port): NPU705 [low] torch_npu.profiler.profile has no key_averages() ...
+        print(prof.key_averages().table(sort_by="cuda_time_total"))
+    """,
+)
+
+NVTX_NAMES = {"range_push": "range_push", "range_pop": "range_pop", "mark": "mark", "range_start": "range_start",
+              "range_end": "range_end", "range": "annotate"}
+GRAPH_NAMES = {"CUDAGraph": "NPUGraph", "graph": "graph", "make_graphed_callables": "make_graphed_callables",
+               "graph_pool_handle": "graph_pool_handle", "is_current_stream_capturing": "is_current_stream_capturing"}
+PROFILER_NAMES = {"profile", "schedule", "tensorboard_trace_handler", "ProfilerActivity", "ProfilerAction",
+                  "supported_activities"}
+# torch's own enum has no NPU member: only torch.profiler's, which NPU704 turns into torch_npu's, is renamed.
+PROFILER_ACTIVITY = {"torch.profiler.ProfilerActivity"}
+CUDA_ONLY_BACKENDS = {"tensorrt", "torch_tensorrt", "cudagraphs_inner"}
+CUDA_MODES = {"max-autotune", "max-autotune-no-cudagraphs"}
+CUDA_OPTION_WORDS = ("cuda", "cudagraph", "max_autotune", "triton.")
+
+
+def _string(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.SimpleString) and isinstance(value := node.evaluated_value, str):
+        return value
+    return None
+
+
+class CompileTransformer(PortTransformer):
+    """NPU700-NPU705."""
+
+    # The graph names are bare names from `from torch.cuda import ...` (`torch.cuda.graph` has the device trigger).
+    TRIGGERS = (r"nvtx", r"CUDAGraph", Trigger(r"\bgraph\b|graphed_callables|graph_pool_handle|stream_capturing",
+                                               imported("torch.cuda"), also=("torch.cuda",)),
+                # NPU702/703's settings: "cudagraphs" backends and options have the device trigger, "tensorrt" the
+                # library rule's; the CUDA-tuned modes and options name max-autotune
+                r"max[-_]autotune",
+                r"profiler", r"ProfilerActivity", r"key_averages",
+                Trigger(r"\.CUDA\b", also=("profiler",)))  # `ProfilerActivity.CUDA` through an alias
+    RULES = (NVTX, CUDA_GRAPHS, COMPILE_BACKEND, COMPILE_SETTINGS, PROFILER, PROFILER_RESULTS)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.api = npu_api.load()
+        self._profiler_names = PROFILER_NAMES & self.api.profiler
+        self._import_parts: set[int] = set()
+        self._attr_names: set[int] = set()
+        aliases = ctx.imports.aliases.values()
+        # NPU705 only where torch.profiler may be in use (and so rewritten by NPU704).
+        self._uses_profiler = any(t == "torch" or t.startswith("torch.profiler") for t in aliases)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._import_parts |= names_in(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._import_parts |= names_in(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._attr_names.add(id(node.attr))
+
+    # --- attributes: torch.cuda.nvtx.*, torch.cuda graphs, torch.profiler.* -----------------------------------
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if id(original) in self._import_parts:
+            return updated
+        qualified = self.ctx.imports.resolve(original) or ""
+        parts = qualified.split(".")
+        if qualified.startswith("torch.cuda.nvtx.") and len(parts) == 4:
+            return self._nvtx(original, updated, parts[3])
+        if len(parts) == 3 and qualified.startswith("torch.cuda.") and parts[2] in GRAPH_NAMES:
+            return self._graph(original, updated, parts[2])
+        if len(parts) == 3 and qualified.startswith("torch.profiler.") and parts[2] in self._profiler_names:
+            return self.fix(PROFILER, original, build_dotted(f"torch_npu.profiler.{parts[2]}"),
+                            f"{qualified} -> torch_npu.profiler.{parts[2]}", torch_npu_name=True) or updated
+        if qualified.rsplit(".", 1)[0] in PROFILER_ACTIVITY and original.attr.value == "CUDA":
+            return self.fix(PROFILER, original, updated.with_changes(attr=cst.Name("NPU")),
+                            "ProfilerActivity.CUDA -> ProfilerActivity.NPU") or updated
+        return updated
+
+    def _nvtx(self, original: cst.Attribute, updated: cst.Attribute, name: str) -> cst.BaseExpression:
+        if name not in NVTX_NAMES:
+            self.todo(TORCH_CUDA_UNSUPPORTED, original,
+                      f"torch.cuda.nvtx.{name} has no torch_npu.npu.mstx counterpart: port by hand")
+            return updated
+        new = NVTX_NAMES[name]
+        if isinstance(original.value, cst.Name):
+            # `nvtx.X` through `from torch.cuda import nvtx`: that import now binds mstx under the same name.
+            if new == name:
+                return updated
+            return self.fix(NVTX, original, updated.with_changes(attr=cst.Name(new)),
+                            f"torch.cuda.nvtx.{name} -> torch_npu.npu.mstx.{new}") or updated
+        return self.fix(NVTX, original, build_dotted(f"torch_npu.npu.mstx.{new}"),
+                        f"torch.cuda.nvtx.{name} -> torch_npu.npu.mstx.{new}", torch_npu_name=True) or updated
+
+    def _graph(self, original: cst.Attribute, updated: cst.Attribute, name: str) -> cst.BaseExpression:
+        new = GRAPH_NAMES[name]
+        base = original.value
+        if isinstance(base, cst.Attribute) and base.attr.value == "cuda":
+            assert isinstance(updated.value, cst.Attribute)
+            replacement = updated.with_changes(value=updated.value.with_changes(attr=cst.Name("npu")),
+                                               attr=cst.Name(new))
+        elif new != name:  # through an alias of torch.cuda, which NPU106 turns into torch.npu
+            replacement = updated.with_changes(attr=cst.Name(new))
+        else:
+            return updated
+        return self.fix(CUDA_GRAPHS, original, replacement, f"torch.cuda.{name} -> torch.npu.{new} (inference only)") \
+            or updated
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if original.value == "CUDAGraph" and id(original) not in self._import_parts \
+                and id(original) not in self._attr_names \
+                and self.ctx.imports.resolve(original) == "torch.cuda.CUDAGraph":
+            return self.fix(CUDA_GRAPHS, original, updated.with_changes(value="NPUGraph"),
+                            "torch.cuda.CUDAGraph -> torch.npu.NPUGraph (inference only)") or updated
+        return updated
+
+    # --- imports ------------------------------------------------------------------------------------------------
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        module = dotted(original.module) if original.module is not None and not original.relative else None
+        if module is None or isinstance(updated.names, cst.ImportStar):
+            return updated
+        if module == "torch.cuda":
+            return self._from_torch_cuda(original, updated)
+        if module == "torch.cuda.nvtx":
+            names = ", ".join(a.name.value for a in updated.names if isinstance(a.name, cst.Name))
+            self.todo(TORCH_CUDA_UNSUPPORTED, original,
+                      f"torch.cuda.nvtx.{{{names}}}: import mstx instead (from torch_npu.npu import mstx) and call "
+                      "mstx.range_push/range_pop/mark/annotate")
+        if module == "torch.profiler":
+            imported = [a.name.value for a in updated.names if isinstance(a.name, cst.Name)]
+            if imported and all(n in self._profiler_names for n in imported):
+                return self.fix(PROFILER, original, updated.with_changes(module=build_dotted("torch_npu.profiler")),
+                                "from torch.profiler -> from torch_npu.profiler", torch_npu_name=True) or updated
+        return updated
+
+    def _from_torch_cuda(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        assert not isinstance(updated.names, cst.ImportStar)
+        imported = [a.name.value for a in updated.names if isinstance(a.name, cst.Name)]
+        if not any(n in GRAPH_NAMES or n == "nvtx" for n in imported):
+            return updated  # NPU106/NPU107 (device.py)
+        missing = [n for n in imported if n not in GRAPH_NAMES and n != "nvtx" and not self.api.has(n)]
+        if missing:
+            self.todo(TORCH_CUDA_UNSUPPORTED, original,
+                      f"torch.cuda.{{{', '.join(missing)}}} has no torch.npu counterpart (torch_npu "
+                      f"{self.api.version}): port by hand")
+            return updated
+        names = []
+        for alias in updated.names:
+            name = alias.name.value if isinstance(alias.name, cst.Name) else ""
+            if name == "nvtx":
+                alias = alias.with_changes(name=cst.Name("mstx"), asname=alias.asname or cst.AsName(cst.Name("nvtx")))
+            elif name in GRAPH_NAMES and GRAPH_NAMES[name] != name:
+                alias = alias.with_changes(name=cst.Name(GRAPH_NAMES[name]))
+            names.append(alias)
+        rule_ = CUDA_GRAPHS if any(n in GRAPH_NAMES for n in imported) else NVTX
+        return self.fix(rule_, original, updated.with_changes(module=build_dotted("torch.npu"), names=names),
+                        "from torch.cuda import ... -> from torch.npu import ...") or updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if len(updated.body) == 1 and isinstance(small := updated.body[0], cst.ImportFrom):
+            return self._split_profiler_import(original, updated, small)
+        if len(updated.body) != 1 or not isinstance(small := updated.body[0], cst.Import):
+            return updated
+        if len(small.names) != 1 or small.names[0].asname is None:
+            return updated
+        alias = small.names[0]
+        if dotted(alias.name) != "torch.cuda.nvtx":
+            return updated
+        # `import torch.cuda.nvtx as nv` -> `from torch_npu.npu import mstx as nv` (mstx is a class, not a module).
+        new = cst.ImportFrom(module=build_dotted("torch_npu.npu"), names=[alias.with_changes(name=cst.Name("mstx"))])
+        return self.fix(NVTX, original, updated.with_changes(body=[new]),
+                        "import torch.cuda.nvtx -> from torch_npu.npu import mstx", torch_npu_name=True) or updated
+
+    def _split_profiler_import(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine,
+                               small: cst.ImportFrom):
+        """``from torch.profiler import profile, record_function`` -> one import from torch_npu.profiler for the
+        names it has and one from torch.profiler for the rest (the names must come from the same profiler)."""
+        if small.relative or small.module is None or dotted(small.module) != "torch.profiler" \
+                or isinstance(small.names, cst.ImportStar):
+            return updated
+        npu = [a for a in small.names if isinstance(a.name, cst.Name) and a.name.value in self._profiler_names]
+        rest = [a for a in small.names if a not in npu]
+        if not npu or not rest:
+            return updated  # all of them: leave_ImportFrom renamed the module; none: nothing to do
+
+        def line(module: str, aliases: list[cst.ImportAlias], **changes) -> cst.SimpleStatementLine:
+            aliases = [*aliases[:-1], aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+            new = small.with_changes(module=build_dotted(module), names=aliases, lpar=None, rpar=None)
+            return updated.with_changes(body=[new], **changes)
+
+        split = [line("torch_npu.profiler", npu), line("torch.profiler", rest, leading_lines=[])]
+        if self.fix(PROFILER, original, split, "from torch.profiler -> torch_npu.profiler (split)",
+                    torch_npu_name=True) is None:
+            return updated
+        # The statement becomes two: its pending TODO comments (of any rule) go above the first.
+        todos, self.ctx._todo_stack[-1][:] = list(self.ctx._todo_stack[-1]), []
+        comments = [cst.EmptyLine(comment=cst.Comment(t)) for t in todos]
+        split[0] = split[0].with_changes(leading_lines=[*split[0].leading_lines, *comments])
+        return cst.FlattenSentinel(split)
+
+    # --- calls: nvtx.range(fmt, *args), torch.compile, key_averages ------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        qualified = self.ctx.imports.resolve(original.func) or ""
+        if qualified == "torch.cuda.nvtx.range" and len(original.args) > 1:
+            return self._nvtx_range_format(original, updated)
+        if qualified in ("torch.compile", "torch._dynamo.optimize"):
+            return self._compile(original, updated, qualified)
+        func = original.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("key_averages", "events") \
+                and self._uses_profiler and self.enabled(PROFILER) and not original.args and qualified == "":
+            self.todo(PROFILER_RESULTS, original,
+                      f"torch_npu.profiler.profile has no {func.attr.value}(): read the results from its trace "
+                      "(on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(dir), MindStudio Insight)")
+        return updated
+
+    def _nvtx_range_format(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """``range(msg, *args, **kwargs)`` formats ``msg`` with the rest; ``annotate`` takes one message."""
+        message, *rest = updated.args
+        if message.keyword is not None or message.star:
+            return updated
+        template = message.value
+        if not isinstance(template, (cst.SimpleString, cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            template = template.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        rest = [*rest[:-1], rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+        formatted = cst.Call(func=cst.Attribute(value=template, attr=cst.Name("format")), args=rest)
+        single = message.with_changes(value=formatted, comma=cst.MaybeSentinel.DEFAULT)
+        replacement = updated.with_changes(args=[single])
+        return self.fix(NVTX, original, replacement, "nvtx.range(msg, *args) -> annotate(msg.format(*args))") or updated
+
+    def _compile(self, original: cst.Call, updated: cst.Call, qualified: str) -> cst.BaseExpression:
+        args = list(updated.args)
+        for i, arg in enumerate(original.args):
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            is_backend = keyword == "backend" or (keyword is None and i == 0 and qualified == "torch._dynamo.optimize")
+            value = _string(arg.value)
+            if is_backend and value == "cudagraphs":
+                new_value = arg.value.with_changes(value=arg.value.value.replace("cudagraphs", "npugraphs"))
+                fixed = self.fix(COMPILE_BACKEND, original, args[i].with_changes(value=new_value),
+                                 'backend="cudagraphs" -> "npugraphs"')
+                if fixed is not None:
+                    args[i] = fixed
+            elif is_backend and value in CUDA_ONLY_BACKENDS:
+                self.todo(COMPILE_SETTINGS, original,
+                          f'torch.compile backend="{value}" is NVIDIA-only: on NPU use the default inductor, '
+                          'backend="npugraph_ex" or TorchAir (torchair.get_npu_backend()) for inference')
+            elif keyword == "mode" and value in CUDA_MODES:
+                self.todo(COMPILE_SETTINGS, original,
+                          f'torch.compile mode="{value}" tunes inductor\'s CUDA templates and CUDA graphs: on NPU '
+                          'start from the default mode (or backend="npugraphs" for static-shape inference)')
+            elif keyword == "options" and isinstance(arg.value, cst.Dict):
+                keys = [k for e in arg.value.elements if isinstance(e, cst.DictElement)
+                        and (k := _string(e.key)) and any(w in k for w in CUDA_OPTION_WORDS)]
+                if keys:
+                    self.todo(COMPILE_SETTINGS, original,
+                              f"torch.compile options {', '.join(keys)} configure inductor's CUDA code generation: "
+                              "review them for the NPU inductor")
+        return updated.with_changes(args=args) if args != list(updated.args) else updated

@@ -1,0 +1,565 @@
+"""NPU2xx: distributed training. NCCL backends and environment variables, device meshes, FSDP's device_id.
+
+On an Ascend host the collective library is HCCL: torch_npu registers the ``hccl`` process-group backend for the
+``npu`` device (and ``torch.distributed.Backend.HCCL`` with it), so every place that names NCCL must name HCCL.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.findings import todo_comment
+from ascend_port.python.names import build_dotted, dotted
+from ascend_port.python.transformer import PortTransformer
+from ascend_port.rules.device import rewrite_device_expr
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+BACKEND_ARGUMENT = rule(
+    "NPU200", "nccl-backend-argument", HIGH,
+    "`\"nccl\"` passed as a process-group backend, and `Backend.NCCL` -> `\"hccl\"`, `Backend.HCCL`.",
+    """
+    The backend argument of `init_process_group`, `new_group`, `new_subgroups`,
+    `new_subgroups_by_enumeration`, `Backend(...)`, `is_backend_available` and DeepSpeed's `init_distributed`
+    (positional or keyword), and any keyword whose name ends in `backend` (`dist_backend=`, `ddp_backend=`),
+    when its value is `"nccl"`. A per-device string such as `"cpu:gloo,cuda:nccl"` becomes
+    `"cpu:gloo,npu:hccl"`. Conditional values (`"nccl" if cuda else "gloo"`) are followed.
+    `torch.distributed.Backend.NCCL` becomes `Backend.HCCL`, which torch_npu registers.
+
+    Before:
+        dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        group = dist.new_group(ranks, backend="cpu:gloo,cuda:nccl")
+    After:
+        dist.init_process_group("hccl", rank=rank, world_size=world_size)
+        group = dist.new_group(ranks, backend="cpu:gloo,npu:hccl")
+    """,
+)
+BACKEND_STRING = rule(
+    "NPU201", "nccl-backend-string", MEDIUM,
+    "Any other string that is exactly a backend name `\"nccl\"` (settings, defaults, argparse, dicts) -> `\"hccl\"`.",
+    """
+    A string literal that is exactly `"nccl"` (or `"NCCL"`, or a per-device backend string) outside a backend
+    argument or a comparison: a variable or dataclass default, a parameter default, argparse's `default=` and
+    `choices=`, a dict value, a `return`. Such a string names the NCCL backend in practice; the rule is medium
+    because the evidence is the literal alone. A device-to-backend table entry `"cuda": "nccl"` becomes
+    `"npu": "hccl"`. A list, tuple, set or dict that already names `"hccl"` is left alone (it knows about Ascend,
+    and a second `"hccl"` would be a mistake). Docstrings are never touched.
+
+    Before:
+        parser.add_argument("--backend", default="nccl", choices=["nccl", "gloo"])
+        backend: str = "nccl"
+    After:
+        parser.add_argument("--backend", default="hccl", choices=["hccl", "gloo"])
+        backend: str = "hccl"
+    """,
+)
+BACKEND_COMPARISON = rule(
+    "NPU202", "nccl-backend-comparison", HIGH,
+    "Comparisons and membership tests against `\"nccl\"` -> `\"hccl\"`.",
+    """
+    `backend == "nccl"`, `backend != "nccl"`, `backend in ("nccl", "gloo")` and `"nccl" in backend` test which
+    backend is in use; after the port it is `hccl`. A membership test that already lists `"hccl"` is left alone
+    (it already knows about Ascend, and `("hccl", "hccl")` would read as a mistake).
+
+    Before:
+        if dist.get_backend() == "nccl":
+    After:
+        if dist.get_backend() == "hccl":
+    """,
+)
+IS_NCCL_AVAILABLE = rule(
+    "NPU203", "is-nccl-available", HIGH,
+    "`torch.distributed.is_nccl_available()` -> `torch.distributed.is_hccl_available()`.",
+    """
+    torch_npu adds `torch.distributed.is_hccl_available` (NCCL is never available on an Ascend host). All import
+    styles are followed: `dist.is_nccl_available()`, `from torch.distributed import is_nccl_available`.
+
+    Before:
+        if dist.is_nccl_available():
+    After:
+        if dist.is_hccl_available():
+    """,
+)
+PROCESS_GROUP_NCCL = rule(
+    "NPU204", "process-group-nccl", LOW,
+    "`ProcessGroupNCCL` (and its `Options`) has no drop-in on NPU: TODO naming the HCCL class.",
+    """
+    The HCCL process group is `torch_npu._C._distributed_c10d.ProcessGroupHCCL`; its options and constructor are
+    not those of `ProcessGroupNCCL` (no `is_high_priority_stream`, no NCCL config), so code that builds or
+    inspects NCCL process groups is marked for a manual port. Usually `dist.new_group(backend="hccl")` is enough.
+
+    Before:
+        options = dist.ProcessGroupNCCL.Options()
+    After:
+        # TODO(ascend-port): NPU204 [low] ProcessGroupNCCL does not exist on NPU: the HCCL process group is ...
+        options = dist.ProcessGroupNCCL.Options()
+    """,
+)
+DEVICE_MESH_TYPE = rule(
+    "NPU205", "device-mesh-type", HIGH,
+    "`init_device_mesh(\"cuda\", ...)`, `DeviceMesh(\"cuda\", ...)` -> `\"npu\"`.",
+    """
+    The positional device type of `init_device_mesh`, `DeviceMesh` and `DeviceMesh.from_group`. The keyword form
+    `device_type="cuda"` is rewritten by NPU103 (device-string-argument), which owns every `device_type=`.
+
+    Before:
+        mesh = init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp", "tp"))
+    After:
+        mesh = init_device_mesh("npu", (2, 4), mesh_dim_names=("dp", "tp"))
+    """,
+)
+FSDP_DEVICE_ID = rule(
+    "NPU206", "fsdp-device-id", MEDIUM,
+    "FSDP `device_id=<int>` -> `device_id=torch.device(\"npu\", <int>)`; DDP's `device_ids=[rank]` stays.",
+    """
+    FSDP turns an integer `device_id` into `torch.device(device_id)`, and a bare integer device means CUDA, so
+    `FullyShardedDataParallel(model, device_id=local_rank)` fails on NPU. An argument that is evidently an index
+    (an integer literal, `local_rank`, `rank`, `gpu_id`, `int(...)`, `current_device()`, `get_rank()`, `x % n`)
+    is wrapped in `torch.device("npu", ...)` (an f-string `f"npu:{...}"` when the module does not import torch).
+    Anything else (`device_id=device`) may already be a device and is left alone; hence medium confidence.
+    DDP needs nothing: it takes the device type from the module's parameters and uses `device_ids=[local_rank]`
+    only as indices, so DDP calls are not changed.
+
+    Before:
+        model = FSDP(model, device_id=local_rank)
+    After:
+        model = FSDP(model, device_id=torch.device("npu", local_rank))
+    """,
+)
+NCCL_ENV_VAR = rule(
+    "NPU207", "nccl-env-var", HIGH,
+    "NCCL environment variable names with an exact HCCL counterpart (`TORCH_NCCL_*`) -> the HCCL name.",
+    """
+    Strings that are exactly the name of a process-group variable read by PyTorch's NCCL backend become the name
+    torch_npu's HCCL backend reads, with the same meaning and value format: `TORCH_NCCL_BLOCKING_WAIT`,
+    `TORCH_NCCL_ASYNC_ERROR_HANDLING`, `TORCH_NCCL_DESYNC_DEBUG`, `TORCH_NCCL_ENABLE_MONITORING`,
+    `TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC`, `TORCH_NCCL_DUMP_ON_TIMEOUT`, `TORCH_NCCL_TRACE_BUFFER_SIZE`,
+    `TORCH_NCCL_TRACE_CPP_STACK`, `TORCH_NCCL_HIGH_PRIORITY`, `TORCH_NCCL_COORD_CHECK_MILSEC`,
+    `TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC`, `TORCH_NCCL_DEBUG_INFO_PIPE_FILE`, `TORCH_NCCL_DEBUG_INFO_TEMP_FILE`
+    -> `TORCH_HCCL_*`, and the legacy `NCCL_BLOCKING_WAIT`, `NCCL_ASYNC_ERROR_HANDLING`, `NCCL_DESYNC_DEBUG`.
+    Some defaults differ (the heartbeat timeout is 600 s on NPU, flight recording is off by default).
+    Same style as NPU111 (cuda-env-var): docstrings stay; a lower-case spelling keeps its case.
+
+    Before:
+        os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
+    After:
+        os.environ["TORCH_HCCL_ASYNC_ERROR_HANDLING"] = "1"
+    """,
+)
+NCCL_ENV_VAR_REVIEW = rule(
+    "NPU208", "nccl-env-var-review", MEDIUM,
+    "NCCL variables whose HCCL counterpart reads its value differently -> the HCCL name, plus a note on the value.",
+    """
+    `NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME`, `NCCL_SOCKET_FAMILY` -> `HCCL_SOCKET_FAMILY`,
+    `NCCL_IB_TIMEOUT` -> `HCCL_RDMA_TIMEOUT`, `NCCL_IB_RETRY_CNT` -> `HCCL_RDMA_RETRY_CNT`,
+    `NCCL_IB_TC` -> `HCCL_RDMA_TC`, `NCCL_IB_SL` -> `HCCL_RDMA_SL` are renamed (review the value ranges);
+    `NCCL_BUFFSIZE` -> `HCCL_BUFFSIZE` (bytes on NCCL, megabytes on HCCL) and `NCCL_ALGO` -> `HCCL_ALGO` (its own
+    `level0:NA;level1:ring` syntax) are renamed and get a TODO comment saying how the value must change.
+
+    Before:
+        os.environ["NCCL_BUFFSIZE"] = str(8 * 1024 * 1024)
+    After:
+        # TODO(ascend-port): NPU208 [medium] HCCL_BUFFSIZE is in MB (NCCL_BUFFSIZE was in bytes): convert the value
+        os.environ["HCCL_BUFFSIZE"] = str(8 * 1024 * 1024)
+    """,
+)
+NCCL_ENV_VAR_UNSUPPORTED = rule(
+    "NPU209", "nccl-env-var-unsupported", LOW,
+    "NCCL variables with no HCCL equivalent (`NCCL_DEBUG`, `NCCL_P2P_DISABLE`, `NCCL_IB_*`, ...): TODO.",
+    """
+    The string is left as it is (setting it is harmless, it just does nothing on NPU) and a TODO names the nearest
+    Ascend setting, or says there is none: `NCCL_DEBUG` -> CANN logging (`ASCEND_GLOBAL_LOG_LEVEL`,
+    `ASCEND_SLOG_PRINT_TO_STDOUT`); `NCCL_P2P_DISABLE`/`NCCL_SHM_DISABLE` -> `HCCL_INTRA_PCIE_ENABLE`/
+    `HCCL_INTRA_ROCE_ENABLE` choose the intra-server link; `NCCL_IB_DISABLE`/`NCCL_IB_HCA`/`NCCL_NET_GDR_LEVEL`
+    -> none (HCCL uses the RoCE NICs configured with hccn_tool); any other `NCCL_*`/`TORCH_NCCL_*` -> none known.
+
+    Before:
+        os.environ["NCCL_DEBUG"] = "INFO"
+    After:
+        # TODO(ascend-port): NPU209 [low] NCCL_DEBUG has no HCCL equivalent and no effect on NPU; the nearest is ...
+        os.environ["NCCL_DEBUG"] = "INFO"
+    """,
+)
+
+# --- tables -----------------------------------------------------------------------------------------------------
+
+# Positional index of the backend argument of the functions that take one (qualified names).
+BACKEND_POSITION = {
+    "torch.distributed.init_process_group": 0,
+    "torch.distributed.distributed_c10d.init_process_group": 0,
+    "torch.distributed.new_group": 2,
+    "torch.distributed.distributed_c10d.new_group": 2,
+    "torch.distributed.new_subgroups": 3,
+    "torch.distributed.distributed_c10d.new_subgroups": 3,
+    "torch.distributed.new_subgroups_by_enumeration": 2,
+    "torch.distributed.distributed_c10d.new_subgroups_by_enumeration": 2,
+    "torch.distributed.Backend": 0,
+    "torch.distributed.distributed_c10d.Backend": 0,
+    "torch.distributed.is_backend_available": 0,
+    "deepspeed.init_distributed": 0,
+    "deepspeed.comm.init_distributed": 0,
+}
+BACKEND_KEYWORD = re.compile(r"(?i)backend$")
+BACKEND_NAMES = {"nccl": "hccl", "NCCL": "HCCL"}
+# "cpu:gloo,cuda:nccl": comma-separated device:backend pairs.
+PER_DEVICE_BACKEND = re.compile(r"^[a-z]+:[a-z]+(,[a-z]+:[a-z]+)*$")
+
+# Device-mesh constructors: qualified name -> positional index of the device type.
+MESH_DEVICE_POSITION = {
+    "torch.distributed.device_mesh.init_device_mesh": 0,
+    "torch.distributed.init_device_mesh": 0,
+    "torch.distributed.device_mesh.DeviceMesh": 0,
+    "torch.distributed.DeviceMesh": 0,
+    "torch.distributed._tensor.DeviceMesh": 0,
+    "torch.distributed.tensor.DeviceMesh": 0,
+    "torch.distributed.device_mesh.DeviceMesh.from_group": 1,
+    "torch.distributed.DeviceMesh.from_group": 1,
+}
+FSDP_NAMES = {
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+}
+IS_NCCL_AVAILABLE_NAMES = {
+    "torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available",
+}
+# Names that hold a device index, by convention.
+INDEX_NAME = re.compile(r"(?i)^(local_|global_|node_)?rank$|_rank$|^gpu(_?(id|idx|index))?$"
+                        r"|^(device|dev)_?(idx|index|ordinal)$|^local_process_index$|^process_index$")
+INDEX_CALLS = re.compile(r"(^|\.)(current_device|get_rank|get_local_rank|get_node_local_rank)$")
+
+TORCH_NCCL_SAME = (
+    "BLOCKING_WAIT", "ASYNC_ERROR_HANDLING", "DESYNC_DEBUG", "ENABLE_MONITORING", "HEARTBEAT_TIMEOUT_SEC",
+    "DUMP_ON_TIMEOUT", "TRACE_BUFFER_SIZE", "TRACE_CPP_STACK", "HIGH_PRIORITY", "COORD_CHECK_MILSEC",
+    "WAIT_TIMEOUT_DUMP_MILSEC", "DEBUG_INFO_PIPE_FILE", "DEBUG_INFO_TEMP_FILE",
+)
+ENV_SAME = {f"TORCH_NCCL_{s}": f"TORCH_HCCL_{s}" for s in TORCH_NCCL_SAME}
+ENV_SAME |= {f"NCCL_{s}": f"TORCH_HCCL_{s}" for s in ("BLOCKING_WAIT", "ASYNC_ERROR_HANDLING", "DESYNC_DEBUG")}
+# name -> (HCCL name, note on the value or None)
+ENV_REVIEW: dict[str, tuple[str, str | None]] = {
+    "NCCL_SOCKET_IFNAME": ("HCCL_SOCKET_IFNAME", None),
+    "NCCL_SOCKET_FAMILY": ("HCCL_SOCKET_FAMILY", None),
+    "NCCL_IB_TIMEOUT": ("HCCL_RDMA_TIMEOUT", None),
+    "NCCL_IB_RETRY_CNT": ("HCCL_RDMA_RETRY_CNT", None),
+    "NCCL_IB_TC": ("HCCL_RDMA_TC", None),
+    "NCCL_IB_SL": ("HCCL_RDMA_SL", None),
+    "NCCL_BUFFSIZE": ("HCCL_BUFFSIZE", "HCCL_BUFFSIZE is in MB (NCCL_BUFFSIZE was in bytes): convert the value"),
+    "NCCL_ALGO": ("HCCL_ALGO", "HCCL_ALGO takes per-level algorithms (e.g. \"level0:NA;level1:ring\"), "
+                               "not NCCL_ALGO's list: rewrite the value"),
+}
+_CANN_LOGGING = "the nearest is CANN logging: ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT"
+_INTRA_LINK = "the nearest is HCCL_INTRA_PCIE_ENABLE / HCCL_INTRA_ROCE_ENABLE (which link HCCL uses inside a server)"
+_ROCE = "HCCL uses the RoCE NICs configured with hccn_tool: nothing to set"
+ENV_NEAREST = {
+    "NCCL_DEBUG": _CANN_LOGGING,
+    "NCCL_DEBUG_SUBSYS": _CANN_LOGGING,
+    "NCCL_DEBUG_FILE": _CANN_LOGGING,
+    "NCCL_P2P_DISABLE": _INTRA_LINK,
+    "NCCL_P2P_LEVEL": _INTRA_LINK,
+    "NCCL_SHM_DISABLE": _INTRA_LINK,
+    "NCCL_IB_DISABLE": _ROCE,
+    "NCCL_IB_HCA": _ROCE,
+    "NCCL_IB_GID_INDEX": _ROCE,
+    "NCCL_NET_GDR_LEVEL": _ROCE,
+    "NCCL_TIMEOUT": "the nearest are HCCL_CONNECT_TIMEOUT (link set-up, s) and HCCL_EXEC_TIMEOUT (collectives, s)",
+}
+NCCL_ENV_NAME = re.compile(r"^(TORCH_)?NCCL_[A-Z0-9_]*[A-Z0-9]$")
+
+
+def _backend_string(value: str) -> str | None:
+    """The HCCL form of a backend-name string, or None when it names no NCCL backend."""
+    if value in BACKEND_NAMES:
+        return BACKEND_NAMES[value]
+    if PER_DEVICE_BACKEND.match(value) and "nccl" in value:
+        pairs = (p.split(":") for p in value.split(","))
+        return ",".join(f"{'npu' if d == 'cuda' else d}:{'hccl' if b == 'nccl' else b}" for d, b in pairs)
+    return None
+
+
+def _literal(node: cst.SimpleString) -> object:
+    try:
+        return node.evaluated_value
+    except Exception:  # noqa: BLE001 - an undecodable literal is just not a backend name
+        return None
+
+
+def _string_leaves(expr: cst.BaseExpression, containers: bool) -> list[cst.SimpleString]:
+    """The string literals an expression can evaluate to (through conditionals and, if allowed, containers)."""
+    if isinstance(expr, cst.SimpleString):
+        return [expr]
+    if isinstance(expr, cst.IfExp):
+        return _string_leaves(expr.body, containers) + _string_leaves(expr.orelse, containers)
+    if isinstance(expr, cst.BooleanOperation):
+        return _string_leaves(expr.left, containers) + _string_leaves(expr.right, containers)
+    if containers and isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return [s for e in expr.elements for s in _string_leaves(e.value, False)]
+    return []
+
+
+def _looks_like_index(expr: cst.BaseExpression, resolve) -> bool:
+    """Is ``expr`` evidently a device index (an int), not possibly a torch.device?"""
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.Name):
+        return bool(INDEX_NAME.search(expr.value))
+    if isinstance(expr, cst.Attribute):
+        return bool(INDEX_NAME.search(expr.attr.value))
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name) and func.value == "int":
+            return True
+        name = resolve(func) or (func.attr.value if isinstance(func, cst.Attribute) else "")
+        return bool(INDEX_CALLS.search(name))
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Modulo, cst.FloorDivide)):
+        return _looks_like_index(expr.left, resolve) or isinstance(expr.left, cst.Call)
+    return False
+
+
+class DistributedTransformer(PortTransformer):
+    """NPU200-NPU209."""
+
+    TRIGGERS = (r"nccl|NCCL", r"DeviceMesh|init_device_mesh", r"device_id\b")
+    RULES = (BACKEND_ARGUMENT, BACKEND_STRING, BACKEND_COMPARISON, IS_NCCL_AVAILABLE, PROCESS_GROUP_NCCL,
+             DEVICE_MESH_TYPE, FSDP_DEVICE_ID, NCCL_ENV_VAR, NCCL_ENV_VAR_REVIEW, NCCL_ENV_VAR_UNSUPPORTED)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        # Where each backend string stands, marked top-down so leave_SimpleString knows which rule it falls under.
+        self._argument_strings: set[int] = set()
+        self._comparison_strings: set[int] = set()
+        self._kept_strings: set[int] = set()  # "nccl" in a test that already lists "hccl"
+        self._docstrings: set[int] = set()
+        self._non_references: set[int] = set()  # Name nodes that are attribute, keyword or parameter names
+        self._in_import = False
+
+    # --- marking, top-down ----------------------------------------------------------------------------------
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self._docstrings.add(id(node.value))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._non_references.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._non_references.add(id(node.keyword))
+            if BACKEND_KEYWORD.search(node.keyword.value):
+                self._argument_strings.update(id(s) for s in _string_leaves(node.value, containers=False))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._non_references.add(id(node.name))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        index = BACKEND_POSITION.get(self.ctx.imports.resolve(node.func) or "")
+        if index is None:
+            return
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if index < len(positional):
+            self._argument_strings.update(id(s) for s in _string_leaves(positional[index].value, containers=False))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        strings = [s for operand in operands for s in _string_leaves(operand, containers=True)]
+        values = {_literal(s) for s in strings}
+        if "hccl" in values or "HCCL" in values:
+            self._kept_strings.update(id(s) for s in strings)  # already knows about Ascend
+            return
+        self._comparison_strings.update(id(s) for s in strings)
+
+    def _visit_collection(self, strings: list[cst.SimpleString]) -> None:
+        # `choices=["nccl", "gloo", "hccl"]` already offers HCCL: turning "nccl" into a second "hccl" is wrong.
+        if any(_literal(s) in ("hccl", "HCCL") for s in strings):
+            self._kept_strings.update(id(s) for s in strings)
+
+    def visit_List(self, node: cst.List) -> None:
+        self._visit_collection(_string_leaves(node, containers=True))
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self._visit_collection(_string_leaves(node, containers=True))
+
+    def visit_Set(self, node: cst.Set) -> None:
+        self._visit_collection(_string_leaves(node, containers=True))
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self._visit_collection([e.key for e in node.elements
+                                if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)])
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._in_import = True
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._in_import = True
+
+    # --- strings: backends and environment variables ---------------------------------------------------------
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
+        if "ccl" not in original.value.lower():
+            return updated  # every backend name and variable these rules know contains "ccl"
+        if id(original) in self._docstrings or id(original) in self._kept_strings:
+            return updated
+        value = original.evaluated_value
+        if not isinstance(value, str) or not value or "\n" in value:
+            return updated
+        if (backend := _backend_string(value)) is not None:
+            return self._rewrite_backend(original, updated, value, backend)
+        if "CCL" in value.upper():
+            return self._rewrite_env_name(original, updated, value)
+        return updated
+
+    def _rewrite_backend(self, original, updated, value: str, backend: str) -> cst.SimpleString:
+        if id(original) in self._argument_strings:
+            rule_ = BACKEND_ARGUMENT
+        elif id(original) in self._comparison_strings:
+            rule_ = BACKEND_COMPARISON
+        else:
+            rule_ = BACKEND_STRING
+        new = updated.with_changes(value=updated.value.replace(value, backend))
+        return self.fix(rule_, original, new, f"backend {value!r} -> {backend!r}") or updated
+
+    def _rewrite_env_name(self, original, updated, value: str) -> cst.SimpleString:
+        name = value.upper()
+        if not NCCL_ENV_NAME.match(name):
+            return updated
+
+        def spelled(new: str) -> str:
+            return new.lower() if value.islower() else new
+
+        if name in ENV_SAME:
+            new = updated.with_changes(value=updated.value.replace(value, spelled(ENV_SAME[name])))
+            return self.fix(NCCL_ENV_VAR, original, new, f"{value} -> {spelled(ENV_SAME[name])}") or updated
+        if name in ENV_REVIEW:
+            hccl, note = ENV_REVIEW[name]
+            new = updated.with_changes(value=updated.value.replace(value, spelled(hccl)))
+            replaced = self.fix(NCCL_ENV_VAR_REVIEW, original, new, f"{value} -> {spelled(hccl)} (check the value)")
+            if replaced is not None and note:
+                self.todo(NCCL_ENV_VAR_REVIEW, original, note)
+            return replaced or updated
+        hint = ENV_NEAREST.get(name, "no Ascend setting is known to do the same")
+        message = f"{name} has no HCCL equivalent and no effect on NPU; {hint}"
+        # `if "NCCL_X" not in env: env["NCCL_X"] = ...` gets the note once, above the `if`.
+        if not any(todo_comment(NCCL_ENV_VAR_UNSUPPORTED, message) in outer for outer in self.ctx._todo_stack[:-1]):
+            self.todo(NCCL_ENV_VAR_UNSUPPORTED, original, message)
+        return updated
+
+    def leave_DictElement(self, original: cst.DictElement, updated: cst.DictElement) -> cst.DictElement:
+        """``{"cuda": "nccl", "cpu": "gloo"}`` maps device types to backends: the entry becomes ``"npu": "hccl"``
+        (the value is rewritten by leave_SimpleString, and reported there)."""
+        key, value = original.key, original.value
+        if isinstance(key, cst.SimpleString) and _literal(key) == "cuda" and isinstance(value, cst.SimpleString) \
+                and _literal(value) in BACKEND_NAMES and id(value) not in self._kept_strings \
+                and isinstance(updated.key, cst.SimpleString) and self.enabled(BACKEND_STRING):
+            return updated.with_changes(key=updated.key.with_changes(value=updated.key.value.replace("cuda", "npu")))
+        return updated
+
+    # --- names: Backend.NCCL, is_nccl_available, ProcessGroupNCCL --------------------------------------------
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if self._in_import:
+            return updated
+        attr = original.attr.value
+        if attr == "ProcessGroupNCCL":
+            self._process_group_todo(original)
+            return updated
+        qualified = self.ctx.imports.resolve(original)
+        if qualified is None:
+            return updated
+        if attr == "NCCL" and qualified.endswith("distributed.Backend.NCCL"):
+            return self.fix(BACKEND_ARGUMENT, original, updated.with_changes(attr=cst.Name("HCCL")),
+                            "Backend.NCCL -> Backend.HCCL") or updated
+        if qualified in IS_NCCL_AVAILABLE_NAMES:
+            return self.fix(IS_NCCL_AVAILABLE, original, updated.with_changes(attr=cst.Name("is_hccl_available")),
+                            "is_nccl_available -> is_hccl_available") or updated
+        return updated
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if self._in_import or id(original) in self._non_references:
+            return updated
+        qualified = self.ctx.imports.resolve(original)
+        if qualified is None or not qualified.startswith("torch."):
+            return updated
+        if original.value == "ProcessGroupNCCL" or qualified.endswith(".ProcessGroupNCCL"):
+            self._process_group_todo(original)
+        elif qualified in IS_NCCL_AVAILABLE_NAMES and original.value == "is_nccl_available":
+            return self.fix(IS_NCCL_AVAILABLE, original, updated.with_changes(value="is_hccl_available"),
+                            "is_nccl_available -> is_hccl_available") or updated
+        return updated
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+        self._in_import = False
+        return updated
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        self._in_import = False
+        if isinstance(updated.names, cst.ImportStar) or original.relative:
+            return updated
+        module = dotted(original.module) if original.module else None
+        if module is None or not module.startswith("torch."):
+            return updated
+        names = []
+        changed = False
+        for alias in updated.names:
+            name = alias.name.value if isinstance(alias.name, cst.Name) else ""
+            if name == "ProcessGroupNCCL":
+                self._process_group_todo(original)
+            elif name == "is_nccl_available" and f"{module}.{name}" in IS_NCCL_AVAILABLE_NAMES:
+                alias = alias.with_changes(name=cst.Name("is_hccl_available"))
+                changed = True
+            names.append(alias)
+        if not changed:
+            return updated
+        return self.fix(IS_NCCL_AVAILABLE, original, updated.with_changes(names=names),
+                        "from torch.distributed import is_nccl_available -> is_hccl_available") or updated
+
+    def _process_group_todo(self, node: cst.CSTNode) -> None:
+        self.todo(PROCESS_GROUP_NCCL, node,
+                  "ProcessGroupNCCL does not exist on NPU: the HCCL process group is "
+                  "torch_npu._C._distributed_c10d.ProcessGroupHCCL (its Options differ); "
+                  "dist.new_group(backend=\"hccl\") is usually enough")
+
+    # --- calls: device meshes, FSDP ----------------------------------------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        qualified = self.ctx.imports.resolve(original.func)
+        if qualified in MESH_DEVICE_POSITION:
+            return self._mesh_device(original, updated, MESH_DEVICE_POSITION[qualified])
+        if qualified in FSDP_NAMES:
+            return self._fsdp_device_id(original, updated)
+        return updated
+
+    def _mesh_device(self, original: cst.Call, updated: cst.Call, index: int) -> cst.Call:
+        args = list(updated.args)
+        positional = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
+        if index >= len(positional):
+            return updated
+        i = positional[index]
+        new = rewrite_device_expr(args[i].value, containers=False)
+        if new is None:
+            return updated
+        args[i] = args[i].with_changes(value=new)
+        return self.fix(DEVICE_MESH_TYPE, original, updated.with_changes(args=args),
+                        "device mesh type cuda -> npu") or updated
+
+    def _fsdp_device_id(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        args = list(updated.args)
+        for i, arg in enumerate(args):
+            if arg.keyword is None or arg.keyword.value != "device_id":
+                continue
+            if not _looks_like_index(original.args[i].value, self.ctx.imports.resolve):
+                return updated
+            value = arg.value
+            if self.ctx.imports.local_name_for("torch") is not None:
+                new_value: cst.BaseExpression = cst.Call(
+                    build_dotted(f"{self.ctx.torch_name()}.device"),
+                    [cst.Arg(cst.SimpleString('"npu"')), cst.Arg(value)],
+                )
+            else:
+                code = cst.Module([]).code_for_node(value)
+                if "{" in code or "}" in code or '"' in code or "\n" in code:
+                    return updated
+                new_value = cst.parse_expression(f'f"npu:{{{code}}}"')
+            args[i] = arg.with_changes(value=new_value)
+            return self.fix(FSDP_DEVICE_ID, original, updated.with_changes(args=args),
+                            "FSDP device_id index -> npu device") or updated
+        return updated

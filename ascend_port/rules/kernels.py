@@ -1,0 +1,463 @@
+"""NPU500-NPU502, NPU507: custom kernels. Triton kernels, Triton's libdevice and device, and C++/CUDA extensions
+built by torch.
+
+No tool translates a GPU kernel into an NPU kernel, so most of this domain only says where the manual work is and
+what the way forward is. The kernel body is never touched: a TODO goes above the decorators. The changes that are
+mechanical on Triton-Ascend (where libdevice lives, how launch code finds the device) are made outside kernels.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.names import build_dotted, dotted
+from ascend_port.python.scopes import Trigger
+from ascend_port.python.transformer import PortTransformer
+
+MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
+
+TRITON_KERNEL = rule(
+    "NPU500", "triton-kernel", LOW,
+    "Every `@triton.jit`/`@triton.autotune`/`@triton.heuristics` kernel: one TODO naming the kernel and the way "
+    "forward.",
+    """
+    Triton kernels run on Ascend NPUs with Triton-Ascend (`pip install triton-ascend`, which replaces community
+    `triton`: they cannot be installed together), but performance and sometimes correctness need a review: the
+    grid should be at most 65535 programs, ideally one per AI core (vector core for kernels without `tl.dot`)
+    looping over the work; fp64, int64 vector math, PTX inline asm and most of CUDA's libdevice are missing;
+    `num_warps`/`num_stages` are ignored. When the kernel's name says what it computes and torch_npu has a fused
+    operator for it (`npu_rms_norm`, `npu_rotary_mul`, `npu_swiglu`, `npu_fusion_attention`, ...), the TODO names
+    it; otherwise the last resort is an Ascend C operator. The TODO lists what the kernel uses that Triton-Ascend
+    lacks. The kernel itself (decorators and body) is never changed.
+
+    Before:
+        @triton.jit
+        def _rms_norm_fwd(X, W, Y, eps, N: tl.constexpr):
+            ...
+    After:
+        # TODO(ascend-port): NPU500 [low] Triton kernel _rms_norm_fwd: run it on Triton-Ascend ...; torch_npu.npu_rms_norm may ...
+        @triton.jit
+        def _rms_norm_fwd(X, W, Y, eps, N: tl.constexpr):
+            ...
+    """,
+)
+TRITON_LIBDEVICE = rule(
+    "NPU501", "triton-libdevice", MEDIUM,
+    "CUDA's Triton libdevice import -> Triton-Ascend's (`extra.cann`, then `extra.ascend`), keeping CUDA as the "
+    "fallback.",
+    """
+    Triton-Ascend has no `triton.language.extra.cuda`, and its backend does not remap the generic
+    `triton.language.extra.libdevice` stubs. Its own libdevice is `triton.language.extra.cann.libdevice`
+    (3.2.1 and later) or `triton.language.extra.ascend.libdevice` (the 3.2.0 wheel); torch_npu imports them the
+    same way, newest first. The original import stays as the last fallback so the module still runs on CUDA.
+    Only 46 of CUDA libdevice's functions exist in both (exp, log, tanh, erf, pow, rsqrt, ...): a name imported
+    directly that is not among them keeps the import unchanged, and the kernel's NPU500 TODO names the functions
+    it calls that are missing. Review: the Ascend functions cover fp32/fp16 (sometimes bf16), not fp64.
+
+    Before:
+        from triton.language.extra.cuda import libdevice
+    After:
+        try:
+            from triton.language.extra.cann import libdevice
+        except ImportError:
+            try:
+                from triton.language.extra.ascend import libdevice
+            except ImportError:
+                from triton.language.extra.cuda import libdevice
+    """,
+)
+CUDA_EXTENSION = rule(
+    "NPU502", "cuda-extension", LOW,
+    "`CUDAExtension`, `load`/`load_inline` with CUDA sources and `BuildExtension`: TODO, the .cu code needs a port.",
+    """
+    There is no nvcc for NPUs and no tool that turns CUDA kernels into NPU kernels. Host C++ that only calls
+    ATen builds for NPU with `torch_npu.utils.cpp_extension.NpuExtension` (a setuptools Extension that links
+    torch_npu; the same module has a JIT `load`); the device code has to become Ascend C custom operators
+    (scaffold them with msOpGen from a JSON prototype) registered with `TORCH_LIBRARY` or OpPlugin, or be
+    replaced by torch/torch_npu ops. `ascend-port scan` lists every .cu/.cuh file with its kernels (NPU503), which
+    is the size of that work. `CppExtension` alone gets no TODO, and `BuildExtension` gets one where a build uses
+    it (`cmdclass=...`) in a module that builds CUDA sources.
+
+    Before:
+        ext_modules=[CUDAExtension("fused_ops", ["ops.cpp", "ops_kernel.cu"])]
+    After:
+        # TODO(ascend-port): NPU502 [low] CUDA extension fused_ops (1 .cu source): ...
+        ext_modules=[CUDAExtension("fused_ops", ["ops.cpp", "ops_kernel.cu"])]
+    """,
+)
+TRITON_ACTIVE_DEVICE = rule(
+    "NPU507", "triton-active-device", MEDIUM,
+    "`triton.runtime.driver.active.get_active_torch_device()` -> `torch.device(\"npu\", torch.npu.current_device())`.",
+    """
+    Triton-Ascend's NPU driver has no `get_active_torch_device()` on its 3.2.0 wheel (later versions return the NPU
+    device); Triton-Ascend's migration guide drops the call and uses the NPU device directly. The current NPU is
+    the one Triton-Ascend launches on (its driver asks `torch.npu.current_device()`).
+
+    Before:
+        DEVICE = triton.runtime.driver.active.get_active_torch_device()
+    After:
+        DEVICE = torch.device("npu", torch.npu.current_device())
+    """,
+)
+
+TRITON_DECORATORS = {
+    "triton.jit", "triton.autotune", "triton.heuristics",
+    "triton.runtime.jit", "triton.runtime.autotune", "triton.runtime.heuristics",
+    "triton.runtime.jit.jit", "triton.runtime.autotuner.autotune", "triton.runtime.autotuner.heuristics",
+}
+# The functions of CUDA's libdevice that Triton-Ascend's libdevice also has, on the 3.2.0 wheel and on main
+# (triton-ascend.md, section 1.2). Anything else has to be ported by hand.
+LIBDEVICE_ON_ASCEND = frozenset("""
+    abs acos acosh asin asinh atan atan2 atanh ceil copysign cos cosh cyl_bessel_i0 div_rn div_rz erf erfinv exp exp2
+    expm1 floor fma fmod hypot ilogb isinf isnan ldexp lgamma log log10 log1p log2 nearbyint nextafter pow round
+    rsqrt signbit sin sinh sqrt sqrt_rn tan tanh trunc
+""".split())
+CUDA_LIBDEVICE_MODULES = ("triton.language.extra.cuda.libdevice", "triton.language.extra.libdevice")
+ASCEND_LIBDEVICE_PACKAGES = ("triton.language.extra.cann", "triton.language.extra.ascend")
+
+# Kernel name -> an operator that does the same on NPU. Names are the evidence, hence "may already do this".
+# torch_npu names are checked against the shipped API list by the tests.
+KERNEL_EQUIVALENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), op) for p, op in (
+    (r"gemma.*rms", "torch_npu.npu_gemma_rms_norm"),
+    (r"rms_?norm", "torch_npu.npu_rms_norm"),
+    (r"swiglu|swi_glu|silu_?(and_)?mul", "torch_npu.npu_swiglu"),
+    (r"geglu|gelu_?(and_)?mul", "torch_npu.npu_geglu"),
+    (r"rotary|rope", "torch_npu.npu_rotary_mul"),
+    (r"top_?k_?top_?p", "torch_npu.npu_top_k_top_p"),
+    (r"gated_?delta", "torch_npu.npu_chunk_gated_delta_rule"),
+    (r"cross_?entropy", "torch_npu.npu_cross_entropy_loss"),
+    (r"flash|attn|attention", "torch_npu.npu_fusion_attention"),
+    (r"layer_?norm", "torch.nn.functional.layer_norm"),
+    (r"group_?norm", "torch.nn.functional.group_norm"),
+    (r"softmax", "torch.softmax"),
+    (r"gelu", "torch.nn.functional.gelu"),
+    (r"silu|swish", "torch.nn.functional.silu"),
+    (r"matmul|gemm|(^|_)mm(_|$)", "torch.matmul"),
+))
+
+CPP_EXTENSION = "torch.utils.cpp_extension"
+CUDA_SOURCE = re.compile(r"\.(cu|cuh)$")
+
+
+def kernel_equivalent(name: str) -> str | None:
+    lowered = name.lower()
+    for pattern, op in KERNEL_EQUIVALENTS:
+        if pattern.search(lowered):
+            return op
+    return None
+
+
+def _string(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _positional(call: cst.Call, index: int) -> cst.Arg | None:
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index] if index < len(positional) else None
+
+
+def names_in(node: cst.CSTNode) -> set[int]:
+    """ids of every Name and Attribute inside ``node`` (an import statement's names are not uses)."""
+    found: set[int] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(id(n))
+
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            found.add(id(n))
+
+    node.visit(Collector())
+    return found
+
+
+def _strings_in(node: cst.CSTNode) -> list[str]:
+    """Every plain string literal inside ``node`` (list literals of sources, mostly)."""
+    found: list[str] = []
+
+    class Collector(cst.CSTVisitor):
+        def visit_SimpleString(self, s: cst.SimpleString) -> None:
+            if isinstance(value := s.evaluated_value, str):
+                found.append(value)
+
+    node.visit(Collector())
+    return found
+
+
+class _KernelNotes(cst.CSTVisitor):
+    """What a kernel uses that Triton-Ascend lacks or treats differently (triton-ascend.md, sections 1.2-1.5)."""
+
+    def __init__(self, resolve) -> None:
+        super().__init__()
+        self.resolve = resolve
+        self.missing_libdevice: set[str] = set()
+        self.notes: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        qualified = self.resolve(node) or ""
+        base = self.resolve(node.value) or ""
+        name = node.attr.value
+        if base.startswith("triton.") and base.endswith("libdevice") and name not in LIBDEVICE_ON_ASCEND:
+            self.missing_libdevice.add(name)
+        if base.startswith("triton.language.extra.cuda") and not base.endswith("libdevice") and name != "libdevice":
+            self.notes.add(f"tl.extra.cuda.{name} does not exist on Triton-Ascend")
+        if qualified == "triton.language.extra.cuda.libdevice" and isinstance(node.value, cst.Attribute):
+            self.notes.add("tl.extra.cuda.libdevice is absent: import libdevice from triton.language.extra.cann")
+        if qualified == "triton.language.inline_asm_elementwise":
+            self.notes.add("inline PTX (tl.inline_asm_elementwise) must be rewritten with tl ops")
+        if qualified == "triton.language.float64":
+            self.notes.add("no fp64 on NPU (tl.float64)")
+
+    def visit_Name(self, node: cst.Name) -> None:
+        qualified = self.resolve(node) or ""
+        if qualified.startswith(tuple(module + "." for module in CUDA_LIBDEVICE_MODULES)):
+            name = qualified.rsplit(".", 1)[1]
+            if name not in LIBDEVICE_ON_ASCEND:
+                self.missing_libdevice.add(name)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.resolve(node.func) or ""
+        if qualified == "triton.language.dot":
+            tf32 = _keyword(node, "allow_tf32")
+            precision = _string(getattr(_keyword(node, "input_precision"), "value", None))
+            if tf32 is not None or precision in ("tf32", "tf32x3"):
+                self.notes.add("tl.dot: no tf32, use input_precision='hf32' (fp32 inputs) or 'ieee'")
+        if qualified in ("triton.Config", "triton.runtime.Config", "triton.runtime.autotuner.Config"):
+            if _keyword(node, "num_warps") or _keyword(node, "num_stages"):
+                self.notes.add("num_warps/num_stages are ignored")
+
+
+class KernelTransformer(PortTransformer):
+    """NPU500-NPU502, NPU507: Triton kernels, Triton's libdevice import and device, and torch's C++/CUDA extension
+    builders."""
+
+    # The last trigger matches on the `try:` line of a try statement that already imports Triton-Ascend's libdevice,
+    # so that the whole try statement is parsed (the import inside it is then left alone, see visit_Try).
+    # (Triton's names and torch's extension builders are reached through an import that names `triton` or
+    # `cpp_extension`: a module without that text has none of them)
+    TRIGGERS = (r"triton", r"cpp_extension",
+                Trigger(r"@[ \t]*jit\b|\bjit\(|\bautotune\b|\bheuristics\b|libdevice|get_active_torch_device",
+                        also=("triton",)),
+                Trigger(r"CUDAExtension|BuildExtension|load_inline|extra_cuda_cflags|cuda_sources|\.cuh?[\"']",
+                        also=("cpp_extension",)),
+                r"try:[ \t]*(?:#[^\n]*)?\r?\n[ \t]*(?:from|import)[ \t]+triton\.language\.extra\.(?:cann|ascend)")
+    RULES = (TRITON_KERNEL, TRITON_LIBDEVICE, CUDA_EXTENSION, TRITON_ACTIVE_DEVICE)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._import_parts: set[int] = set()  # names inside import statements are not uses
+        self._attr_names: set[int] = set()  # the `.attr` Name of every Attribute: not a reference on its own
+        self._ascend_try = 0  # inside a try statement that already imports Triton-Ascend's libdevice
+        self._build_context = 0  # inside `cmdclass=...` or a `"build_ext": ...` entry
+        aliases = set(ctx.imports.aliases.values())
+        # BuildExtension only matters when CUDA sources are built; a setup.py importing CppExtension and not
+        # CUDAExtension builds host C++ only.
+        self._cpp_only = (f"{CPP_EXTENSION}.CppExtension" in aliases
+                          and f"{CPP_EXTENSION}.CUDAExtension" not in aliases
+                          and f"{CPP_EXTENSION}.CUDA_HOME" not in aliases)
+
+    # --- bookkeeping -------------------------------------------------------------------------------------------
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._import_parts |= names_in(node)
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+        return updated
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._import_parts |= names_in(node)
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        return updated
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._attr_names.add(id(node.attr))
+
+    # BuildExtension is flagged where a build uses it (`cmdclass={"build_ext": BuildExtension}`, `cmdclass=...`),
+    # not where a helper merely returns it.
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self._build_context += _string(node.key) == "build_ext"
+
+    def leave_DictElement(self, original: cst.DictElement, updated: cst.DictElement) -> cst.DictElement:
+        self._build_context -= _string(original.key) == "build_ext"
+        return updated
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self._build_context += node.keyword is not None and node.keyword.value == "cmdclass"
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        self._build_context -= original.keyword is not None and original.keyword.value == "cmdclass"
+        return updated
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._ascend_try += _imports_ascend_libdevice(node)
+
+    def leave_Try(self, original: cst.Try, updated: cst.Try) -> cst.Try:
+        self._ascend_try -= _imports_ascend_libdevice(original)
+        return updated
+
+    # --- NPU500: Triton kernels -------------------------------------------------------------------------------
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        if not any(self._is_triton_decorator(d.decorator) for d in original.decorators):
+            return updated
+        notes = _KernelNotes(self.ctx.imports.resolve)
+        original.visit(notes)
+        name = original.name.value
+        message = (f"Triton kernel {name}: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 "
+                   "programs, best one per AI core looping over the work)")
+        if (op := kernel_equivalent(name)) is not None:
+            message += f"; {op} may already do this"
+        message += "; else an Ascend C operator"
+        checks = sorted(notes.notes)
+        if notes.missing_libdevice:
+            checks.insert(0, "libdevice." + "/".join(sorted(notes.missing_libdevice)) + " missing on Ascend")
+        if checks:
+            message += ". Check: " + "; ".join(checks)
+        self.todo(TRITON_KERNEL, original.decorators[0], message)  # the line of the first decorator
+        return updated
+
+    def _is_triton_decorator(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        return self.ctx.imports.resolve(expr) in TRITON_DECORATORS
+
+    # --- NPU501: libdevice import ------------------------------------------------------------------------------
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        if len(updated.body) != 1 or self._ascend_try:
+            return updated
+        small = updated.body[0]
+        imported = self._cuda_libdevice_import(small)
+        if imported is None:
+            return updated
+        chain = [_with_package(small, package) for package in ASCEND_LIBDEVICE_PACKAGES] + [small]
+        replacement = _try_chain(chain, updated)
+        return self.fix(TRITON_LIBDEVICE, original, replacement,
+                        f"{imported} -> Triton-Ascend's libdevice (extra.cann, then extra.ascend; CUDA as fallback)") \
+            or updated
+
+    def _cuda_libdevice_import(self, small: cst.BaseSmallStatement) -> str | None:
+        """The module a CUDA libdevice import names, when it can be rerouted to Triton-Ascend."""
+        if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
+                and not isinstance(small.names, cst.ImportStar) and len(small.names) == 1:
+            module = dotted(small.module)
+            name = small.names[0].name
+            if not isinstance(name, cst.Name):
+                return None
+            if module in ("triton.language.extra.cuda", "triton.language.extra") and name.value == "libdevice":
+                return f"{module}.libdevice"
+        if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
+                and not isinstance(small.names, cst.ImportStar):
+            module = dotted(small.module)
+            names = [a.name.value for a in small.names if isinstance(a.name, cst.Name)]
+            if module in CUDA_LIBDEVICE_MODULES and names and all(n in LIBDEVICE_ON_ASCEND for n in names):
+                return module
+        if isinstance(small, cst.Import) and len(small.names) == 1 and small.names[0].asname is not None:
+            module = dotted(small.names[0].name)
+            if module in CUDA_LIBDEVICE_MODULES:
+                return module
+        return None
+
+    # --- NPU502: C++/CUDA extensions ---------------------------------------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        qualified = self.ctx.imports.resolve(original.func)
+        if qualified == "triton.runtime.driver.active.get_active_torch_device" and not original.args:
+            torch = self.ctx.imports.local_name_for("torch")
+            if torch is None:
+                return updated  # the module does not import torch: nothing to spell the device with
+            replacement = cst.parse_expression(f'{torch}.device("npu", {torch}.npu.current_device())')
+            return self.fix(TRITON_ACTIVE_DEVICE, original, replacement,
+                            "get_active_torch_device() -> torch.device(\"npu\", torch.npu.current_device())") \
+                or updated
+        if qualified == f"{CPP_EXTENSION}.CUDAExtension":
+            name = _string(getattr(_keyword(original, "name") or _positional(original, 0), "value", None))
+            sources = _keyword(original, "sources") or _positional(original, 1)
+            count = sum(1 for s in _strings_in(sources.value) if CUDA_SOURCE.search(s)) if sources else 0
+            what = f"CUDA extension {name}" if name else "CUDA extension"
+            if count:
+                what += f" ({count} .cu source{'s' if count > 1 else ''})"
+            self.todo(CUDA_EXTENSION, original, f"{what}: no nvcc on NPU: {self._extension_way()}")
+        elif qualified in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline") and self._builds_cuda(original):
+            name = _string(getattr(_keyword(original, "name") or _positional(original, 0), "value", None))
+            what = f"JIT CUDA extension {name}" if name else "JIT CUDA extension"
+            self.todo(CUDA_EXTENSION, original,
+                      f"{what}: no nvcc on NPU: {self._extension_way()} (torch_npu.utils.cpp_extension.load for "
+                      "the host C++)")
+        return updated
+
+    @staticmethod
+    def _extension_way() -> str:
+        return ("port the CUDA kernels to Ascend C operators (msOpGen scaffold, registered with TORCH_LIBRARY) or "
+                "replace them with torch/torch_npu ops; build the host C++ with "
+                "torch_npu.utils.cpp_extension.NpuExtension")
+
+    @staticmethod
+    def _builds_cuda(call: cst.Call) -> bool:
+        for arg in call.args:
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword in ("cuda_sources", "extra_cuda_cflags"):
+                return not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+            if keyword == "with_cuda":
+                return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+        return any(CUDA_SOURCE.search(s) for arg in call.args for s in _strings_in(arg.value))
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if id(original) not in self._import_parts and id(original) not in self._attr_names:
+            self._build_extension(original)
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if id(original) not in self._import_parts:
+            self._build_extension(original)
+        return updated
+
+    def _build_extension(self, node: cst.Name | cst.Attribute) -> None:
+        if self._cpp_only or not self._build_context \
+                or self.ctx.imports.resolve(node) != f"{CPP_EXTENSION}.BuildExtension":
+            return
+        self.todo(CUDA_EXTENSION, node,
+                  "BuildExtension compiles .cu sources with nvcc: on NPU build host C++ as "
+                  "torch_npu.utils.cpp_extension.NpuExtension (BuildExtension still works for it) and the CUDA "
+                  "kernels as Ascend C operators")
+
+
+def _imports_ascend_libdevice(node: cst.Try) -> bool:
+    code = cst.Module([]).code_for_node(node.body)
+    return any(package in code for package in ASCEND_LIBDEVICE_PACKAGES)
+
+
+def _with_package(small: cst.BaseSmallStatement, package: str) -> cst.BaseSmallStatement:
+    """The same import statement pointed at one of Triton-Ascend's libdevice packages."""
+    if isinstance(small, cst.Import):
+        alias = small.names[0]
+        return small.with_changes(names=[alias.with_changes(name=build_dotted(f"{package}.libdevice"),
+                                                            comma=cst.MaybeSentinel.DEFAULT)])
+    assert isinstance(small, cst.ImportFrom) and small.module is not None
+    module = dotted(small.module)
+    new_module = f"{package}.libdevice" if module in CUDA_LIBDEVICE_MODULES else package
+    return small.with_changes(module=build_dotted(new_module))
+
+
+def _try_chain(chain: list[cst.BaseSmallStatement], original: cst.SimpleStatementLine) -> cst.Try:
+    """try: chain[0] / except ImportError: try: chain[1] ... with the last one as the final fallback."""
+    body: cst.BaseStatement = cst.SimpleStatementLine([chain[-1]], trailing_whitespace=original.trailing_whitespace)
+    for small in reversed(chain[:-1]):
+        body = cst.Try(
+            body=cst.IndentedBlock([cst.SimpleStatementLine([small])]),
+            handlers=[cst.ExceptHandler(body=cst.IndentedBlock([body]), type=cst.Name("ImportError"))],
+        )
+    assert isinstance(body, cst.Try)
+    return body.with_changes(leading_lines=original.leading_lines)
+

@@ -1,0 +1,359 @@
+"""NPU504-NPU506: libraries that only run on NVIDIA GPUs (CuPy, numba.cuda, PyCUDA, NVML, bitsandbytes, TensorRT,
+Transformer Engine, amp_C) and NVIDIA apex, whose fused Adam and SGD have torch_npu counterparts."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.names import build_dotted, dotted
+from ascend_port.python.transformer import PortTransformer
+from ascend_port.rules.kernels import names_in
+
+MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
+
+CUDA_LIBRARY = rule(
+    "NPU504", "cuda-only-library", LOW,
+    "Imports of CUDA-only libraries (CuPy, numba.cuda, PyCUDA, pynvml, bitsandbytes, TensorRT, Transformer Engine, "
+    "amp_C): TODO with the way forward.",
+    """
+    These libraries have no Ascend build, so the import fails on an NPU host. Each import gets a TODO that says
+    what replaces the library: torch tensors on `npu` for CuPy and PyCUDA, `torch.npu.mem_get_info()` /
+    `utilization()` or `npu-smi` for NVML, torch_npu optimizers and quantized matmuls for bitsandbytes,
+    `torch.compile(backend="npugraph_ex")` or TorchAir for TensorRT, torch_npu fused ops for Transformer Engine,
+    `torch._foreach_*` for apex's `amp_C`. A module that imports `numba` gets the TODO at each `numba.cuda` use
+    instead (numba's CPU JIT is fine).
+
+    Before:
+        import pynvml
+    After:
+        # TODO(ascend-port): NPU504 [low] NVML (pynvml/nvidia-ml-py) sees no NPU: use torch.npu.mem_get_info(), ...
+        import pynvml
+    """,
+)
+APEX_OPTIMIZER = rule(
+    "NPU505", "apex-fused-optimizer", MEDIUM,
+    "`apex.optimizers.FusedAdam`/`FusedSGD` -> `torch_npu.optim.NpuFusedAdamW`/`NpuFusedAdam`/`NpuFusedSGD`.",
+    """
+    apex's `FusedAdam` is AdamW unless `adam_w_mode=False` (then Adam), so it becomes `NpuFusedAdamW` or
+    `NpuFusedAdam`. apex's default `weight_decay` is 0 and `NpuFusedAdamW`'s is 0.01, so `weight_decay=0.0` is
+    written out when the call does not set it. apex-only arguments with their default values (`bias_correction=
+    True`, `capturable=False`, `master_weights=False`, `set_grad_none`) are dropped; any other (a third positional
+    argument, `bias_correction=False`, `**kwargs`, an `adam_w_mode` that is not a literal) leaves the call with an
+    NPU506 TODO. `FusedSGD` takes the same arguments as `NpuFusedSGD` (its apex-only flags are dropped).
+    `from apex.optimizers import FusedAdam` becomes an import of the torch_npu class under the same name, so
+    other uses of the name keep working. Review: torch_npu's fused optimizers must be built after the model is
+    on the NPU, and the parameters must not be re-created afterwards.
+
+    Before:
+        from apex.optimizers import FusedAdam
+        opt = FusedAdam(model.parameters(), lr=1e-4)
+    After:
+        from torch_npu.optim import NpuFusedAdamW as FusedAdam
+        opt = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=1e-4, weight_decay=0.0)
+    """,
+)
+APEX = rule(
+    "NPU506", "apex", LOW,
+    "Other NVIDIA apex uses (amp, parallel, normalization, other optimizers, multi_tensor_apply): TODO with the "
+    "torch or torch_npu replacement.",
+    """
+    apex is built with CUDA extensions and is not installed on NPU hosts (Ascend ships a separate apex patch).
+    Each `from apex... import` (after a plain `import apex`: each apex use) gets a TODO naming the replacement:
+    `torch.autocast("npu")` with `torch.npu.amp.GradScaler` for `apex.amp`, `torch.nn.parallel.
+    DistributedDataParallel` for `apex.parallel`, `torch.nn.LayerNorm`/`torch.nn.RMSNorm` or
+    `torch_npu.npu_rms_norm` for `apex.normalization` (unless another rule already rewrote it), `torch_npu.optim`
+    for the other fused optimizers, and `torch._foreach_*` for `multi_tensor_applier`.
+
+    Before:
+        from apex import amp
+    After:
+        # TODO(ascend-port): NPU506 [low] apex.amp: use torch.autocast("npu", dtype=...) with torch.npu.amp.GradScaler...
+        from apex import amp
+    """,
+)
+
+# (module prefix, way forward), for NPU504.
+LIBRARIES: tuple[tuple[str, str], ...] = (
+    ("cupy", "CuPy runs only on CUDA: use torch tensors on the npu device (torch covers most of CuPy's NumPy-like "
+             "API) or NumPy on the host; RawKernel/ElementwiseKernel code needs a torch, Triton-Ascend or Ascend C "
+             "port"),
+    ("cupyx", "CuPy runs only on CUDA: use torch tensors on the npu device or NumPy/SciPy on the host"),
+    ("numba.cuda", "numba.cuda kernels run only on NVIDIA GPUs: rewrite them as torch ops on npu, a Triton-Ascend "
+                   "kernel or an Ascend C operator (numba's CPU @jit is fine)"),
+    ("pycuda", "PyCUDA drives the CUDA driver: use torch.npu streams, events and memory with torch tensors; "
+               "SourceModule kernels need a Triton-Ascend or Ascend C port"),
+    ("pynvml", "NVML (pynvml/nvidia-ml-py) sees no NPU: use torch.npu.mem_get_info(), torch.npu.memory_stats(), "
+               "torch.npu.utilization() or `npu-smi info`"),
+    ("nvidia_smi", "NVML (nvidia-ml-py3) sees no NPU: use torch.npu.mem_get_info(), torch.npu.utilization() or "
+                   "`npu-smi info`"),
+    ("bitsandbytes", "bitsandbytes' quantization and 8-bit optimizers are CUDA kernels: use torch.optim.AdamW("
+                     "foreach=True) or torch_npu.optim instead of 8-bit optimizers, and torch_npu's quantized "
+                     "matmuls (npu_weight_quant_batchmatmul, npu_quant_matmul) for low-bit weights"),
+    ("tensorrt", "TensorRT is NVIDIA-only: for inference on Ascend use torch.compile(backend=\"npugraph_ex\") or "
+                 "TorchAir (torchair.get_npu_backend())"),
+    ("torch_tensorrt", "Torch-TensorRT is NVIDIA-only: for inference on Ascend use torch.compile("
+                       "backend=\"npugraph_ex\") or TorchAir (torchair.get_npu_backend())"),
+    ("transformer_engine", "Transformer Engine (FP8, fused CUDA layers) has no NPU build: use torch.nn layers "
+                           "under torch.autocast(\"npu\", dtype=torch.bfloat16) with torch_npu fused ops "
+                           "(npu_fusion_attention, npu_rms_norm, npu_swiglu); FP8 recipes need a redesign"),
+    ("amp_C", "amp_C is apex's CUDA multi-tensor extension: remove the import and replace multi_tensor_applier("
+              "amp_C.<op>, ...) with torch._foreach_* ops (torch._foreach_norm, torch._foreach_mul_), which run on "
+              "NPU"),
+)
+
+# (apex prefix, way forward), most specific first, for NPU506.
+APEX_WAYS: tuple[tuple[str, str], ...] = (
+    ("apex.amp", "apex.amp: use torch.autocast(\"npu\", dtype=...) with torch.npu.amp.GradScaler (amp.initialize "
+                 "-> drop it, amp.scale_loss(loss, opt) -> scaler.scale(loss)), or Ascend's apex patch"),
+    ("apex.parallel.SyncBatchNorm", "apex SyncBatchNorm: use torch.nn.SyncBatchNorm"),
+    ("apex.parallel.convert_syncbn_model", "apex convert_syncbn_model: use "
+                                           "torch.nn.SyncBatchNorm.convert_sync_batchnorm"),
+    ("apex.parallel", "apex.parallel: use torch.nn.parallel.DistributedDataParallel (backend hccl)"),
+    ("apex.normalization.FusedRMSNorm", "apex FusedRMSNorm: use torch.nn.RMSNorm (same arguments, torch >= 2.4) "
+                                        "or torch_npu.npu_rms_norm"),
+    ("apex.normalization.MixedFusedRMSNorm", "apex MixedFusedRMSNorm: use torch.nn.RMSNorm or "
+                                             "torch_npu.npu_rms_norm"),
+    ("apex.normalization", "apex FusedLayerNorm: use torch.nn.LayerNorm (same arguments)"),
+    ("apex.optimizers.FusedLAMB", "apex FusedLAMB: torch_npu.optim.NpuFusedLamb is the closest (it does not clip "
+                                  "the gradient norm: review the arguments)"),
+    ("apex.optimizers.FusedAdam", "apex FusedAdam: use torch_npu.optim.NpuFusedAdamW (adam_w_mode=True, apex's "
+                                  "default; apex's weight_decay default is 0) or NpuFusedAdam"),
+    ("apex.optimizers.FusedSGD", "apex FusedSGD: use torch_npu.optim.NpuFusedSGD"),
+    ("apex.optimizers", "apex fused optimizers: use torch_npu.optim.NpuFused* or torch.optim.<Optimizer>("
+                        "foreach=True)"),
+    ("apex.multi_tensor_apply", "apex multi_tensor_applier: use torch._foreach_* ops (torch._foreach_norm, "
+                                "torch._foreach_mul_)"),
+    ("apex", "apex (NVIDIA) has no NPU build: replace each use (amp -> torch.autocast(\"npu\"), optimizers -> "
+             "torch_npu.optim, normalization -> torch.nn) or install Ascend's apex patch"),
+)
+
+APEX_OPTIMIZERS = {
+    "apex.optimizers.FusedAdam": "adam", "apex.optimizers.fused_adam.FusedAdam": "adam",
+    "apex.optimizers.FusedSGD": "sgd", "apex.optimizers.fused_sgd.FusedSGD": "sgd",
+}
+IMPORT_REPLACEMENT = {"FusedAdam": "NpuFusedAdamW", "FusedSGD": "NpuFusedSGD"}
+# apex-only keyword -> the literal values that can be dropped because they are what torch_npu does anyway.
+ADAM_DROPPABLE = {"bias_correction": ("True",), "capturable": ("False",), "master_weights": ("False",),
+                  "set_grad_none": ("True", "False")}
+ADAM_KEPT = {"lr", "betas", "eps", "weight_decay", "amsgrad"}
+SGD_DROPPABLE = {"wd_after_momentum": ("False",), "materialize_master_grads": ("True", "False"),
+                 "set_grad_none": ("True", "False")}
+SGD_KEPT = {"lr", "momentum", "dampening", "weight_decay", "nesterov"}
+
+
+def _matches(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + ".")
+
+
+def library_way(path: str) -> str | None:
+    return next((way for prefix, way in LIBRARIES if _matches(path, prefix)), None)
+
+
+def apex_way(path: str) -> str | None:
+    return next((way for prefix, way in APEX_WAYS if _matches(path, prefix)), None)
+
+
+def _imported_paths(node: cst.Import | cst.ImportFrom) -> list[str]:
+    """The dotted paths an import statement names: ``from a import b, c`` -> ``a.b``, ``a.c``; relative: none."""
+    if isinstance(node, cst.Import):
+        return [dotted(a.name) or "" for a in node.names]
+    if node.relative or node.module is None:
+        return []
+    module = dotted(node.module) or ""
+    if isinstance(node.names, cst.ImportStar):
+        return [module]
+    return [f"{module}.{a.name.value}" for a in node.names if isinstance(a.name, cst.Name)]
+
+
+def _literal(node: cst.BaseExpression) -> str | None:
+    return node.value if isinstance(node, cst.Name) and node.value in ("True", "False", "None") else None
+
+
+class LibraryTransformer(PortTransformer):
+    """NPU504-NPU506."""
+
+    TRIGGERS = (r"cupy", r"numba", r"pycuda", r"pynvml", r"nvidia_smi", r"bitsandbytes", r"tensorrt",
+                r"transformer_engine", r"amp_C", r"apex", r"Fused[A-Z]\w*", r"multi_tensor_applier")
+    RULES = (CUDA_LIBRARY, APEX_OPTIMIZER, APEX)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._import_parts: set[int] = set()  # names inside import statements are not uses
+        self._inner: set[int] = set()  # Attributes that are the base of a longer chain, and handled calls' funcs
+        # apex TODOs wait for the end of their statement, since another rule may rewrite the construct meanwhile:
+        # (statement depth, message, source text that must still be there).
+        self._pending: list[tuple[int, str, str]] = []
+
+    # --- pending apex TODOs --------------------------------------------------------------------------------------
+
+    def _leave_statement(self, original: cst.CSTNode, updated: cst.CSTNode):
+        # The composite keeps one TODO list per enclosing statement; its depth says which statement is closing.
+        depth = len(self.ctx._todo_stack)
+        mine = [p for p in self._pending if p[0] >= depth]
+        if mine:
+            self._pending = [p for p in self._pending if p[0] < depth]
+            code = cst.Module([]).code_for_node(updated)
+            for _, message, evidence in mine:
+                if evidence in code:
+                    self.todo(APEX, original, message)
+        return updated
+
+    leave_SimpleStatementLine = leave_If = leave_For = leave_While = leave_With = leave_Try = _leave_statement
+    leave_FunctionDef = leave_ClassDef = _leave_statement
+
+    def _apex_todo(self, message: str, evidence: cst.CSTNode) -> None:
+        if self.enabled(APEX):
+            self._pending.append((len(self.ctx._todo_stack), message, cst.Module([]).code_for_node(evidence)))
+
+    # --- imports -------------------------------------------------------------------------------------------------
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._import_parts |= names_in(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._import_parts |= names_in(node)
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+        self._import_todos(original, updated)
+        return updated
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        paths = _imported_paths(original)
+        if paths and all(p.rsplit(".", 1)[0] == "apex.optimizers" and p.rsplit(".", 1)[1] in IMPORT_REPLACEMENT
+                         for p in paths):
+            assert not isinstance(updated.names, cst.ImportStar)
+            names = [
+                alias.with_changes(name=cst.Name(IMPORT_REPLACEMENT[alias.name.value]),
+                                   asname=alias.asname or cst.AsName(name=cst.Name(alias.name.value)))
+                for alias in updated.names if isinstance(alias.name, cst.Name)
+            ]
+            replacement = updated.with_changes(module=build_dotted("torch_npu.optim"), names=names)
+            fixed = self.fix(APEX_OPTIMIZER, original, replacement,
+                             "from apex.optimizers import ... -> torch_npu.optim (same local names)",
+                             torch_npu_name=True)
+            if fixed is not None:
+                return fixed
+        self._import_todos(original, updated)
+        return updated
+
+    def _import_todos(self, original: cst.Import | cst.ImportFrom, updated: cst.Import | cst.ImportFrom) -> None:
+        plain = {dotted(a.name) for a in original.names if a.asname is None} \
+            if isinstance(original, cst.Import) else set()
+        for path in _imported_paths(original):
+            if (way := library_way(path)) is not None:
+                self.todo(CUDA_LIBRARY, original, way)
+            elif path in plain and path.split(".")[0] == "apex":
+                continue  # `import apex`: each apex use gets its TODO, and NPU408 drops the import once unused
+            elif (way := apex_way(path)) is not None:
+                self._apex_todo(way, updated)
+
+    # --- uses ------------------------------------------------------------------------------------------------
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._inner.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.imports.resolve(node.func) in APEX_OPTIMIZERS:
+            self._inner.add(id(node.func))
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if id(original) in self._import_parts or id(original) in self._inner:
+            return updated
+        qualified = self.ctx.imports.resolve(original)
+        if qualified is None:
+            return updated
+        base = original
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        # Only where the import said nothing specific (`import numba`, `import apex`): else the import has the TODO.
+        bound = self.ctx.imports.aliases.get(base.value, "") if isinstance(base, cst.Name) else ""
+        if library_way(bound) is None and (way := library_way(qualified)) is not None:
+            self.todo(CUDA_LIBRARY, original, way)
+        elif apex_way(bound) is not None and bound.count(".") == 0 and (way := apex_way(qualified)) is not None:
+            self._apex_todo(way, original)
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        kind = APEX_OPTIMIZERS.get(self.ctx.imports.resolve(original.func) or "")
+        if kind is None:
+            return updated
+        port = _port_adam(updated) if kind == "adam" else _port_sgd(updated)
+        if isinstance(port, str):
+            way = apex_way("apex.optimizers.FusedAdam" if kind == "adam" else "apex.optimizers.FusedSGD")
+            self._apex_todo(f"{way}, by hand: this call has {port}", original.func)
+            return updated
+        target, args = port
+        replacement = updated.with_changes(func=build_dotted(f"torch_npu.optim.{target}"), args=args)
+        return self.fix(APEX_OPTIMIZER, original, replacement, f"apex {'FusedAdam' if kind == 'adam' else 'FusedSGD'}"
+                        f" -> torch_npu.optim.{target}", torch_npu_name=True) or updated
+
+
+def _port_args(call: cst.Call, max_positional: int, kept: set[str], droppable: dict[str, tuple[str, ...]],
+               consumed: set[str]) -> list[cst.Arg] | str:
+    """The arguments for the torch_npu optimizer, or the reason the call cannot be ported."""
+    args: list[cst.Arg] = []
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            return f"{arg.star}-arguments"
+        if arg.keyword is None:
+            positional += 1
+            if positional > max_positional:
+                return f"{positional} positional arguments"
+            args.append(arg)
+            continue
+        name = arg.keyword.value
+        if name in consumed:
+            continue
+        if name in droppable:
+            if _literal(arg.value) not in droppable[name]:
+                return f"{name}={cst.Module([]).code_for_node(arg.value)}"
+            continue
+        if name not in kept:
+            return f"argument {name}"
+        args.append(arg)
+    return args
+
+
+def _tidy(call: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
+    """Let LibCST place the commas again after arguments were dropped, keeping a trailing comma if there was one."""
+    trailing = bool(call.args) and isinstance(call.args[-1].comma, cst.Comma)
+    if not args or trailing:
+        return args
+    return [*args[:-1], args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+
+
+def _append(call: cst.Call, args: list[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
+    args = _tidy(call, args)
+    if args and isinstance(args[-1].comma, cst.Comma):
+        # Trailing-comma style, one argument per line: the new argument takes the last comma (the one before the
+        # closing parenthesis) and the old last argument takes the separator its predecessor has.
+        separator = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else args[-1].comma
+        return [*args[:-1], args[-1].with_changes(comma=separator), new.with_changes(comma=args[-1].comma)]
+    return [*args, new]
+
+
+def _port_adam(call: cst.Call) -> tuple[str, list[cst.Arg]] | str:
+    mode = next((a for a in call.args if a.keyword is not None and a.keyword.value == "adam_w_mode"), None)
+    adam_w = True if mode is None else {"True": True, "False": False}.get(_literal(mode.value) or "")
+    if adam_w is None:
+        return "adam_w_mode is not a literal"
+    args = _port_args(call, 2, ADAM_KEPT, ADAM_DROPPABLE, {"adam_w_mode"})
+    if isinstance(args, str):
+        return args
+    has_decay = any(a.keyword is not None and a.keyword.value == "weight_decay" for a in args)
+    if adam_w and not has_decay:
+        # apex's default weight decay is 0; NpuFusedAdamW's is 0.01.
+        decay = cst.Arg(keyword=cst.Name("weight_decay"), value=cst.Float("0.0"),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace("")))
+        return "NpuFusedAdamW", _append(call, args, decay)
+    return ("NpuFusedAdamW" if adam_w else "NpuFusedAdam"), _tidy(call, args)
+
+
+def _port_sgd(call: cst.Call) -> tuple[str, list[cst.Arg]] | str:
+    args = _port_args(call, 6, SGD_KEPT, SGD_DROPPABLE, set())
+    if isinstance(args, str):
+        return args
+    return "NpuFusedSGD", _tidy(call, args)

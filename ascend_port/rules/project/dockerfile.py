@@ -1,0 +1,131 @@
+"""Dockerfiles: CUDA base images get a TODO (NPU630), ``ENV`` variables and shell-form ``RUN``/``CMD``/``ENTRYPOINT``
+go through the shell rules. Instructions span continuation lines (the escape character, ``\\`` unless a
+``# escape=`` directive says otherwise); TODO comments go above the instruction, at column 0. JSON-form
+(exec-form) instructions and heredoc bodies are left as they are."""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.selection import Selection
+from ascend_port.formats.textedit import TextPort, line_offsets
+from ascend_port.rules.project.shell import ShellContext, port_shell_code, rename_site
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+# --- containers ----------------------------------------------------------------------------------------------------
+
+CUDA_BASE_IMAGE = rule(
+    "NPU630", "cuda-base-image", LOW,
+    "Dockerfile `FROM nvidia/cuda...`, `nvcr.io/...` or a CUDA `pytorch/pytorch` image: TODO naming the Ascend "
+    "image family.",
+    """
+    The image must bring CANN instead of CUDA: the `ascendai/cann` images (tags such as
+    `8.5.0-910b-ubuntu22.04-py3.11`) or an Ascend PyTorch image built on them. Choose the CANN version that your
+    NPU driver and torch_npu release support, then install torch and torch-npu in it.
+
+    Before:
+        FROM nvidia/cuda:12.1.0-devel-ubuntu22.04
+    After:
+        # TODO(ascend-port): NPU630 [low] CUDA base image: use an Ascend CANN image ...
+        FROM nvidia/cuda:12.1.0-devel-ubuntu22.04
+    """,
+)
+
+_INSTRUCTION = re.compile(r"^\s*(?P<keyword>[A-Za-z]+)(?P<blank>\s+|$)")
+_FLAGS = re.compile(r"(?:--[a-z-]+(?:=\S*)?\s+)*")
+_CUDA_IMAGE = re.compile(r"(?i)^(?:docker\.io/)?(?:nvidia/cuda|nvcr\.io/|nvidia/|pytorch/pytorch:.*cuda)")
+_BASE_MESSAGE = ("CUDA base image {image}: use an Ascend CANN image (ascendai/cann:<cann>-<chip>-<os>-py<ver>, e.g. "
+                 "ascendai/cann:8.5.0-910b-ubuntu22.04-py3.11, or an Ascend PyTorch image built on it); check that "
+                 "the CANN version matches your NPU driver and torch_npu release")
+_HEREDOC = re.compile(r"<<-?[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?")
+_ENV_PAIR = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
+
+
+def _escape_char(text: str) -> str:
+    for line in text.splitlines():
+        m = re.match(r"^#\s*escape\s*=\s*(\S)\s*$", line)
+        if m:
+            return m.group(1)
+        if not re.match(r"^#\s*\w+\s*=", line):
+            break  # parser directives only come first
+    return "\\"
+
+
+def port_dockerfile(text: str, selection: Selection) -> TextPort:
+    port = TextPort(text, selection)
+    escape = _escape_char(text)
+    lines = text.splitlines(keepends=True)
+    offsets = line_offsets(lines)
+    i = 0
+    while i < len(lines):
+        first = i
+        content = lines[i].rstrip("\r\n")
+        if not content.strip() or content.lstrip().startswith("#"):
+            i += 1
+            continue
+        while i + 1 < len(lines) and lines[i].rstrip("\r\n").endswith(escape):
+            i += 1
+            # Comment and blank lines inside a continued instruction are dropped by Docker; it goes on after them.
+            while i + 1 < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("#")):
+                i += 1
+        start = offsets[first]
+        end = offsets[i] + len(lines[i].rstrip("\r\n"))
+        i += 1
+        # BuildKit heredocs (`RUN <<EOF` ... `EOF`): their lines are a script or a file, never instructions.
+        for delimiter in _HEREDOC.findall(text[start:end]):
+            while i < len(lines) and lines[i].rstrip("\r\n").lstrip("\t") != delimiter:
+                i += 1
+            i += 1
+        m = _INSTRUCTION.match(text[start:end])
+        if not m:
+            continue
+        keyword = m.group("keyword").upper()
+        body_start = start + m.end()
+        body = text[body_start:end]
+        if keyword == "FROM":
+            image = _FLAGS.sub("", body, count=1).split()[0] if body.strip() else ""
+            if _CUDA_IMAGE.match(image):
+                port.todo(CUDA_BASE_IMAGE, start, _BASE_MESSAGE.format(image=image), above=start, indent="")
+        elif keyword == "ENV":
+            _env(port, body_start, body, start)
+        elif keyword in ("RUN", "CMD", "ENTRYPOINT"):
+            flags = _FLAGS.match(body)
+            code_start = body_start + (flags.end() if flags else 0)
+            code = text[code_start:end]
+            if code.lstrip().startswith("["):
+                continue  # exec form: a JSON array, not shell
+            if escape != "\\":
+                continue  # the shell tokenizer knows only the backslash
+            port_shell_code(port, code, ShellContext(base=code_start, todo_above=start, todo_indent=""))
+    return port
+
+
+def _env(port: TextPort, body_start: int, body: str, line_start: int) -> None:
+    """``ENV NAME=value ...`` or the legacy ``ENV NAME value``; values may read variables (``$NAME``)."""
+    pairs = list(_ENV_PAIR.finditer(body))
+    names: list[tuple[int, str]] = []
+    if pairs and body.lstrip().startswith(pairs[0].group(0)):
+        names = [(m.start("name"), m.group("name")) for m in pairs
+                 if m.start() == 0 or body[m.start() - 1] in " \t\\\n"]
+    else:
+        m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)", body)
+        if m:
+            names = [(m.start(1), m.group(1))]
+    todo = lambda rule, at, message: port.todo(rule, at, message, above=line_start, indent="")  # noqa: E731
+    for at, name in names:
+        rename_site(port, body_start + at, name, todo)
+    for m in re.finditer(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", body):
+        rename_site(port, body_start + m.start(1), m.group(1), None)
+
+
+class DockerfileHandler:
+    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]):
+        from ascend_port.core.porting import Ported
+        from ascend_port.core.sources import decode_text
+
+        source = decode_text(data)
+        port = port_dockerfile(source.text, selection)
+        return Ported(source, port.result(), port.findings)

@@ -1,0 +1,244 @@
+"""What happens to one requirement (PEP 508 string), whatever file it is written in: the decisions behind NPU600-602.
+
+A small reader of the requirement's name, extras, version specifier and marker, keeping the raw text of each part
+so an edit changes only the part it must.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ascend_port.core.catalogue import Confidence, Rule, rule
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+# --- dependencies ---------------------------------------------------------------------------------------------
+
+CUDA_ONLY_DEPENDENCY = rule(
+    "NPU600", "cuda-only-dependency", HIGH,
+    "CUDA-only packages (flash-attn, xformers, nvidia-*, cupy-cuda*, pynvml) are commented out, saying why.",
+    """
+    These packages have no Ascend build: installing them fails or pulls CUDA libraries that nothing on an NPU
+    host can use. The line is commented out (never deleted) with the reason and the replacement, in
+    requirements/constraints files, pyproject.toml (`[project]` dependencies, optional dependencies and
+    `[dependency-groups]`), setup.py and setup.cfg (`install_requires`, `extras_require`). Where an item shares a
+    line with others it is removed and the comment goes on its own line above the statement.
+
+    Before:
+        flash-attn==2.6.3
+        pynvml>=11
+    After:
+        # flash-attn==2.6.3  # removed by ascend-port NPU600: CUDA-only; torch_npu.npu_fusion_attention replaces it
+        # pynvml>=11  # removed by ascend-port NPU600: NVML bindings for NVIDIA drivers; query NPUs with npu-smi ...
+    """,
+)
+TRITON_ASCEND_DEPENDENCY = rule(
+    "NPU601", "triton-ascend-dependency", MEDIUM,
+    "`triton` -> `triton-ascend`; its version is dropped (triton-ascend releases follow CANN, not Triton).",
+    """
+    Triton kernels run on Ascend through Triton-Ascend, a separate distribution that cannot coexist with
+    community Triton (installing one overwrites the other). The version of `triton` says nothing about which
+    triton-ascend release matches your CANN, so the pin is dropped and the old requirement is quoted in a comment:
+    pick the release for your CANN and uninstall community triton first. Kernels themselves are NPU5xx's business.
+
+    Before:
+        triton==3.1.0
+    After:
+        triton-ascend  # ascend-port NPU601: was triton==3.1.0; pin the triton-ascend release for your CANN
+    """,
+)
+TORCH_NPU_DEPENDENCY = rule(
+    "NPU602", "torch-npu-dependency", HIGH,
+    "Add `torch-npu` next to `torch`, pinned to the same release where torch is pinned (`torch==2.5.1` -> "
+    "`torch-npu==2.5.1.*`).",
+    """
+    torch_npu X.Y.Z is built for torch X.Y.Z and nothing else (its wheel requires `torch==X.Y.Z.*`). Bug-fix
+    releases of torch-npu are post releases of the same version (2.5.1.post1, 2.1.0.post17), so the pin is a
+    prefix pin that accepts them. An unpinned torch gets an unpinned torch-npu: pip pairs them through torch-npu's
+    own requirement. A torch pinned before 2.1 has no torch-npu on PyPI: reported, nothing added. Nothing is added
+    where torch-npu is already listed, nor in hash-checking files (add it with its hashes when you re-lock).
+
+    Before:
+        torch==2.5.1
+    After:
+        torch==2.5.1
+        torch-npu==2.5.1.*  # added by ascend-port NPU602: torch-npu 2.5.1 pairs with torch 2.5.1
+    """,
+)
+CUDA_TORCH_BUILD = rule(
+    "NPU603", "cuda-torch-build", LOW,
+    "CUDA builds of torch (`+cu121` pins, download.pytorch.org CUDA indexes) in requirements files: TODO.",
+    """
+    torch_npu refuses a CUDA build of torch ("Two accelerators cannot be used at the same time"). On aarch64
+    hosts the PyPI torch is the CPU build; on x86_64 use https://download.pytorch.org/whl/cpu. The line is kept.
+
+    Before:
+        --extra-index-url https://download.pytorch.org/whl/cu121
+    After:
+        # TODO(ascend-port): NPU603 [low] CUDA wheel index: torch_npu needs the CPU build of torch ...
+        --extra-index-url https://download.pytorch.org/whl/cu121
+    """,
+)
+
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:\.\*)?(?:(?:a|b|rc|\.post|\.dev|post|dev)\d*)*(?:\+[\w.]+)?$")
+# A wheel or sdist named by URL or path: its file name starts with the distribution name.
+_ARCHIVE = re.compile(r"(?:^|/)([A-Za-z0-9][A-Za-z0-9._]*?)-\d[^/]*\.(?:whl|tar\.gz|zip)(?:[#?].*)?$")
+_EGG = re.compile(r"#egg=([A-Za-z0-9._-]+)")
+
+
+def canonical(name: str) -> str:
+    """PEP 503 normalised name: ``Flash_Attn`` -> ``flash-attn``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One requirement string split into its raw parts (offsets are within the string)."""
+
+    text: str
+    name: str
+    name_start: int
+    spec_end: int  # end of name + extras + version specifier (before whitespace, ``;`` marker or end)
+    specifier: str  # the version specifier as written, stripped (may be empty)
+    marker: str  # raw text from the ``;`` on, with the whitespace before it; empty when there is none
+    is_url: bool = False
+
+    @property
+    def key(self) -> str:
+        return canonical(self.name)
+
+
+def parse_requirement(text: str) -> Requirement | None:
+    """Read ``name[extras] spec ; marker`` or ``name @ url ; marker``; None for what is not a requirement."""
+    stripped = text.lstrip()
+    lead = len(text) - len(stripped)
+    m = _NAME.match(stripped)
+    if not m or "://" in stripped[:m.end() + 3]:
+        return _archive_requirement(text)
+    name = m.group(0)
+    rest_start = lead + m.end()
+    marker_at = _marker_start(text, rest_start)
+    body = text[rest_start:marker_at]
+    is_url = body.lstrip().startswith("@")
+    spec = body
+    if spec.lstrip().startswith("["):
+        close = spec.find("]")
+        if close < 0:
+            return None
+        spec = spec[close + 1:]
+    spec = spec.strip()
+    if spec.startswith("(") and spec.endswith(")"):
+        spec = spec[1:-1].strip()
+    if not is_url and spec and not re.fullmatch(r"(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[\w.*+!-]+\s*,?\s*)+", spec):
+        return None
+    spec_end = len(text[:marker_at].rstrip())
+    return Requirement(text, name, lead, spec_end, "" if is_url else spec, text[len(text[:marker_at].rstrip()):],
+                       is_url)
+
+
+def _marker_start(text: str, start: int) -> int:
+    """Offset of the ``;`` that starts the environment marker, or the end of the text."""
+    index = text.find(";", start)
+    return len(text) if index < 0 else index
+
+
+def _archive_requirement(text: str) -> Requirement | None:
+    stripped = text.strip()
+    m = _EGG.search(stripped) or _ARCHIVE.search(stripped.split()[0] if stripped else "")
+    if not m:
+        return None
+    return Requirement(text, m.group(1), len(text) - len(text.lstrip()), len(text.rstrip()), "", "", is_url=True)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    rule: Rule
+    reason: str  # for NPU600: why it goes; for NPU601: the note; for NPU602: the new requirement
+    new_requirement: str = ""  # NPU601/NPU602: the replacement / added requirement (without marker)
+
+
+_FLASH = "CUDA-only; torch_npu.npu_fusion_attention replaces it"
+_XFORMERS = "CUDA-only (no NPU build); use F.scaled_dot_product_attention or torch_npu.npu_fusion_attention"
+_NVML = "NVML bindings for NVIDIA drivers; query NPUs with npu-smi or torch.npu"
+_NVIDIA = "NVIDIA CUDA library wheel; CANN provides the Ascend runtime"
+_CUPY = "CuPy built for CUDA; there is no Ascend build"
+
+
+def removal_reason(key: str) -> str | None:
+    """Why a requirement (by canonical name) must go on an NPU host, or None when it stays."""
+    if key == "flash-attn" or key.startswith("flash-attn-"):
+        return _FLASH
+    if key == "xformers":
+        return _XFORMERS
+    if key in ("pynvml", "nvidia-ml-py", "nvidia-ml-py3"):
+        return _NVML
+    if key.startswith("nvidia-"):
+        return _NVIDIA
+    if key.startswith("cupy-cuda"):
+        return _CUPY
+    return None
+
+
+def torch_npu_specifier(torch_specifier: str) -> tuple[str | None, str]:
+    """The torch-npu specifier for a torch specifier: (specifier or None when none can be added, explanation).
+
+    ``==2.5.1`` and ``==2.5.1+cu121`` give ``==2.5.1.*`` (post releases are torch-npu's bug-fix releases),
+    ``==2.5.*`` gives ``==2.5.*``, anything else (ranges, no pin) gives an unpinned torch-npu.
+    """
+    spec = torch_specifier.replace(" ", "")
+    m = re.fullmatch(r"===?(.+)", spec)
+    if not m or "," in spec:
+        return "", "pip pairs it with torch through torch-npu's own torch requirement"
+    version = m.group(1)
+    if version.endswith(".*"):
+        release = version[:-2]
+        if not re.fullmatch(r"\d+(?:\.\d+)*", release):
+            return "", "pip pairs it with torch through torch-npu's own torch requirement"
+        parts = [int(p) for p in release.split(".")]
+        if parts < [2, 1]:
+            return None, f"torch {release}.* predates torch-npu on PyPI (2.1.0 and later)"
+        return f"=={release}.*", f"torch-npu {release}.* pairs with torch {release}.*"
+    v = _VERSION.match(version)
+    if not v:
+        return "", "pip pairs it with torch through torch-npu's own torch requirement"
+    parts = [int(p) for p in v.group(1).split(".")]
+    while len(parts) < 3:
+        parts.append(0)
+    release = ".".join(str(p) for p in parts[:3])
+    if parts < [2, 1]:
+        return None, f"torch {release} predates torch-npu on PyPI (2.1.0 and later): install torch_npu from Ascend"
+    return f"=={release}.*", f"torch-npu {release} pairs with torch {release}"
+
+
+def verdict(req: Requirement) -> Verdict | None:
+    """NPU600/NPU601 for one requirement; NPU602 (adding torch-npu) is decided per list by ``torch_npu_verdict``."""
+    key = req.key
+    reason = removal_reason(key)
+    if reason is not None:
+        return Verdict(CUDA_ONLY_DEPENDENCY, reason)
+    if key == "triton" and not req.is_url:
+        was = req.text[req.name_start:req.spec_end].strip()
+        return Verdict(TRITON_ASCEND_DEPENDENCY,
+                       f"was {was}; pin the triton-ascend release for your CANN (uninstall community triton first)",
+                       "triton-ascend")
+    return None
+
+
+def torch_npu_verdict(requirements: list[Requirement]) -> tuple[int, Verdict] | None:
+    """Where torch-npu goes (index of the torch requirement) and what it is, or None: no torch, or already there.
+
+    A Verdict with an empty ``new_requirement`` means torch-npu cannot be added (torch predates it): report only.
+    """
+    keys = [r.key for r in requirements]
+    if "torch-npu" in keys or "torch" not in keys:
+        return None
+    index = keys.index("torch")
+    torch = requirements[index]
+    if torch.is_url:
+        return None
+    spec, why = torch_npu_specifier(torch.specifier)
+    if spec is None:
+        return index, Verdict(TORCH_NPU_DEPENDENCY, why)
+    return index, Verdict(TORCH_NPU_DEPENDENCY, why, "torch-npu" + spec)

@@ -1,0 +1,155 @@
+"""pip requirements and constraints files (``requirements*.txt``, ``constraints*.txt``, ``requirements/*.txt``).
+
+The format is pip's: one requirement per logical line (``\\`` continues a line), ``#`` after whitespace starts a
+comment, lines starting with ``-`` are options. Edits are line edits; every other byte stays.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+from ascend_port.core.selection import Selection
+from ascend_port.formats.textedit import Edit, TextPort, line_offsets, newline_of
+from ascend_port.rules.project.requirements import (
+    CUDA_ONLY_DEPENDENCY,
+    CUDA_TORCH_BUILD,
+    TORCH_NPU_DEPENDENCY,
+    TRITON_ASCEND_DEPENDENCY,
+    Requirement,
+    parse_requirement,
+    torch_npu_verdict,
+    verdict,
+)
+
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+_OPTION_IN_LINE = re.compile(r"\s+--?[A-Za-z]")
+_INDEX_OPTION = re.compile(r"^\s*(?:-i|--index-url|--extra-index-url|-f|--find-links)[\s=]+(\S+)")
+_CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:(?:nightly|test)/)?cu\d+|/cu\d+/torch_stable\.html")
+_CUDA_LOCAL = re.compile(r"\+cu\d+")
+_TORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
+_CPU_BUILD = ("torch_npu needs the CPU build of torch (PyPI's on aarch64, https://download.pytorch.org/whl/cpu "
+              "on x86_64)")
+
+
+@dataclass
+class _Logical:
+    first: int  # index of the first physical line
+    last: int  # index of the last physical line (continuations)
+    requirement: Requirement | None
+    hashed: bool
+
+
+def _content(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def _logical_lines(lines: list[str]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        first = i
+        while i + 1 < len(lines) and _content(lines[i]).endswith("\\") and not _COMMENT.match(_content(lines[i])):
+            i += 1
+        spans.append((first, i))
+        i += 1
+    return spans
+
+
+def port_requirements(text: str, selection: Selection) -> TextPort:
+    port = TextPort(text, selection)
+    lines = text.splitlines(keepends=True)
+    offsets = line_offsets(lines)
+    newline = newline_of(text)
+    logical: list[_Logical] = []
+    for first, last in _logical_lines(lines):
+        head = _content(lines[first])
+        stripped = head.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        whole = " ".join(_content(lines[i]).rstrip("\\") for i in range(first, last + 1))
+        hashed = "--hash" in whole
+        if stripped.startswith("-"):
+            index = _INDEX_OPTION.match(head)
+            if index and _CUDA_INDEX.search(index.group(1)):
+                port.todo(CUDA_TORCH_BUILD, offsets[first], f"CUDA wheel index: {_CPU_BUILD}")
+            continue
+        req_text = _COMMENT.sub("", head.rstrip("\\"))
+        option = _OPTION_IN_LINE.search(req_text)
+        if option:
+            req_text = req_text[:option.start()]
+        logical.append(_Logical(first, last, parse_requirement(req_text), hashed))
+
+    hash_mode = any(item.hashed for item in logical)
+    for item in logical:
+        req = item.requirement
+        if req is None:
+            continue
+        start = offsets[item.first]
+        if req.key in _TORCH_FAMILY and _CUDA_LOCAL.search(req.specifier):
+            port.todo(CUDA_TORCH_BUILD, start, f"{req.name}{req.specifier} is a CUDA build: {_CPU_BUILD}")
+        found = verdict(req)
+        if found is None:
+            continue
+        if found.rule is CUDA_ONLY_DEPENDENCY:
+            port.fix(found.rule, start, _comment_out(lines, offsets, item, found.reason, newline),
+                     f"{req.name} removed: {found.reason}")
+        elif found.rule is TRITON_ASCEND_DEPENDENCY:
+            if hash_mode:
+                port.report(found.rule, start, "hash-checking file: replace triton with triton-ascend when re-locking")
+                continue
+            end_of_content = start + len(_content(lines[item.first]))
+            edits = [Edit(start + req.name_start, start + req.spec_end, found.new_requirement)]
+            if item.first == item.last:
+                edits.append(Edit(end_of_content, end_of_content, f"  # ascend-port NPU601: {found.reason}"))
+            else:
+                edits.append(Edit(start, start, f"# ascend-port NPU601: {found.reason}{newline}"))
+            port.fix(found.rule, start, edits, f"triton -> triton-ascend ({found.reason})")
+
+    requirements = [item.requirement for item in logical if item.requirement is not None]
+    placed = torch_npu_verdict(requirements)
+    if placed is not None:
+        index, found = placed
+        item = next(i for i in logical if i.requirement is requirements[index])
+        start = offsets[item.first]
+        if not found.new_requirement:
+            port.report(TORCH_NPU_DEPENDENCY, start, found.reason)
+        elif hash_mode:
+            port.report(TORCH_NPU_DEPENDENCY, start,
+                        f"hash-checking file: add {found.new_requirement} with its hashes when re-locking")
+        else:
+            torch = requirements[index]
+            lead = _content(lines[item.first])[:torch.name_start]
+            new_line = f"{lead}{found.new_requirement}{torch.marker}  # added by ascend-port NPU602: {found.reason}"
+            after = offsets[item.last + 1]
+            if lines[item.last].endswith(("\n", "\r")):
+                edit = Edit(after, after, new_line + newline)
+            else:
+                edit = Edit(after, after, newline + new_line)
+            port.fix(TORCH_NPU_DEPENDENCY, start, [edit], f"{found.new_requirement} added ({found.reason})")
+    return port
+
+
+def _comment_out(lines: list[str], offsets: list[int], item: _Logical, reason: str, newline: str) -> list[Edit]:
+    note = f"removed by ascend-port NPU600: {reason}"
+    if item.first == item.last:
+        line = _content(lines[item.first])
+        body = line.lstrip()
+        lead = line[:len(line) - len(body)]
+        start = offsets[item.first]
+        return [Edit(start, start + len(line), f"{lead}# {body}  # {note}")]
+    edits = [Edit(offsets[item.first], offsets[item.first], f"# {note}{newline}")]
+    for i in range(item.first, item.last + 1):
+        edits.append(Edit(offsets[i], offsets[i], "# "))
+    return edits
+
+
+class RequirementsHandler:
+    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]):
+        from ascend_port.core.porting import Ported
+        from ascend_port.core.sources import decode_text
+
+        source = decode_text(data)
+        port = port_requirements(source.text, selection)
+        return Ported(source, port.result(), port.findings)

@@ -1,0 +1,298 @@
+"""Shell code: ``*.sh`` scripts, and the shell parts of Makefiles, Dockerfiles and notebook ``!`` lines (NPU610-616).
+
+The tokenizer (``shell_lexer``) says which word is a command, which words are its arguments and where variables are
+set or read; this module decides what changes. Comments, single-quoted strings, plain text in double quotes and
+heredoc bodies are never edited (heredocs feed text to a program: even an unquoted one may be a config file or a
+Python script).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from ascend_port.core.catalogue import Confidence, Rule, rule
+from ascend_port.core.selection import Selection
+from ascend_port.formats.shell_lexer import Word, lex
+from ascend_port.formats.textedit import Edit, TextPort
+from ascend_port.rules.device import CUDA_ENV_VARS
+from ascend_port.rules.distributed import (
+    ENV_NEAREST,
+    ENV_REVIEW,
+    ENV_SAME,
+    NCCL_ENV_NAME,
+)
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+# --- launch scripts: shell, Makefile recipes, Dockerfile RUN/ENV, notebook ! lines -------------------------------
+
+SHELL_CUDA_ENV_VAR = rule(
+    "NPU610", "shell-cuda-env-var", HIGH,
+    "CUDA/NCCL runtime variables with an exact Ascend counterpart, set or read in shell code -> the Ascend name "
+    "(`CUDA_VISIBLE_DEVICES` -> `ASCEND_RT_VISIBLE_DEVICES`, `TORCH_NCCL_*` -> `TORCH_HCCL_*`).",
+    """
+    In assignments (`NAME=value cmd`), `export`/`unset`/`declare`/`local`/`readonly`, `env NAME=value`, `$NAME` and
+    `${NAME...}` expansions, Dockerfile `ENV`, Makefile variables and notebook `%env`. Comments, single-quoted
+    strings, plain text in double quotes and heredoc bodies are never touched. The names are those of the Python
+    rules NPU111 and NPU207 (one table), so a launch script and the code it starts agree: `CUDA_VISIBLE_DEVICES`,
+    `CUDA_LAUNCH_BLOCKING`, `PYTORCH_CUDA_ALLOC_CONF`, `PYTORCH_NO_CUDA_MEMORY_CACHING`, the `TORCH_NCCL_*` watchdog
+    settings torch_npu reads as `TORCH_HCCL_*`, and the legacy `NCCL_BLOCKING_WAIT`/`NCCL_ASYNC_ERROR_HANDLING`.
+
+    Before:
+        export CUDA_VISIBLE_DEVICES=0,1,2,3
+    After:
+        export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3
+    """,
+)
+SHELL_NCCL_ENV_VAR = rule(
+    "NPU611", "shell-nccl-env-var", MEDIUM,
+    "NCCL variables whose HCCL counterpart may read the value differently -> the HCCL name (with a TODO where the "
+    "value needs converting).",
+    """
+    The table of NPU208: `NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME`, `NCCL_SOCKET_FAMILY` -> `HCCL_SOCKET_FAMILY`,
+    `NCCL_IB_TIMEOUT`/`_RETRY_CNT`/`_TC`/`_SL` -> `HCCL_RDMA_*`; `NCCL_BUFFSIZE` -> `HCCL_BUFFSIZE` (bytes -> MB) and
+    `NCCL_ALGO` -> `HCCL_ALGO` (other syntax) also get a TODO where they are set. Same places as NPU610.
+
+    Before:
+        export NCCL_SOCKET_IFNAME=eth0
+    After:
+        export HCCL_SOCKET_IFNAME=eth0
+    """,
+)
+SHELL_NCCL_NO_EQUIVALENT = rule(
+    "NPU612", "shell-nccl-env-var-no-equivalent", LOW,
+    "NCCL variables set in shell code with no HCCL equivalent (`NCCL_DEBUG`, `NCCL_IB_*`, `NCCL_P2P_*` ...): TODO.",
+    """
+    HCCL ignores NCCL settings. The TODO names the nearest Ascend setting where there is one (as NPU209 does in
+    Python): `NCCL_DEBUG` -> CANN logging (`ASCEND_GLOBAL_LOG_LEVEL`, `ASCEND_SLOG_PRINT_TO_STDOUT`),
+    `NCCL_P2P_DISABLE` -> `HCCL_INTRA_PCIE_ENABLE`/`HCCL_INTRA_ROCE_ENABLE`. The setting is kept.
+
+    Before:
+        export NCCL_DEBUG=INFO
+    After:
+        # TODO(ascend-port): NPU612 [low] NCCL_DEBUG has no HCCL equivalent and no effect on NPU; ...
+        export NCCL_DEBUG=INFO
+    """,
+)
+NVIDIA_SMI = rule(
+    "NPU613", "nvidia-smi", HIGH,
+    "`nvidia-smi` run without arguments -> `npu-smi info`.",
+    """
+    Both print the device table. Only the bare command in command position is rewritten; with arguments the
+    options differ (NPU614).
+
+    Before:
+        nvidia-smi
+    After:
+        npu-smi info
+    """,
+)
+NVIDIA_SMI_QUERY = rule(
+    "NPU614", "nvidia-smi-query", LOW,
+    "`nvidia-smi` with arguments (GPU counting with `-L`, `--query-gpu`) or as an argument: TODO.",
+    """
+    npu-smi has other options and output formats, so queries are not translated. Counting GPUs
+    (`$(nvidia-smi -L | wc -l)`) is the usual case: on Ascend count NPUs with
+    `python -c "import torch, torch_npu; print(torch.npu.device_count())"`, or read `npu-smi info -l`.
+
+    Before:
+        NPROC=$(nvidia-smi -L | wc -l)
+    After:
+        # TODO(ascend-port): NPU614 [low] nvidia-smi -L counts GPUs; ...
+        NPROC=$(nvidia-smi -L | wc -l)
+    """,
+)
+DEVICE_FLAG = rule(
+    "NPU615", "device-flag", HIGH,
+    "`--device cuda`, `--device=cuda:0` (and `--device-type`) command-line arguments -> `npu`.",
+    """
+    The value of a `--device`, `--device-type` or `--device_type` argument that is a CUDA device string, quoted
+    or not, in shell code, Makefile recipes, Dockerfile `RUN` and notebook `!` lines. The Python side (NPU104) ports
+    the argparse defaults and choices, so both ends agree.
+
+    Before:
+        python train.py --device cuda:0
+    After:
+        python train.py --device npu:0
+    """,
+)
+BACKEND_FLAG = rule(
+    "NPU616", "backend-flag", HIGH,
+    "`--backend nccl`, `--dist-backend=nccl`, `--ddp_backend nccl` command-line arguments -> `hccl`.",
+    """
+    HCCL is the collective backend of torch_npu. The value `nccl` (and `cuda:nccl` in a device:backend list) of
+    `--backend`, `--dist-backend`, `--dist_backend`, `--ddp-backend`, `--ddp_backend`, `--distributed-backend`.
+    `torchrun` itself needs no change.
+
+    Before:
+        torchrun train.py --backend nccl
+    After:
+        torchrun train.py --backend hccl
+    """,
+)
+
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+
+# --- what changes --------------------------------------------------------------------------------------------------
+
+# The same name tables as the Python rules (NPU111, NPU207-NPU209), so a script and the code it launches agree.
+ENV_HIGH: dict[str, str] = {**CUDA_ENV_VARS, **ENV_SAME}
+
+
+def env_rename(name: str) -> tuple[Rule, str, str | None] | None:
+    """(rule, Ascend name, note on the value or None) for a CUDA/NCCL variable with an Ascend counterpart."""
+    if name in ENV_HIGH:
+        return SHELL_CUDA_ENV_VAR, ENV_HIGH[name], None
+    if name in ENV_REVIEW:
+        new, note = ENV_REVIEW[name]
+        return SHELL_NCCL_ENV_VAR, new, note
+    return None
+
+
+def env_gap(name: str) -> str | None:
+    """The TODO message for an NCCL variable with no counterpart, else None."""
+    if not NCCL_ENV_NAME.match(name) or name in ENV_HIGH or name in ENV_REVIEW:
+        return None
+    hint = ENV_NEAREST.get(name, "no Ascend setting is known to do the same")
+    return f"{name} has no HCCL equivalent and no effect on NPU; {hint}"
+
+
+def rename_site(port: TextPort, offset: int, name: str, todo: Callable[[Rule, int, str], None] | None) -> None:
+    """Rename the variable at ``offset`` or, where it is set (``todo`` given), leave the TODO it needs."""
+    renamed = env_rename(name)
+    if renamed:
+        rule, new, note = renamed
+        if port.fix(rule, offset, [Edit(offset, offset + len(name), new)], f"{name} -> {new}") and note and todo:
+            todo(rule, offset, note)
+    elif todo and (gap := env_gap(name)):
+        todo(SHELL_NCCL_NO_EQUIVALENT, offset, gap)
+
+
+DEVICE_FLAGS = {"--device", "--device-type", "--device_type"}
+BACKEND_FLAGS = {"--backend", "--dist-backend", "--dist_backend", "--ddp-backend", "--ddp_backend",
+                 "--distributed-backend", "--distributed_backend"}
+_DEVICE_VALUE = re.compile(r"(?P<q>[\"']?)cuda(?P<rest>:[^\"'\s]*)?(?P=q)")
+_BACKEND_VALUE = re.compile(r"(?P<q>[\"']?)(?P<inner>[\w:,]+)(?P=q)")
+_PREFIX_WORDS = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec", "nohup", "command",
+                 "builtin"}
+_DECLARE = {"export", "declare", "typeset", "local", "readonly", "unset"}
+COUNT_MESSAGE = ("nvidia-smi -L lists GPUs, here to count them; count NPUs with "
+                 "`python -c \"import torch, torch_npu; print(torch.npu.device_count())\"` or read `npu-smi info -l`")
+
+
+@dataclass
+class ShellContext:
+    """Where the shell code sits in the file the TextPort edits, and where its TODO comments go."""
+
+    base: int = 0  # offset of the code in the port's text
+    todo_above: int | None = None  # line start for TODOs (default: the safe line above the finding)
+    todo_indent: str | None = None
+    todo_prefix: str = "#"
+    make: bool = False
+
+
+def port_shell_code(port: TextPort, code: str, ctx: ShellContext | None = None) -> None:
+    """Record the edits, findings and TODOs for the shell code ``code`` (found at ``ctx.base`` in ``port.text``)."""
+    ctx = ctx or ShellContext()
+    lexed = lex(code, make=ctx.make)
+    safe = [s + ctx.base for s in lexed.safe_line_starts]
+    seen: set[int] = set()
+
+    def raw(word: Word) -> str:
+        return code[word.start:word.end]
+
+    def todo(rule: Rule, offset: int, message: str) -> None:
+        if ctx.todo_above is not None:
+            port.todo(rule, offset, message, above=ctx.todo_above, indent=ctx.todo_indent, prefix=ctx.todo_prefix)
+            return
+        above = max(s for s in safe if s <= offset)
+        port.todo(rule, offset, message, above=above, prefix=ctx.todo_prefix)
+
+    def name_site(start: int, name: str, setting: bool) -> None:
+        if start not in seen:
+            seen.add(start)
+            rename_site(port, ctx.base + start, name, todo if setting else None)
+
+    for ref in lexed.var_refs:
+        name_site(ref.start, ref.name, setting=False)
+
+    for command in lexed.commands:
+        args = [w for w in command if not w.redirect]
+        i = 0
+        while i < len(args):
+            m = _ASSIGNMENT.match(raw(args[i]))
+            if m:
+                name_site(args[i].start, m.group(1), setting=True)
+                i += 1
+            elif args[i].literal in _PREFIX_WORDS:
+                i += 1
+            elif args[i].literal in ("sudo", "env"):
+                i += 1
+                while i < len(args) and (raw(args[i]).startswith("-") or _ASSIGNMENT.match(raw(args[i]))):
+                    if m := _ASSIGNMENT.match(raw(args[i])):
+                        name_site(args[i].start, m.group(1), setting=True)
+                    i += 1
+            else:
+                break
+        command_word = args[i] if i < len(args) else None
+        if command_word is not None and command_word.literal in _DECLARE:
+            for word in args[i + 1:]:
+                m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(=|$)", raw(word))
+                if m and not raw(word).startswith("-"):
+                    name_site(word.start, m.group(1), setting=True)
+        if command_word is not None and (command_word.literal or "").rsplit("/", 1)[-1] == "nvidia-smi":
+            _nvidia_smi(port, todo, ctx.base, command_word, [raw(w) for w in args[i + 1:]])
+        for word in args:  # an unquoted argument (`command -v nvidia-smi`); quoted text is text
+            if word is not command_word and raw(word).rsplit("/", 1)[-1] == "nvidia-smi":
+                todo(NVIDIA_SMI_QUERY, ctx.base + word.start,
+                     "looks for nvidia-smi; the Ascend tool is npu-smi (`npu-smi info`)")
+        _flags(port, ctx.base, code, args)
+
+
+def _nvidia_smi(port: TextPort, todo, base: int, word: Word, args: list[str]) -> None:
+    offset = base + word.start
+    if not args:
+        port.fix(NVIDIA_SMI, offset, [Edit(offset, base + word.end, "npu-smi info")], "nvidia-smi -> npu-smi info")
+    elif any(a in ("-L", "--list-gpus") for a in args):
+        todo(NVIDIA_SMI_QUERY, offset, COUNT_MESSAGE)
+    else:
+        todo(NVIDIA_SMI_QUERY, offset,
+             f"nvidia-smi {' '.join(args)}: npu-smi has other options and output; see `npu-smi info -h`")
+
+
+def _flags(port: TextPort, base: int, code: str, args: list[Word]) -> None:
+    for k, word in enumerate(args):
+        text = code[word.start:word.end]
+        flag, value_start, value = text, None, None
+        if "=" in text and text.startswith("--"):
+            flag, value = text.split("=", 1)
+            value_start = word.start + len(flag) + 1
+        elif k + 1 < len(args) and text in DEVICE_FLAGS | BACKEND_FLAGS:
+            value_start = args[k + 1].start
+            value = code[args[k + 1].start:args[k + 1].end]
+        if value is None:
+            continue
+        offset = base + value_start
+        if flag in DEVICE_FLAGS and (m := _DEVICE_VALUE.fullmatch(value)):
+            at = offset + len(m.group("q"))
+            port.fix(DEVICE_FLAG, at, [Edit(at, at + 4, "npu")], f"{flag} {value} -> npu")
+        elif flag in BACKEND_FLAGS and (m := _BACKEND_VALUE.fullmatch(value)):
+            items = m.group("inner").split(",")
+            new = [{"nccl": "hccl", "cuda:nccl": "npu:hccl"}.get(item, item) for item in items]
+            if new != items:
+                at = offset + len(m.group("q"))
+                port.fix(BACKEND_FLAG, at, [Edit(at, at + len(m.group("inner")), ",".join(new))],
+                         f"{flag} {m.group('inner')} -> {','.join(new)}")
+
+
+class ShellHandler:
+    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]):
+        from ascend_port.core.porting import Ported
+        from ascend_port.core.sources import decode_text
+
+        source = decode_text(data)
+        port = TextPort(source.text, selection)
+        port_shell_code(port, source.text)
+        return Ported(source, port.result(), port.findings)

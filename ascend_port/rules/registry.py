@@ -1,0 +1,77 @@
+"""Every rule: the rule modules of this package declare theirs when imported, and this module imports them all.
+
+A run answered from the result cache never needs the rule modules (LibCST and every transform): the catalogue an
+earlier run of this very code recorded stands in for them (``use_snapshot``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import ascend_port.rules
+from ascend_port.core.catalogue import Confidence, Rule, declared
+
+# The catalogue as an earlier run of this very code recorded it (see use_snapshot), or None. It stands in for the
+# rule modules, whose import (LibCST and every transform) costs more than a run answered from the cache.
+_SNAPSHOT: dict[str, Rule] | None = None
+_modules_loaded = False
+
+
+def all_rules() -> list[Rule]:
+    return sorted(_catalogue().values(), key=lambda r: r.id)
+
+
+def get_rule(rule_id: str) -> Rule:
+    try:
+        return _catalogue()[rule_id.upper()]
+    except KeyError:
+        raise KeyError(f"unknown rule {rule_id!r}: `ascend-port rules` lists them") from None
+
+
+def _catalogue() -> dict[str, Rule]:
+    if _SNAPSHOT is not None and not _modules_loaded:
+        return _SNAPSHOT
+    _load_rule_modules()
+    return declared()
+
+
+def _load_rule_modules() -> None:
+    global _modules_loaded
+    if _modules_loaded:
+        return
+    # Importing a rule module declares its rules.
+    for module in pkgutil.walk_packages(ascend_port.rules.__path__, "ascend_port.rules."):
+        if module.name != __name__:
+            importlib.import_module(module.name)
+
+    _modules_loaded = True
+
+
+def snapshot_rules() -> list[dict[str, object]]:
+    """Every rule as plain data, for ``use_snapshot`` in a later process."""
+    return [{"id": r.id, "name": r.name, "confidence": r.confidence.label, "summary": r.summary, "doc": r.doc,
+             "retired": r.retired} for r in all_rules()]
+
+
+def use_snapshot(data: object) -> bool:
+    """Answer ``all_rules``/``get_rule`` from ``snapshot_rules()`` output instead of importing the rule modules.
+    The caller vouches that it was made by this same code (the result cache keys it by the tool's fingerprint);
+    data that does not check out is refused (False) and the modules are imported as usual."""
+    global _SNAPSHOT
+    try:
+        rules = {}
+        for item in data:  # type: ignore[union-attr]
+            if not all(isinstance(item[k], str) for k in ("id", "name", "confidence", "summary", "doc")) \
+                    or type(item["retired"]) is not bool or item["id"] in rules:
+                return False
+            rules[item["id"]] = Rule(item["id"], item["name"], Confidence.parse(item["confidence"]),
+                                     item["summary"], item["doc"], item["retired"])
+    except (TypeError, KeyError, ValueError):
+        return False
+    if not rules:
+        return False
+    _SNAPSHOT = rules
+    return True
+
+

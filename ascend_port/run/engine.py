@@ -1,0 +1,231 @@
+"""A run over many files: discovery, parallel porting, and the per-file results.
+
+Workers read, port and diff their files themselves and send back only findings, the new bytes and the diff, so
+the parent never holds the sources of unchanged files. One bad file is reported with its reason and never stops
+the run.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from ascend_port.core.diffing import unified_diff
+from ascend_port.core.findings import FileResult
+from ascend_port.core.porting import Handler, PortError
+from ascend_port.core.selection import Selection
+from ascend_port.core.sources import SourceError
+from ascend_port.port.handlers import handler_for
+from ascend_port.run.cache import Entry, ResultCache, result_cache
+from ascend_port.run.discovery import discover
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    selection: Selection = field(default_factory=Selection)
+    options: Mapping[str, str] = field(default_factory=dict)
+    jobs: int = 0  # 0: all cores
+    exclude: tuple[str, ...] = ()
+    cache: bool = True  # reuse results of unchanged files (see cache.py); --no-cache turns it off
+
+    @property
+    def workers(self) -> int:
+        return self.jobs if self.jobs > 0 else (os.cpu_count() or 1)
+
+
+@dataclass
+class RunResult:
+    files: list[FileResult]
+
+    @property
+    def changed(self) -> list[FileResult]:
+        return [f for f in self.files if f.changed]
+
+    @property
+    def errors(self) -> list[FileResult]:
+        return [f for f in self.files if f.error]
+
+
+def display_path(path: Path) -> str:
+    """Relative to the working directory when below it (what `git apply` expects), else absolute; symlinks
+    resolved. Resolving every component of every file costs more than answering an unchanged file from the cache:
+    each folder is resolved once, and from its parent's resolution when it is not a link itself."""
+    cwd = os.getcwd()
+    folder, name = os.path.split(os.fspath(path))
+    if name in ("", ".", "..") or os.path.islink(path):
+        return _shown(path.resolve(), cwd)
+    return _shown_folder(os.path.join(cwd, folder), cwd) + name
+
+
+@lru_cache(maxsize=4096)
+def _shown_folder(folder: str, cwd: str) -> str:
+    """How display_path shows the files of ``folder`` (absolute): the prefix of their names, ending with ``/``,
+    or empty for the working directory."""
+    shown = _shown(_real_folder(folder), cwd)
+    return "" if shown == "." else shown.rstrip("/") + "/"
+
+
+def _shown(resolved: Path, cwd: str) -> str:
+    try:
+        return resolved.relative_to(_real_folder(cwd)).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+@lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> Path:
+    """``Path(folder).resolve()`` of an absolute folder."""
+    parent, name = os.path.split(folder)
+    if name in ("", ".", "..") or os.path.islink(folder):
+        return Path(folder).resolve()
+    return _real_folder(parent) / name
+
+
+def port_file(path: Path, config: RunConfig, caches: dict[type, ResultCache] | None = None) -> FileResult:
+    """Port one file. ``caches``: the result caches of the caller's earlier files, by handler type."""
+    shown = display_path(path)
+    result = FileResult(shown)
+    handler = handler_for(path)
+    if handler is None:
+        result.skipped = "no handler for this file type"
+        return result
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        result.error = f"cannot read: {error.strerror or error}"
+        return result
+    if not config.cache:
+        return _port_data(result, handler, data, config)[0]
+    # The cache is keyed by the bytes just read, so a file that changes between runs is always ported afresh.
+    results = _results_for(handler, config, {} if caches is None else caches)
+    key = results.key(data)
+    entry = results.load(key)
+    if entry is not None:
+        return _from_entry(entry, shown)
+    result, cacheable = _port_data(result, handler, data, config)
+    if cacheable:
+        body = result.diff[len(diff_header(shown)):]
+        results.store(key, Entry(tuple(result.findings), result.new_bytes, body, result.error, result.skipped))
+    return result
+
+
+def _results_for(handler: Handler, config: RunConfig, caches: dict[type, ResultCache]) -> ResultCache:
+    kind = type(handler)
+    if kind not in caches:
+        caches[kind] = result_cache(kind.__name__, config.selection, config.options)
+    return caches[kind]
+
+
+def _cached(path: Path, results: ResultCache) -> FileResult | None:
+    """The result of ``path`` from the cache, or None when the cache does not have it (nothing is ported)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    entry = results.load(results.key(data))
+    return None if entry is None else _from_entry(entry, display_path(path))
+
+
+def _from_entry(entry: Entry, shown: str) -> FileResult:
+    result = FileResult(shown, list(entry.findings), entry.new_bytes, b"", entry.error, entry.skipped)
+    if entry.new_bytes is not None:
+        result.diff = diff_header(shown) + entry.diff_body
+    return result
+
+
+def diff_header(shown: str) -> bytes:
+    """The ``---``/``+++`` lines: the path as the file system spells it, whatever the file's encoding."""
+    return f"--- a/{shown}\n+++ b/{shown}\n".encode("utf-8", "surrogateescape")
+
+
+def _port_data(result: FileResult, handler: Handler, data: bytes, config: RunConfig) -> tuple[FileResult, bool]:
+    """Port the bytes; the flag is False for unexpected failures, which are never cached."""
+    try:
+        outcome = handler.port(data, config.selection, config.options)
+        new_bytes = None if outcome.new_text is None else outcome.source.encode(outcome.new_text)
+    except SourceError as error:
+        if error.binary:
+            result.skipped = str(error)
+        else:
+            result.error = str(error)
+        return result, True
+    except PortError as error:
+        result.error = str(error)
+        return result, True
+    except UnicodeEncodeError as error:
+        result.error = f"the port cannot be written in the file's encoding ({error.reason}); the file is left unchanged"
+        return result, True
+    except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
+        result.error = f"internal error ({type(error).__name__}: {error}); the file is left unchanged"
+        return result, False
+    result.findings = outcome.findings
+    if new_bytes is not None and new_bytes != data:
+        result.new_bytes = new_bytes
+        encoding = outcome.source.encoding.replace("-sig", "")
+        diff = unified_diff(result.path, outcome.source.text, outcome.new_text)
+        body = diff[len(f"--- a/{result.path}\n+++ b/{result.path}\n"):]
+        result.diff = diff_header(result.path) + body.encode(encoding, errors="surrogateescape")
+    return result, True
+
+
+def _port_batch(paths: list[Path], config: RunConfig) -> list[FileResult]:
+    caches: dict[type, ResultCache] = {}
+    return [port_file(p, config, caches) for p in paths]
+
+
+COLD_PROBE = 32  # how many files run() looks up in the cache before it takes an all-miss for a cold cache
+
+
+def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, int], None] | None = None) -> RunResult:
+    handlers: dict[Path, Handler] = {}
+
+    def wanted(path: Path) -> bool:  # (the handler is kept: it is needed again for every file found)
+        handler = handlers[path] = handler_for(path)
+        return handler is not None
+
+    files = discover([Path(p) for p in paths], wanted, config.exclude)
+    # What the cache knows is answered here: a run over unchanged files starts no worker at all.
+    known: dict[int, FileResult] = {}
+    if config.cache:
+        caches: dict[type, ResultCache] = {}
+        for i, path in enumerate(files):
+            if i == COLD_PROBE and not known:
+                # The first files all missed: the cache is cold (a new tool version, a new configuration). The
+                # rest go to port_file unread here, which answers from the cache what it can, so that no file is
+                # read and hashed twice, once here and once in a worker.
+                break
+            if (hit := _cached(path, _results_for(handlers[path], config, caches))) is not None:
+                known[i] = hit
+    todo = [path for i, path in enumerate(files) if i not in known]
+    progress = None if on_progress is None else lambda done: on_progress(len(known) + done, len(files))
+    if progress:
+        progress(0)
+    ported = iter(_port_all(todo, config, progress))
+    return RunResult([known[i] if i in known else next(ported) for i in range(len(files))])
+
+
+def _port_all(files: list[Path], config: RunConfig, on_progress: Callable[[int], None] | None) -> list[FileResult]:
+    total = len(files)
+    results: list[FileResult] = []
+    workers = min(config.workers, max(1, total // 4))
+    if workers <= 1:
+        caches: dict[type, ResultCache] = {}
+        for path in files:
+            results.append(port_file(path, config, caches))
+            if on_progress:
+                on_progress(len(results))
+        return results
+    # Small batches keep both cores busy to the end; files are sorted, so a batch shares a folder.
+    batch = max(1, min(32, total // (workers * 8)))
+    batches = [files[i:i + batch] for i in range(0, total, batch)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for batch_results in pool.map(_port_batch, batches, [config] * len(batches)):
+            results.extend(batch_results)
+            if on_progress:
+                on_progress(len(results))
+    return results
