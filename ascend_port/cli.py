@@ -123,11 +123,8 @@ def _report_errors(result: RunResult) -> None:
 
 
 def _totals_line(result: RunResult) -> str:
-    from ascend_port.reports import (
-        INFORMATIONAL,  # "compatible as it is" notes (NPU407): neither
-    )
-
-    findings = [f for file in result.files for f in file.findings if f.rule.id not in INFORMATIONAL]
+    # "compatible as it is" notes are neither rewrites nor TODOs
+    findings = [f for file in result.files for f in file.findings if not f.rule.informational]
     rewrites = sum(1 for f in findings if f.rule.rewrites)
     todos = len(findings) - rewrites
     changed = len(result.changed)
@@ -215,58 +212,22 @@ def apply(paths: PathsArg,
           no_cache: NoCacheOpt = False) -> None:
     """Port the files. In a git repository (the default): commit the port on a new branch, one commit per domain.
     --dry-run prints the diff; --no-git writes it in place; --check only says whether anything is left to port."""
-    git_only = [flag for flag, given in (("--branch", branch is not None), ("--force-branch", force_branch),
-                                         ("--no-commit", no_commit), ("--allow-dirty", allow_dirty),
-                                         ("--report-dir", report_dir is not None)) if given]
-    if (dry_run or no_git or check) and git_only:
-        raise _fail(f"{git_only[0]} is an option of the git workflow: it cannot be used with --dry-run, --no-git "
-                    "or --check")
-    if check and (no_git or interactive):
-        raise _fail(f"--check writes nothing: it cannot be combined with {'--no-git' if no_git else '--interactive'}")
-    if dry_run and interactive:
-        raise _fail("--interactive cannot be combined with --dry-run")
+    _check_apply_flags(dry_run, no_git, check, interactive, {
+        "--branch": branch is not None, "--force-branch": force_branch, "--no-commit": no_commit,
+        "--allow-dirty": allow_dirty, "--report-dir": report_dir is not None})
     settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend, branch,
                          cached_rules=not no_cache)
     config = _config(settings, jobs, no_cache)
     if not dry_run and not no_git and not check:
-        from ascend_port.git.workflow import (
-            GitOptions,
-            WorkflowError,
-            apply_to_repository,
-        )
-
-        options = GitOptions(settings.branch or DEFAULT_BRANCH, force_branch, not no_commit, allow_dirty, report_dir,
-                             interactive)
-        try:
-            code = apply_to_repository(paths, config, options, lambda: _run(paths, config, changed_since), out, err)
-        except WorkflowError as error:
-            err.print(f"[red]error:[/red] {escape(str(error))}")
-            raise typer.Exit(error.exit_code) from None
-        raise typer.Exit(code)
+        raise typer.Exit(_apply_with_git(paths, config, changed_since, settings.branch or DEFAULT_BRANCH, force_branch,
+                                         not no_commit, allow_dirty, report_dir, interactive))
     result = _run(paths, config, changed_since)
     if check:
         _check(result, dry_run, exit_zero)
     if dry_run:
-        for file in result.changed:
-            sys.stdout.buffer.write(file.diff)
-        sys.stdout.buffer.flush()
+        _print_diffs(result)
     else:
-        from ascend_port.core.sources import write_atomic
-
-        if interactive:
-            from ascend_port.git.review import review_in_place
-
-            try:
-                review_in_place(result, out)
-            except KeyboardInterrupt:
-                err.print("interrupted: nothing was written")
-                raise typer.Exit(130) from None
-        for file in result.changed:
-            try:
-                write_atomic(Path(file.path), file.new_bytes)
-            except OSError as error:
-                file.error = f"cannot write: {error.strerror or error}"
-                file.new_bytes = None
+        _write_in_place(result, interactive)
     _report_errors(result)
     err.print(_totals_line(result) + (" (dry run: nothing written)" if dry_run else ""))
     if result.errors:
@@ -274,12 +235,70 @@ def apply(paths: PathsArg,
     raise typer.Exit(EXIT_FINDINGS if dry_run and result.changed and not exit_zero else EXIT_CLEAN)
 
 
+def _check_apply_flags(dry_run: bool, no_git: bool, check: bool, interactive: bool,
+                       git_flags: dict[str, bool]) -> None:
+    """Refuse contradictory `apply` flags before any work is done. ``git_flags``: each option of the git workflow,
+    in the order the errors name them, with whether it was given."""
+    git_only = [flag for flag, given in git_flags.items() if given]
+    if (dry_run or no_git or check) and git_only:
+        raise _fail(f"{git_only[0]} is an option of the git workflow: it cannot be used with --dry-run, --no-git "
+                    "or --check")
+    if check and (no_git or interactive):
+        raise _fail(f"--check writes nothing: it cannot be combined with {'--no-git' if no_git else '--interactive'}")
+    if dry_run and interactive:
+        raise _fail("--interactive cannot be combined with --dry-run")
+
+
+def _apply_with_git(paths: list[Path], config: RunConfig, changed_since: str | None, branch: str, force_branch: bool,
+                    commit: bool, allow_dirty: bool, report_dir: Path | None, interactive: bool) -> int:
+    """The default `apply`: port on a new branch of the repository. Returns the exit code (a workflow error's own
+    code after printing it)."""
+    from ascend_port.git.workflow import (
+        GitOptions,
+        WorkflowError,
+        apply_to_repository,
+    )
+
+    options = GitOptions(branch, force_branch, commit, allow_dirty, report_dir, interactive)
+    try:
+        return apply_to_repository(paths, config, options, lambda: _run(paths, config, changed_since), out, err)
+    except WorkflowError as error:
+        err.print(f"[red]error:[/red] {escape(str(error))}")
+        return error.exit_code
+
+
+def _print_diffs(result: RunResult) -> None:
+    """The unified diff of every file the port changes, as bytes: the files' own encodings and line endings."""
+    for file in result.changed:
+        sys.stdout.buffer.write(file.diff)
+    sys.stdout.buffer.flush()
+
+
+def _write_in_place(result: RunResult, interactive: bool) -> None:
+    """`apply --no-git`: write the changed files (after the hunk review with --interactive). A file that cannot be
+    written becomes an error of the result, reported with the others, and keeps its old content."""
+    from ascend_port.core.sources import write_atomic
+
+    if interactive:
+        from ascend_port.git.review import review_in_place
+
+        try:
+            review_in_place(result, out)
+        except KeyboardInterrupt:
+            err.print("interrupted: nothing was written")
+            raise typer.Exit(130) from None
+    for file in result.changed:
+        try:
+            write_atomic(Path(file.path), file.new_bytes)
+        except OSError as error:
+            file.error = f"cannot write: {error.strerror or error}"
+            file.new_bytes = None
+
+
 def _check(result: RunResult, show_diff: bool, exit_zero: bool) -> None:
     """``apply --check``: the diff only with --dry-run, then one line per file left to port and the totals."""
     if show_diff:
-        for file in result.changed:
-            sys.stdout.buffer.write(file.diff)
-        sys.stdout.buffer.flush()
+        _print_diffs(result)
     for file in result.changed:
         kinds = Counter(f.rule.rewrites for f in file.findings if f.applied)
         err.print(f"would port {escape(file.path)} ({kinds[True]} rewrites, {kinds[False]} TODOs)", soft_wrap=True)

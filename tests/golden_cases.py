@@ -1,5 +1,15 @@
 """Golden cases: ``golden/<RULE>/<case>.in.<ext>`` is ported with the default configuration and must equal
-``<case>.out.<ext>``; a case without an ``.out`` file must come out unchanged. Folder names are rule IDs."""
+``<case>.out.<ext>``; a case without an ``.out`` file must come out unchanged. Folder names are rule IDs.
+
+The findings the port reports are pinned in ``<case>.<ext>.findings`` beside them: the input's name without
+``.in`` plus ``.findings`` (``call_forms.in.py`` -> ``call_forms.py.findings``, ``gpu.in.Dockerfile`` ->
+``gpu.Dockerfile.findings``, ``extras@pyproject.in.toml`` -> ``extras@pyproject.toml.findings``). The extension
+stays in the name because one folder may hold a case in several file types (``NPU614/count.in.sh`` and
+``count.in.mk``). One finding a line, sorted by (line, rule, message)::
+
+    <line> <RULE> [<confidence>] <kind>: <message>
+
+A case without a findings file must report no findings (a missing file reads as empty)."""
 
 from __future__ import annotations
 
@@ -17,6 +27,11 @@ class Case:
     @property
     def expected(self) -> Path:
         return self.input.with_name(self.input.name.replace(".in.", ".out.", 1))
+
+    @property
+    def findings(self) -> Path:
+        """``<case>.<ext>.findings``: the input's name without ``.in``, plus ``.findings``."""
+        return self.input.with_name(self.input.name.replace(".in.", ".", 1) + ".findings")
 
     @property
     def handler_name(self) -> Path:

@@ -12,15 +12,7 @@ from ascend_port.core.sources import python_lines
 from ascend_port.python.chunks import Splice, hot_chunks, splice
 from ascend_port.python.literals import TriggerFilter
 from ascend_port.python.names import ImportIndex
-from ascend_port.python.scopes import (
-    FUNCTIONS,
-    Trigger,
-    imported,
-    innermost,
-    nothing,
-    statement,
-    top,
-)
+from ascend_port.python.scopes import FUNCTIONS, Trigger, imported, innermost, nothing, statement, top
 from ascend_port.rules.torch_npu_import import spliced_statements, top_statements
 
 MODULE = textwrap.dedent('''\

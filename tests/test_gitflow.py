@@ -24,7 +24,7 @@ from gitrepo import (
 from unidiff import PatchSet
 
 import ascend_port.git.workflow as gitflow
-from ascend_port.core.hunks import FileChange
+from ascend_port.run.hunks import FileChange
 
 __all__ = ["fake_domains", "private_cache"]  # the fixtures, imported for pytest
 

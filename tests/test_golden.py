@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import pytest
-from golden_cases import Case, cases
+from golden_cases import GOLDEN, Case, cases
 
+from ascend_port.core.findings import Finding
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.rules.registry import all_rules
@@ -33,6 +34,36 @@ def test_golden(case: Case, request: pytest.FixtureRequest) -> None:
     # Idempotent: the port of the port changes nothing.
     again = port(case, ported.source.encode(output))
     assert again.new_text is None or again.new_text == output
+
+
+def findings_text(findings: list[Finding]) -> str:
+    """The findings file's text: ``<line> <RULE> [<confidence>] <kind>: <message>`` a line, sorted."""
+    lines = []
+    for f in sorted(findings, key=lambda f: (f.line, f.rule.id, f.message, f.kind)):
+        assert "\n" not in f.message and "\r" not in f.message, f"multi-line message: {f.message!r}"
+        lines.append(f"{f.line} {f.rule.id} [{f.rule.confidence.label}] {f.kind}: {f.message}\n")
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_golden_findings(case: Case, request: pytest.FixtureRequest) -> None:
+    actual = findings_text(port(case, case.input.read_bytes()).findings)
+    if request.config.getoption("--update-golden"):
+        if actual:
+            case.findings.write_text(actual, "utf-8", newline="\n")
+        else:
+            case.findings.unlink(missing_ok=True)
+        return
+    # A missing file reads as empty, so a case without one must report nothing.
+    expected = case.findings.read_text("utf-8") if case.findings.exists() else ""
+    assert actual == expected, f"findings differ from {case.findings.relative_to(GOLDEN)}"
+
+
+def test_findings_files_belong_to_cases() -> None:
+    names = [c.findings for c in CASES]
+    assert len(set(names)) == len(names), "two golden cases share a findings file name"
+    stray = sorted(str(p.relative_to(GOLDEN)) for p in set(GOLDEN.glob("NPU*/*.findings")) - set(names))
+    assert not stray, f"findings files without a golden case: {stray}"
 
 
 def test_every_rule_has_a_golden_case_where_it_fires() -> None:

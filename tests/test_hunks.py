@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from unidiff import PatchSet
 
 from ascend_port.core.findings import Finding
-from ascend_port.core.hunks import FileChange, apply_edits, split_lines
 from ascend_port.rules.registry import get_rule
+from ascend_port.run.hunks import FileChange, apply_edits, split_lines
 
 LINES = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "x = 1\n", "\n", "  y\r\n", "z"]), max_size=40)
 

@@ -23,11 +23,11 @@ from gitrepo import (
 )
 from rich.console import Console
 
-from ascend_port.core.hunks import FileChange
 from ascend_port.core.selection import Selection
 from ascend_port.git.answers import LineKeys
 from ascend_port.git.review import Review, parse_edited_hunk
 from ascend_port.port.handlers import handler_for
+from ascend_port.run.hunks import FileChange
 
 __all__ = ["fake_domains", "private_cache"]
 

@@ -49,6 +49,9 @@ class Rule:
     summary: str
     doc: str
     retired: bool = False
+    # Its findings are information, not work: code that runs on an NPU as it is. They are neither rewrites nor
+    # TODOs in the totals, and never make `scan` fail.
+    informational: bool = False
 
     @property
     def domain(self) -> str:
@@ -63,13 +66,13 @@ class Rule:
 _CATALOGUE: dict[str, Rule] = {}
 
 
-def rule(id: str, name: str, confidence: Confidence, summary: str, doc: str) -> Rule:
+def rule(id: str, name: str, confidence: Confidence, summary: str, doc: str, *, informational: bool = False) -> Rule:
     """Define and register a rule; called at import time by the modules that implement the rules."""
     if id in _CATALOGUE:
         raise ValueError(f"rule {id} is defined twice")
     if id[:4] not in DOMAINS or len(id) != 6 or not id[3:].isdigit():
         raise ValueError(f"bad rule id {id!r}: expected NPUdxx with a domain digit 1-7")
-    new = Rule(id, name, confidence, summary, textwrap.dedent(doc).strip())
+    new = Rule(id, name, confidence, summary, textwrap.dedent(doc).strip(), informational=informational)
     _CATALOGUE[id] = new
     return new
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import codecs
 import io
+import itertools
 import os
 import re
 import tempfile
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 
 class SourceError(Exception):
@@ -80,3 +82,8 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def line_offsets(lines: Sequence[str]) -> list[int]:
+    """Offset of the start of each line in the joined text, plus the text's length at the end."""
+    return [0, *itertools.accumulate(map(len, lines))]

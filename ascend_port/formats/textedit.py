@@ -4,9 +4,8 @@ change and keep every other byte (comments, quoting, indentation, line endings).
 from __future__ import annotations
 
 import bisect
-import itertools
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from ascend_port.core.catalogue import Rule
 from ascend_port.core.findings import Finding, todo_comment
@@ -44,11 +43,6 @@ def newline_of(text: str) -> str:
     if index > 0 and text[index - 1] == "\r":
         return "\r\n"
     return "\n"
-
-
-def line_offsets(lines: Sequence[str]) -> list[int]:
-    """Offset of the start of each line in the joined text, plus the text's length at the end."""
-    return [0, *itertools.accumulate(map(len, lines))]
 
 
 class LineIndex:

@@ -16,10 +16,10 @@ from typing import Mapping
 
 from ascend_port.core.catalogue import DOMAINS, Rule
 from ascend_port.core.findings import Finding
-from ascend_port.core.hunks import Edit, apply_edits, split_lines
 from ascend_port.core.selection import Selection
 from ascend_port.git.review import breaks
 from ascend_port.port.handlers import handler_for
+from ascend_port.run.hunks import Edit, apply_edits, split_lines
 
 ORDER = tuple(DOMAINS)  # "NPU1" ... "NPU7"
 TITLES = {

@@ -22,14 +22,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ascend_port.core.findings import Finding
-from ascend_port.core.hunks import (
-    IMPORT_RULE,
-    Edit,
-    FileChange,
-    apply_edits,
-    split_lines,
-)
 from ascend_port.git.answers import Keys, keys_for
+from ascend_port.run.hunks import IMPORT_RULE, Edit, FileChange, apply_edits, split_lines
 
 HELP = """\
 y - apply this hunk

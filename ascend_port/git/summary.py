@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ascend_port import __version__
 from ascend_port.core.findings import FileResult
-from ascend_port.core.hunks import diff_bytes
 from ascend_port.git.domains import ORDER, TITLES, FilePlan
+from ascend_port.run.hunks import diff_bytes
 
 HEADER = "# ascend-port report"
 

@@ -24,21 +24,14 @@ from rich.markup import escape
 
 from ascend_port import __version__
 from ascend_port.core.catalogue import Rule
-from ascend_port.core.hunks import FileChange
 from ascend_port.core.sources import write_atomic
 from ascend_port.git.answers import Keys
-from ascend_port.git.domains import (
-    ORDER,
-    TITLES,
-    FilePlan,
-    Step,
-    port_steps,
-    unit_steps,
-)
+from ascend_port.git.domains import ORDER, TITLES, FilePlan, Step, port_steps, unit_steps
 from ascend_port.git.review import review_files
 from ascend_port.git.summary import RunInfo, exclude_from_git, write_report
 from ascend_port.reports import write_assessment
 from ascend_port.run.engine import RunConfig, RunResult
+from ascend_port.run.hunks import FileChange
 
 DEFAULT_BRANCH = "ascend-port/npu"
 REPORT_DIR = ".ascend-port"

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ascend_port.core.findings import TODO_PREFIX, Finding
+from ascend_port.core.findings import Finding
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import python_lines
@@ -28,14 +26,10 @@ from ascend_port.port.transformers import TRANSFORMERS
 from ascend_port.python.chunks import Splice, hot_chunks, splice, wrap
 from ascend_port.python.docstrings import inside, triple_quoted_spans
 from ascend_port.python.literals import TriggerFilter
-from ascend_port.python.names import ImportIndex, dotted
+from ascend_port.python.names import ImportIndex
 from ascend_port.python.parsing import parse_quietly
 from ascend_port.python.scopes import Scope
-from ascend_port.python.transformer import (
-    PortContext,
-    PortTransformer,
-    run_transformers,
-)
+from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
 from ascend_port.rules.torch_npu_import import (
     IMPORT_TORCH_NPU,
     spliced_statements,

@@ -18,20 +18,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
-from ascend_port.core.sources import decode_python, decode_text
-from ascend_port.formats.textedit import (
-    Edit,
-    LineIndex,
-    TextPort,
-    line_offsets,
-    newline_of,
-)
-from ascend_port.rules.project.reqlist import (
-    Change,
-    ListItem,
-    RequirementList,
-    edit_list,
-)
+from ascend_port.core.sources import decode_python, decode_text, line_offsets
+from ascend_port.formats.textedit import Edit, LineIndex, TextPort, newline_of
+from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
     TORCH_NPU_DEPENDENCY,
@@ -296,7 +285,7 @@ def _edit_cfg_value(port, value, entries, lines, offsets, newline, expected: lis
             continue
         on_key_line = i == value.key_line
         if found.rule is CUDA_ONLY_DEPENDENCY:
-            note = f"# removed by ascend-port NPU600: {found.reason}"
+            note = f"# removed by ascend-port {CUDA_ONLY_DEPENDENCY.id}: {found.reason}"
             if on_key_line:
                 cut = start
                 while cut > offsets[i] and lines[i][cut - offsets[i] - 1] in " \t":
@@ -312,7 +301,7 @@ def _edit_cfg_value(port, value, entries, lines, offsets, newline, expected: lis
             new_req = found.new_requirement + req.marker
             pad = "" if on_key_line else lines[i][:len(lines[i]) - len(lines[i].lstrip(" \t"))]
             edits = [Edit(start + req.name_start, start + req.spec_end, found.new_requirement),
-                     Edit(offsets[i], offsets[i], f"{pad}# ascend-port NPU601: {found.reason}{newline}")]
+                     Edit(offsets[i], offsets[i], f"{pad}# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}{newline}")]
             if port.fix(found.rule, start, edits, f"triton -> triton-ascend in {value.key}") and expected is not None:
                 expected[expected.index(req_text)] = new_req
     parsed = [r for r in requirements if r is not None]

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from ascend_port.python.transformer import (
-                                                   PortContext,
-                                                   PortTransformer,
-                                                   run_transformers,
-)
+from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
 from ascend_port.rules.attention.attention import AttentionTransformer
 from ascend_port.rules.attention.norms import ApexNormTransformer, NormTransformer
 from ascend_port.rules.attention.unused_imports import UnusedImportTransformer

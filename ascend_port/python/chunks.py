@@ -14,8 +14,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Sequence
 
-from ascend_port.core.sources import python_lines
-from ascend_port.formats.textedit import line_offsets
+from ascend_port.core.sources import line_offsets, python_lines
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import Scope
 

@@ -14,9 +14,6 @@ from typing import Mapping
 from ascend_port.run.engine import RunResult
 
 FORMATS = ("text", "md", "json", "sarif", "csv", "github")
-# Rules whose findings are information, not work: they report code that runs on an NPU as it is. (Here, not in
-# model.py, so that the command line's totals line does not import the whole report model.)
-INFORMATIONAL = frozenset({"NPU407"})
 _MODULES = {"md": "markdown", "json": "json_report", "sarif": "sarif", "csv": "csv_report", "github": "github"}
 ASSESSMENT_FILES = {"md": "assessment.md", "json": "assessment.json", "sarif": "assessment.sarif",
                     "csv": "change_list.csv"}

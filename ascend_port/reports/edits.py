@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ascend_port.core.findings import TODO_PATTERN, FileResult, Finding, todo_comment
-from ascend_port.core.hunks import Change, FileChange
+from ascend_port.run.hunks import Change, FileChange
 
 
 @dataclass

@@ -10,12 +10,7 @@ from importlib import resources
 from typing import Any
 
 from ascend_port.reports import effort as effort_model
-from ascend_port.reports.model import (
-    DOMAIN_TITLES,
-    Edit,
-    Report,
-    pattern_and_replacement,
-)
+from ascend_port.reports.model import DOMAIN_TITLES, Edit, Report, pattern_and_replacement
 
 SCHEMA_VERSION = "1.0"
 

@@ -22,8 +22,6 @@ from typing import Mapping
 from ascend_port import __version__
 from ascend_port.core.catalogue import DOMAINS, Confidence, Rule
 from ascend_port.core.findings import FileResult, Finding
-from ascend_port.core.hunks import IMPORT_RULE, split_lines
-from ascend_port.reports import INFORMATIONAL  # noqa: F401  (sarif.py imports it from here)
 from ascend_port.reports import effort as effort_model
 from ascend_port.reports.dependencies import Dependency
 from ascend_port.reports.dependencies import dependencies as find_dependencies
@@ -31,6 +29,7 @@ from ascend_port.reports.edits import Edit, file_edits
 from ascend_port.reports.packages import REPLACE, UNSUPPORTED
 from ascend_port.rules.registry import all_rules
 from ascend_port.run.engine import RunResult
+from ascend_port.run.hunks import IMPORT_RULE, split_lines
 
 # The report's names for the rule domains (ID prefix -> title), in ID order.
 DOMAIN_TITLES: dict[str, str] = {
@@ -56,7 +55,7 @@ class Placed:
     @property
     def role(self) -> str:
         """``rewrite`` (the port makes it), ``manual`` (TODOs, report-only findings) or ``info`` (nothing to do)."""
-        if self.rule.id in INFORMATIONAL:
+        if self.rule.informational:
             return "info"
         return "rewrite" if self.rule.rewrites and self.finding.applied else "manual"
 

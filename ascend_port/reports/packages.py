@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ascend_port.rules.kernels import TRITON_KERNEL
 from ascend_port.rules.project.requirements import canonical, removal_reason
 
 COMPATIBLE, REPLACE, UNSUPPORTED, NOT_APPLICABLE = "compatible", "replace", "unsupported", "n.a."
@@ -47,7 +48,7 @@ PACKAGES: tuple[Package, ...] = (
        "CPU build matching torch; tensors run on NPU through torch_npu (torch_npu.contrib has nms/roi_align/iou)"),
     _p("torchaudio", "torchaudio", COMPATIBLE, "", "CPU build matching torch"),
     _p("triton", "triton", REPLACE, "triton-ascend",
-       "Triton-Ascend replaces community triton (they cannot be installed together); kernels need review (NPU500)"),
+       "Triton-Ascend replaces community triton (they cannot be installed together); kernels need review (" + TRITON_KERNEL.id + ")"),
     _p("triton-ascend", "", COMPATIBLE, "", "Triton for Ascend NPUs"),
     _p("flash-attn", "flash_attn", REPLACE, "torch_npu.npu_fusion_attention",
        "CUDA-only; mind scale (default 1.0), mask polarity and causal alignment (NPU4xx)"),

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ascend_port.core.catalogue import Confidence, Rule
-from ascend_port.reports.model import DOMAIN_TITLES, INFORMATIONAL, Edit, Placed, Report
+from ascend_port.reports.model import DOMAIN_TITLES, Edit, Placed, Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Confidence.HIGH: "warning", Confidence.MEDIUM: "warning", Confidence.LOW: "error"}
@@ -64,7 +64,7 @@ def _descriptor(rule: Rule) -> dict[str, Any]:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": first_paragraph or rule.summary},
         "help": {"text": f"{rule.summary}\n\n{rule.doc}", "markdown": _doc_markdown(rule)},
-        "defaultConfiguration": {"level": "note" if rule.id in INFORMATIONAL else LEVELS[rule.confidence]},
+        "defaultConfiguration": {"level": "note" if rule.informational else LEVELS[rule.confidence]},
         "properties": {
             "precision": PRECISION[rule.confidence],
             "confidence": rule.confidence.label,

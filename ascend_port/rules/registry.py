@@ -51,7 +51,7 @@ def _load_rule_modules() -> None:
 def snapshot_rules() -> list[dict[str, object]]:
     """Every rule as plain data, for ``use_snapshot`` in a later process."""
     return [{"id": r.id, "name": r.name, "confidence": r.confidence.label, "summary": r.summary, "doc": r.doc,
-             "retired": r.retired} for r in all_rules()]
+             "retired": r.retired, "informational": r.informational} for r in all_rules()]
 
 
 def use_snapshot(data: object) -> bool:
@@ -63,10 +63,11 @@ def use_snapshot(data: object) -> bool:
         rules = {}
         for item in data:  # type: ignore[union-attr]
             if not all(isinstance(item[k], str) for k in ("id", "name", "confidence", "summary", "doc")) \
-                    or type(item["retired"]) is not bool or item["id"] in rules:
+                    or type(item["retired"]) is not bool or type(item["informational"]) is not bool \
+                    or item["id"] in rules:
                 return False
             rules[item["id"]] = Rule(item["id"], item["name"], Confidence.parse(item["confidence"]),
-                                     item["summary"], item["doc"], item["retired"])
+                                     item["summary"], item["doc"], item["retired"], item["informational"])
     except (TypeError, KeyError, ValueError):
         return False
     if not rules:

@@ -87,9 +87,7 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def _attention_backends() -> tuple[str, ...]:
-    from ascend_port.rules.attention.helpers import (
-        BACKENDS,  # the attention rules' own list
-    )
+    from ascend_port.rules.attention.helpers import BACKENDS  # the attention rules' own list
 
     return BACKENDS
 

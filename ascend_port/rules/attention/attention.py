@@ -165,6 +165,7 @@ SDPA_NATIVE = rule(
     After:
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     """,
+    informational=True,
 )
 GPU_ATTENTION_IMPORT = rule(
     "NPU409", "gpu-attention-import", LOW,
@@ -303,6 +304,10 @@ def unbind_arg(arg: cst.Arg, dim: int) -> cst.Arg:
     return cst.Arg(value=unbound, star="*", comma=arg.comma)
 
 
+# The rules each emitted helper names in its docstring.
+_HELPER_CREDITS = {FLASH_HELPER: f"rules {FLASH_ATTN.id}-{XFORMERS.id}", XFORMERS_HELPER: f"rule {XFORMERS.id}"}
+
+
 class AttentionTransformer(PortTransformer):
     """NPU400-NPU407 and NPU409; the helper definitions are written by ``finish`` once the calls are ported."""
 
@@ -319,7 +324,7 @@ class AttentionTransformer(PortTransformer):
         backend = ctx.options.get("attention_backend", "torch_npu")
         if backend not in BACKENDS:
             raise PortError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")
-        return insert_helpers(text, tree, backend)
+        return insert_helpers(text, tree, backend, _HELPER_CREDITS)
 
     # --- calls ------------------------------------------------------------------------------------------------
 

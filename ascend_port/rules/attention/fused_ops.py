@@ -390,7 +390,7 @@ class _SwigluApplier(cst.CSTTransformer):
             call = call.with_changes(args=[call.args[0].with_changes(value=match.source), call.args[1]])
             second = body[i + 1].visit(_ReplaceCode(match.product, call))
             second = second.with_changes(leading_lines=[*body[i].leading_lines, *second.leading_lines])
-            fixed = self.owner.fix(SWIGLU, match.first, second, f"chunk + F.silu(gate) * up -> torch_npu.npu_swiglu",
+            fixed = self.owner.fix(SWIGLU, match.first, second, "chunk + F.silu(gate) * up -> torch_npu.npu_swiglu",
                                    torch_npu_name=True)
             if fixed is None:
                 return updated

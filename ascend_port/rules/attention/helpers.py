@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable
+from typing import Callable, Mapping
 
 from ascend_port.core.sources import python_lines
 
@@ -26,7 +26,7 @@ _FLASH = '''\
 
 def {name}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
 {pad}cu_seqlens_q=None, cu_seqlens_k=None, top_left=False):
-    """flash-attn's attention on torch_npu.npu_fusion_attention (written by ascend-port, rules NPU400-NPU405).
+    """flash-attn's attention on torch_npu.npu_fusion_attention (written by ascend-port, {credit}).
 
     q, k, v: (batch, seq, heads, head_dim), or (tokens, heads, head_dim) with cu_seqlens_q/k (varlen). Fewer
     key/value heads than query heads (GQA) need no repeat. Causal and sliding-window masks align bottom-right, as
@@ -66,7 +66,7 @@ _MINDIESD = '''\
 
 _XFORMERS = '''\
 def {name}(q, k, v, p=0.0, scale=None, causal=False, top_left=False):
-    """xformers.ops.memory_efficient_attention on NPU (written by ascend-port, rule NPU405): BMHK inputs, or BMK
+    """xformers.ops.memory_efficient_attention on NPU (written by ascend-port, {credit}): BMHK inputs, or BMK
     inputs as a single head; scale=None means q.shape[-1] ** -0.5, as in xformers."""
     if q.dim() == 3:
         out = {flash}(q.unsqueeze(2), k.unsqueeze(2), v.unsqueeze(2), p, scale, causal, top_left=top_left)
@@ -81,17 +81,18 @@ DEPENDS = {FLASH_HELPER: (), XFORMERS_HELPER: (FLASH_HELPER,)}
 PRIVATE_TORCH = "_torch"
 
 
-def helper_source(name: str, torch: str | None, torch_npu: str, backend: str) -> str:
+def helper_source(name: str, torch: str | None, torch_npu: str, backend: str, credit: str) -> str:
     """The source of one helper; ``torch`` is the module's name for torch (None: it does not import torch at its
     top level, so the helper imports it, under a private name: a plain `import torch`, even in a function, would
     make the module's other `torch.cuda...` code resolve on the next run and the port not idempotent),
-    ``torch_npu`` its name for torch_npu (NPU100 adds `import torch_npu`)."""
+    ``torch_npu`` its name for torch_npu (NPU100 adds `import torch_npu`); ``credit`` names the rules that wrote it
+    in its docstring."""
     if name == XFORMERS_HELPER:
-        return _XFORMERS.format(name=name, flash=FLASH_HELPER)
+        return _XFORMERS.format(name=name, flash=FLASH_HELPER, credit=credit)
     if backend not in BACKENDS:
         raise ValueError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")
     return _FLASH.format(
-        cache=MASK_CACHE, name=name, torch=torch or PRIVATE_TORCH, torch_npu=torch_npu,
+        cache=MASK_CACHE, name=name, credit=credit, torch=torch or PRIVATE_TORCH, torch_npu=torch_npu,
         pad=" " * (len(name) + 5), pad2=" " * (len(torch_npu) + 33),  # continuation lines under the open paren
         import_torch="" if torch else f"            import torch as {PRIVATE_TORCH}\n\n",
         backend=_MINDIESD if backend == "mindiesd" else "",
@@ -114,9 +115,9 @@ def _loaded_names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str) -> str:
+def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str, credits: Mapping[str, str]) -> str:
     """``text`` with the definitions of the helpers it calls but does not define at its top level (``parse()`` is
-    its ``ast``)."""
+    its ``ast``; ``credits``: each helper's rules, named in its docstring)."""
     if not any(name in text for name in DEPENDS):
         return text  # the usual case, decided without parsing or walking the module
     tree = parse()
@@ -129,7 +130,7 @@ def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str) -> 
         needed |= set(DEPENDS[name]) - defined
     first = min(i for i, names in users if names & needed)
     torch, torch_npu = bound_name(tree, "torch"), bound_name(tree, "torch_npu") or "torch_npu"
-    block = "\n\n".join(helper_source(n, torch, torch_npu, backend) for n in DEPENDS if n in needed)  # dependency order
+    block = "\n\n".join(helper_source(n, torch, torch_npu, backend, credits[n]) for n in DEPENDS if n in needed)  # dependency order
     return _insert_before(text, tree.body[first], block)
 
 

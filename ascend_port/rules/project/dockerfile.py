@@ -10,7 +10,8 @@ from typing import Mapping
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.selection import Selection
-from ascend_port.formats.textedit import TextPort, line_offsets
+from ascend_port.core.sources import line_offsets
+from ascend_port.formats.textedit import TextPort
 from ascend_port.rules.project.shell import ShellContext, port_shell_code, rename_site
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW

@@ -8,7 +8,8 @@ import re
 from typing import Mapping
 
 from ascend_port.core.selection import Selection
-from ascend_port.formats.textedit import TextPort, line_offsets
+from ascend_port.core.sources import line_offsets
+from ascend_port.formats.textedit import TextPort
 from ascend_port.rules.project.shell import ShellContext, port_shell_code, rename_site
 
 _ASSIGNMENT = re.compile(r"^(?P<lead>(?:(?:export|override|private)\s+)*)(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"

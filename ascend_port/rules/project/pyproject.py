@@ -14,12 +14,7 @@ from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_text
 from ascend_port.formats.textedit import TextPort
 from ascend_port.formats.tomlspans import TomlScanError, array_spans
-from ascend_port.rules.project.reqlist import (
-    Change,
-    ListItem,
-    RequirementList,
-    edit_list,
-)
+from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
 
 
 def _parse(text: str) -> dict[str, Any]:

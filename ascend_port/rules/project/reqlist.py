@@ -108,7 +108,7 @@ def edit_list(port: TextPort, req_list: RequirementList) -> Change | None:
             continue
         layout = layouts[i]
         if found.rule is CUDA_ONLY_DEPENDENCY:
-            note = f"removed by ascend-port NPU600: {found.reason}"
+            note = f"removed by ascend-port {CUDA_ONLY_DEPENDENCY.id}: {found.reason}"
             if layout.alone:
                 body = text[item.start:layout.line_end]
                 change = [Edit(item.start, layout.line_end, f"# {body}  # {note}")]
@@ -127,9 +127,9 @@ def edit_list(port: TextPort, req_list: RequirementList) -> Change | None:
             new_value = found.new_requirement + req.marker
             change = [Edit(item.start, item.end, quote + new_value + close)]
             if layout.alone:
-                change.append(Edit(layout.line_end, layout.line_end, f"  # ascend-port NPU601: {found.reason}"))
+                change.append(Edit(layout.line_end, layout.line_end, f"  # ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}"))
             else:
-                above(f"# ascend-port NPU601: triton-ascend {found.reason}")
+                above(f"# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: triton-ascend {found.reason}")
             replaced[i] = new_value
             edits.append((found.rule, item.start, change, f"triton -> triton-ascend in {req_list.where}"))
 

@@ -66,20 +66,6 @@ TORCH_NPU_DEPENDENCY = rule(
         torch-npu==2.5.1.*  # added by ascend-port NPU602: torch-npu 2.5.1 pairs with torch 2.5.1
     """,
 )
-CUDA_TORCH_BUILD = rule(
-    "NPU603", "cuda-torch-build", LOW,
-    "CUDA builds of torch (`+cu121` pins, download.pytorch.org CUDA indexes) in requirements files: TODO.",
-    """
-    torch_npu refuses a CUDA build of torch ("Two accelerators cannot be used at the same time"). On aarch64
-    hosts the PyPI torch is the CPU build; on x86_64 use https://download.pytorch.org/whl/cpu. The line is kept.
-
-    Before:
-        --extra-index-url https://download.pytorch.org/whl/cu121
-    After:
-        # TODO(ascend-port): NPU603 [low] CUDA wheel index: torch_npu needs the CPU build of torch ...
-        --extra-index-url https://download.pytorch.org/whl/cu121
-    """,
-)
 
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:\.\*)?(?:(?:a|b|rc|\.post|\.dev|post|dev)\d*)*(?:\+[\w.]+)?$")

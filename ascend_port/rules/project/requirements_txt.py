@@ -10,17 +10,33 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.selection import Selection
-from ascend_port.formats.textedit import Edit, TextPort, line_offsets, newline_of
+from ascend_port.core.sources import line_offsets
+from ascend_port.formats.textedit import Edit, TextPort, newline_of
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
-    CUDA_TORCH_BUILD,
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
     Requirement,
     parse_requirement,
     torch_npu_verdict,
     verdict,
+)
+
+CUDA_TORCH_BUILD = rule(
+    "NPU603", "cuda-torch-build", Confidence.LOW,
+    "CUDA builds of torch (`+cu121` pins, download.pytorch.org CUDA indexes) in requirements files: TODO.",
+    """
+    torch_npu refuses a CUDA build of torch ("Two accelerators cannot be used at the same time"). On aarch64
+    hosts the PyPI torch is the CPU build; on x86_64 use https://download.pytorch.org/whl/cpu. The line is kept.
+
+    Before:
+        --extra-index-url https://download.pytorch.org/whl/cu121
+    After:
+        # TODO(ascend-port): NPU603 [low] CUDA wheel index: torch_npu needs the CPU build of torch ...
+        --extra-index-url https://download.pytorch.org/whl/cu121
+    """,
 )
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -102,9 +118,9 @@ def port_requirements(text: str, selection: Selection) -> TextPort:
             end_of_content = start + len(_content(lines[item.first]))
             edits = [Edit(start + req.name_start, start + req.spec_end, found.new_requirement)]
             if item.first == item.last:
-                edits.append(Edit(end_of_content, end_of_content, f"  # ascend-port NPU601: {found.reason}"))
+                edits.append(Edit(end_of_content, end_of_content, f"  # ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}"))
             else:
-                edits.append(Edit(start, start, f"# ascend-port NPU601: {found.reason}{newline}"))
+                edits.append(Edit(start, start, f"# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}{newline}"))
             port.fix(found.rule, start, edits, f"triton -> triton-ascend ({found.reason})")
 
     requirements = [item.requirement for item in logical if item.requirement is not None]
@@ -121,7 +137,7 @@ def port_requirements(text: str, selection: Selection) -> TextPort:
         else:
             torch = requirements[index]
             lead = _content(lines[item.first])[:torch.name_start]
-            new_line = f"{lead}{found.new_requirement}{torch.marker}  # added by ascend-port NPU602: {found.reason}"
+            new_line = f"{lead}{found.new_requirement}{torch.marker}  # added by ascend-port {TORCH_NPU_DEPENDENCY.id}: {found.reason}"
             after = offsets[item.last + 1]
             if lines[item.last].endswith(("\n", "\r")):
                 edit = Edit(after, after, new_line + newline)
@@ -132,7 +148,7 @@ def port_requirements(text: str, selection: Selection) -> TextPort:
 
 
 def _comment_out(lines: list[str], offsets: list[int], item: _Logical, reason: str, newline: str) -> list[Edit]:
-    note = f"removed by ascend-port NPU600: {reason}"
+    note = f"removed by ascend-port {CUDA_ONLY_DEPENDENCY.id}: {reason}"
     if item.first == item.last:
         line = _content(lines[item.first])
         body = line.lstrip()

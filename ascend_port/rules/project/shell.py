@@ -17,12 +17,7 @@ from ascend_port.core.selection import Selection
 from ascend_port.formats.shell_lexer import Word, lex
 from ascend_port.formats.textedit import Edit, TextPort
 from ascend_port.rules.device import CUDA_ENV_VARS
-from ascend_port.rules.distributed import (
-    ENV_NEAREST,
-    ENV_REVIEW,
-    ENV_SAME,
-    NCCL_ENV_NAME,
-)
+from ascend_port.rules.distributed import ENV_NEAREST, ENV_REVIEW, ENV_SAME, NCCL_ENV_NAME
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 

@@ -15,10 +15,11 @@ import difflib
 from dataclasses import dataclass, field
 
 from ascend_port.core.findings import Finding
+from ascend_port.rules.torch_npu_import import IMPORT_TORCH_NPU
 
 CONTEXT = 3
 NO_NEWLINE = b"\\ No newline at end of file\n"
-IMPORT_RULE = "NPU100"  # its finding's line is a line of the new text; every other finding's is of the old text
+IMPORT_RULE = IMPORT_TORCH_NPU.id  # its finding's line is a line of the new text; every other finding's is of the old text
 
 
 def split_lines(data: bytes) -> list[bytes]:

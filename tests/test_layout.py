@@ -1,0 +1,147 @@
+"""The package's layers: imports flow one way, and no module or package imports itself back.
+
+Every import counts, including imports made inside functions (the lazy imports of the command line) and module
+names passed to ``importlib.import_module``: a cycle that closes only at run time is still a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ascend_port"
+
+# Lowest first. A module may import its own layer and the layers below it. Above the base, the packages that share
+# a rank are independent of each other (the Python machinery knows nothing of the other file formats, and back).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("", "core", "data"),  # ascend_port/__init__.py (the version), the catalogue's types, findings, sources
+    ("python", "formats"),  # LibCST machinery (trigger search, scopes, chunks, splicing); other file formats
+    ("rules",),  # every rule, declared and implemented in one module
+    ("port",),  # the port of one file per file type: the rules composed
+    ("run",),  # discovery, configuration, cache, the engine over a tree
+    ("reports",),
+    ("git",),  # the branch transaction, the review
+    ("cli",),
+)
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules that ``name`` imports (a ``from package import module`` names the module)."""
+    tree = ast.parse(path.read_text("utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in known:
+            targets = [node.value]  # importlib.import_module("ascend_port.…")
+        else:
+            continue
+        for target in targets:
+            # `import a.b.c` loads a and a.b too; only the named module is a dependency worth checking
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target.startswith("ascend_port") and target != name:
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    known = set(found)
+    return {name: imports(name, path, known) for name, path in found.items()}
+
+
+def layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm: the components with more than one node (the cycles)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in edges.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_every_package_is_in_a_layer() -> None:
+    assert {layer(m) for m in modules()} <= set(RANK), "a new package needs its place in LAYERS"
+
+
+def test_imports_flow_down_the_layers() -> None:
+    wrong = []
+    for module, targets in graph().items():
+        for target in targets:
+            mine, theirs = layer(module), layer(target)
+            if RANK[theirs] > RANK[mine] or (RANK[theirs] == RANK[mine] > 0 and theirs != mine):
+                wrong.append(f"{module} ({mine or 'ascend_port'}) imports {target} ({theirs})")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_no_module_import_cycle() -> None:
+    assert strongly_connected(graph()) == []
+
+
+def test_no_package_import_cycle() -> None:
+    packages: dict[str, set[str]] = defaultdict(set)
+    found = modules()
+    for module, targets in graph().items():
+        mine = module if found[module].name == "__init__.py" else module.rpartition(".")[0]
+        for target in targets:
+            theirs = target if found[target].name == "__init__.py" else target.rpartition(".")[0]
+            if theirs != mine and not mine.startswith(theirs + "."):  # a package's modules use their parents'
+                packages[mine].add(theirs)
+    assert strongly_connected(packages) == []
+
+
+def test_the_checks_see_what_they_must() -> None:
+    """The graph holds a lazy import inside a function, an importlib name and a relative-free absolute import."""
+    edges = graph()
+    assert "ascend_port.git.workflow" in edges["ascend_port.cli"]  # imported inside apply()
+    assert "ascend_port.rules.project.shell" in edges["ascend_port.port.filetypes"]  # importlib.import_module
+    assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -1,0 +1,137 @@
+"""Every rule's documented example (``ascend-port explain``, SARIF help) is what the tool really does.
+
+Each rule doc has one ``Before:`` and one ``After:`` block of indented code. The convention the docs follow:
+
+* The Before block, dedented, is a whole file, run as written: it is named after the rule's file type
+  (``FILE_NAMES``; ``example.py`` for the Python rules) and ported through the real pipeline,
+  ``handler_for(name).port(data, selection, {})``. Most Python rules act only on names they can resolve
+  (``torch.cuda.synchronize()`` only where ``torch`` is imported), so the examples import what they use.
+* Selection: every rule except NPU100 (import-torch-npu), which runs only for its own example. NPU100 adds
+  ``import torch_npu`` under ``import torch`` in nearly every ported module: its own example shows that once, and
+  leaving it out elsewhere keeps each After about its rule (the reports also take a rule's pattern and
+  replacement from the first line its example changes). All other rules run, so an After shows what a user gets
+  on those lines, other rules' edits included (NPU303's example also gets NPU103's device string).
+* The output (the file itself when nothing changes) must equal the dedented After block line for line, ignoring
+  trailing newlines, with two narrow abbreviations:
+
+  1. in a line that names a rule (``NPU`` and three digits: a TODO or another comment the tool writes, or a
+     report line), ``...`` stands for any text on that line (long TODO messages are shortened so);
+  2. a line that is only ``...`` stands for one or more lines, each blank or indented at least as deep as the
+     ``...``: an elided body (the attention helpers that NPU400-NPU405 write into the module, described in prose).
+
+  Everything else is compared exactly, TODO comments included.
+* The rule being documented must be among the findings, so an example never shows another rule's work.
+* NPU503 (.cu/.cuh sources) is report only: the file must stay unchanged, and its After is the line
+  ``(unchanged; `ascend-port scan` reports)`` followed by one ``file:line  RULE  confidence  message`` line per
+  finding, the columns of the scan's table.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ascend_port.core.catalogue import Rule
+from ascend_port.core.selection import Selection
+from ascend_port.port.handlers import handler_for
+from ascend_port.rules.registry import all_rules
+
+# The file each non-Python example is ported as (every other rule's example is example.py).
+FILE_NAMES = {
+    "NPU503": "fused_bias_gelu.cu",
+    "NPU600": "requirements.txt",
+    "NPU601": "requirements.txt",
+    "NPU602": "requirements.txt",
+    "NPU603": "requirements.txt",
+    "NPU610": "run.sh",
+    "NPU611": "run.sh",
+    "NPU612": "run.sh",
+    "NPU613": "run.sh",
+    "NPU614": "run.sh",
+    "NPU615": "run.sh",
+    "NPU616": "run.sh",
+    "NPU620": "config.yaml",
+    "NPU621": "config.yaml",
+    "NPU622": "config.yaml",
+    "NPU623": "config.yaml",
+    "NPU630": "Dockerfile",
+}
+REPORT_ONLY = {"NPU503"}
+UNCHANGED = "(unchanged; `ascend-port scan` reports)"
+_NAMES_A_RULE = re.compile(r"\bNPU\d{3}\b")
+
+RULES = [r for r in all_rules() if not r.retired]
+
+
+def example(doc: str, header: str) -> str:
+    """The dedented block of indented lines under ``header`` (``Before:``/``After:``), without the blank lines
+    around it."""
+    lines = doc.splitlines()
+    start = lines.index(header) + 1
+    block: list[str] = []
+    for line in lines[start:]:
+        if line.strip() and not line.startswith((" ", "\t")):
+            break  # the next header, or prose
+        block.append(line)
+    return textwrap.dedent("\n".join(block)).strip("\n")
+
+
+def after_pattern(after: str) -> re.Pattern[str]:
+    """``after`` as a regular expression, with the two abbreviations of the module docstring."""
+    parts = []
+    for line in after.split("\n"):
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        if line.strip() == "...":
+            one = f"(?:{indent}[^\\n]*)?"  # a line indented at least as deep, or a blank one
+            parts.append(f"{indent}[^\\n]*(?:\\n{one})*?")
+        elif _NAMES_A_RULE.search(line):
+            parts.append("[^\\n]*".join(re.escape(piece) for piece in line.split("...")))
+        else:
+            parts.append(re.escape(line))
+    return re.compile("\n".join(parts))
+
+
+def matches(output: str, after: str) -> bool:
+    return after_pattern(after.rstrip("\n")).fullmatch(output.rstrip("\n")) is not None
+
+
+def port(rule: Rule, before: str):
+    name = FILE_NAMES.get(rule.id, "example.py")
+    handler = handler_for(Path(name))
+    assert handler is not None, f"{rule.id}: no handler for {name}"
+    selection = Selection() if rule.id == "NPU100" else Selection(ignore=("NPU100",))
+    return name, handler.port(f"{before}\n".encode(), selection, {})
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_rule_doc_example_reproduces(rule: Rule) -> None:
+    before, after = example(rule.doc, "Before:"), example(rule.doc, "After:")
+    name, ported = port(rule, before)
+    assert rule.id in {f.rule.id for f in ported.findings}, f"{rule.id}'s example does not fire {rule.id}"
+    if rule.id in REPORT_ONLY:
+        assert ported.new_text is None, f"{rule.id} is report only, but the file changed"
+        output = "\n".join([UNCHANGED] + [f"{name}:{f.line}  {f.rule.id}  {f.rule.confidence.label}  {f.message}"
+                                          for f in ported.findings])
+    else:
+        output = ported.new_text if ported.new_text is not None else ported.source.text
+    if not matches(output, after):
+        assert output.rstrip("\n") == after.rstrip("\n")  # (fails: pytest shows the difference)
+
+
+def test_the_comparison_can_fail() -> None:
+    """A wrong After fails, and the abbreviations match no more than they say."""
+    rule = next(r for r in RULES if r.id == "NPU101")
+    before, after = example(rule.doc, "Before:"), example(rule.doc, "After:")
+    output = port(rule, before)[1].new_text
+    assert matches(output, after)
+    assert not matches(output, after.replace("npu", "cuda", 1))
+    assert not matches(output, after + "\nextra = 1")
+    todo = "# TODO(ascend-port): NPU107 [low] torch.cuda.memory_usage has no torch.npu counterpart"
+    assert matches(f"{todo}: port by hand\nx = 1", f"{todo}...\nx = 1")
+    assert not matches(f"{todo}: port by hand\nx = 2", f"{todo}...\nx = 1")
+    assert not matches("x = f(1)", "x = f(...)")  # not a line that names a rule: `...` is literal
+    assert matches("def f():\n    a = 1\n\n    return a\n\n\ny = 2", "def f():\n    ...\n\n\ny = 2")
+    assert not matches("def f():\n    a = 1\nb = 2\ny = 2", "def f():\n    ...\ny = 2")
