@@ -332,7 +332,8 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule ID such as NPU10
         raise _fail(error.args[0]) from None
     from rich.markdown import Markdown
 
-    out.print(Markdown(f"# {r.id} {r.name} ({r.confidence.label})\n\n{r.summary}\n\n" + _doc_markdown(r.doc)))
+    where = f"\n\nCode: `{r.path}`." if r.path else ""
+    out.print(Markdown(f"# {r.id} {r.name} ({r.confidence.label})\n\n{r.summary}\n\n" + _doc_markdown(r.doc) + where))
 
 
 @app.command()

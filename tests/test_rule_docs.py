@@ -16,11 +16,14 @@ Each rule doc has one ``Before:`` and one ``After:`` block of indented code. The
 
   1. in a line that names a rule (``NPU`` and three digits: a TODO or another comment the tool writes, or a
      report line), ``...`` stands for any text on that line (long TODO messages are shortened so);
-  2. a line that is only ``...`` stands for one or more lines, each blank or indented at least as deep as the
-     ``...``: an elided body (the attention helpers that NPU400-NPU405 write into the module, described in prose).
+  2. an indented line that is only ``...`` stands for one or more lines, each blank or indented at least as deep
+     as the ``...``: an elided body (of the attention helpers that NPU400-NPU405 write into the module, which
+     their prose describes). At the left margin ``...`` is literal.
 
   Everything else is compared exactly, TODO comments included.
-* The rule being documented must be among the findings, so an example never shows another rule's work.
+* The rule being documented must be among the findings: an example shows its own rule at work, whatever else
+  runs on the same lines.
+* Retired rules are left out (they no longer fire).
 * NPU503 (.cu/.cuh sources) is report only: the file must stay unchanged, and its After is the line
   ``(unchanged; `ascend-port scan` reports)`` followed by one ``file:line  RULE  confidence  message`` line per
   finding, the columns of the scan's table.
@@ -41,6 +44,7 @@ from ascend_port.rules.registry import all_rules
 
 # The file each non-Python example is ported as (every other rule's example is example.py).
 FILE_NAMES = {
+    "NPU502": "setup.py",  # a Python file too: the Python rules run on it
     "NPU503": "fused_bias_gelu.cu",
     "NPU600": "requirements.txt",
     "NPU601": "requirements.txt",
@@ -84,7 +88,7 @@ def after_pattern(after: str) -> re.Pattern[str]:
     parts = []
     for line in after.split("\n"):
         indent = " " * (len(line) - len(line.lstrip(" ")))
-        if line.strip() == "...":
+        if line.strip() == "..." and indent:
             one = f"(?:{indent}[^\\n]*)?"  # a line indented at least as deep, or a blank one
             parts.append(f"{indent}[^\\n]*(?:\\n{one})*?")
         elif _NAMES_A_RULE.search(line):
@@ -135,3 +139,4 @@ def test_the_comparison_can_fail() -> None:
     assert not matches("x = f(1)", "x = f(...)")  # not a line that names a rule: `...` is literal
     assert matches("def f():\n    a = 1\n\n    return a\n\n\ny = 2", "def f():\n    ...\n\n\ny = 2")
     assert not matches("def f():\n    a = 1\nb = 2\ny = 2", "def f():\n    ...\ny = 2")
+    assert not matches("x = 1\ny = 2", "...\ny = 2")  # at the left margin, `...` is literal

@@ -7,6 +7,7 @@ stays in the catalogue with ``retired=True`` so ``explain`` can still describe i
 from __future__ import annotations
 
 import enum
+import sys
 import textwrap
 from dataclasses import dataclass
 
@@ -30,15 +31,26 @@ class Confidence(enum.IntEnum):
             raise ValueError(f"unknown confidence {text!r}: use high, medium or low") from None
 
 
-DOMAINS: dict[str, str] = {
-    "NPU1": "device",
-    "NPU2": "distributed",
-    "NPU3": "precision",
-    "NPU4": "attention",
-    "NPU5": "kernels",
-    "NPU6": "project",
-    "NPU7": "compile",
-}
+@dataclass(frozen=True)
+class Domain:
+    """A family of rules: the IDs that start with ``prefix``, and the names each output gives it."""
+
+    prefix: str  # "NPU1"
+    name: str  # Rule.domain: --select help, the text report's totals
+    title: str  # commit messages and the git workflow's summary.md
+    report_title: str  # the md, json and sarif reports
+
+
+DOMAIN_TABLE: tuple[Domain, ...] = (
+    Domain("NPU1", "device", "device layer", "device"),
+    Domain("NPU2", "distributed", "distributed", "distributed"),
+    Domain("NPU3", "precision", "precision and AMP", "precision"),
+    Domain("NPU4", "attention", "attention and fused kernels", "attention"),
+    Domain("NPU5", "kernels", "custom kernels and extensions", "custom operators"),
+    Domain("NPU6", "project", "dependencies and build files", "third-party"),
+    Domain("NPU7", "compile", "compile, graphs and profiling", "compile/graphs"),
+)
+DOMAINS: dict[str, str] = {d.prefix: d.name for d in DOMAIN_TABLE}
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,12 @@ class Rule:
     # Its findings are information, not work: code that runs on an NPU as it is. They are neither rewrites nor
     # TODOs in the totals, and never make `scan` fail.
     informational: bool = False
+    module: str = ""  # the module that declares and implements it, e.g. ascend_port.rules.device
+
+    @property
+    def path(self) -> str:
+        """The declaring module's file, relative to the repository root (for docs: where the code is)."""
+        return self.module.replace(".", "/") + ".py" if self.module else ""
 
     @property
     def domain(self) -> str:
@@ -72,7 +90,9 @@ def rule(id: str, name: str, confidence: Confidence, summary: str, doc: str, *, 
         raise ValueError(f"rule {id} is defined twice")
     if id[:4] not in DOMAINS or len(id) != 6 or not id[3:].isdigit():
         raise ValueError(f"bad rule id {id!r}: expected NPUdxx with a domain digit 1-7")
-    new = Rule(id, name, confidence, summary, textwrap.dedent(doc).strip(), informational=informational)
+    module = sys._getframe(1).f_globals.get("__name__", "")  # the caller: the module that implements the rule
+    new = Rule(id, name, confidence, summary, textwrap.dedent(doc).strip(), informational=informational,
+               module=module)
     _CATALOGUE[id] = new
     return new
 

@@ -35,6 +35,14 @@ class Lexed:
     safe_line_starts: list[int] = field(default_factory=lambda: [0])  # where a comment line may go
 
 
+@dataclass
+class _CommandList:
+    """What one ``_Lexer.commands`` call tracks; a nested list (``$(...)``, backquotes) has its own."""
+    words: list[Word] = field(default_factory=list)  # the command being read
+    paren: int = 0  # subshells ``( ... )`` opened in this list and not closed yet
+    redirect_next: bool = False  # the next word is the target of a redirection
+
+
 class _Lexer:
     def __init__(self, text: str, make: bool) -> None:
         self.t = text
@@ -49,88 +57,118 @@ class _Lexer:
     # --- command lists ----------------------------------------------------------------------------------------
 
     def commands(self, terminator: str | None) -> None:
-        t, words, paren = self.t, [], 0
-        redirect_next = False
-
-        def end_command() -> None:
-            nonlocal words
-            if words:
-                self.out.commands.append(words)
-            words = []
-
+        """Read commands up to ``terminator`` (a backquote, the ``)`` of ``$(...)``) or the end of the text,
+        dispatching on the character at hand."""
+        state = _CommandList()
         while self.i < self.n:
-            c = t[self.i]
+            c = self.t[self.i]
             if terminator == "`" and c == "`":
                 self.i += 1
                 break
             if c == ")":
-                self.i += 1
-                end_command()
-                if paren > 0:
-                    paren -= 1
-                    continue
-                if terminator == ")":
+                if self.close_paren(state, terminator):
                     break
-                continue  # the end of a `case` pattern
-            if c in " \t":
-                self.i += 1
-            elif c == "\\" and t.startswith("\n", self.i + 1):
-                self.i += 2
-            elif c == "\\" and t.startswith("\r\n", self.i + 1):
-                self.i += 3
-            elif c == "\r" and t.startswith("\n", self.i + 1):
-                self.i += 1
+            elif self.skip_blank(c):
+                pass  # spaces and line continuations only separate words
             elif c == "\n":
-                self.i += 1
-                end_command()
-                self.heredoc_bodies()
-                if terminator is None and self.depth == 0:
-                    self.out.safe_line_starts.append(self.i)
+                self.newline(state, terminator)
             elif c == "#":
-                end = t.find("\n", self.i)
+                end = self.t.find("\n", self.i)
                 self.i = self.n if end < 0 else end
             elif c in ";&|":
-                end_command()
-                if t.startswith("&>", self.i):
-                    self.i += 3 if t.startswith("&>>", self.i) else 2
-                    redirect_next = True
-                    continue
-                self.i += 1
-                while self.i < self.n and t[self.i] in ";&|":
-                    self.i += 1
+                self.separator(state)
             elif c == "(":
-                end_command()
-                self.i += 1
-                if t.startswith("(", self.i):
-                    self.skip_balanced(self.i + 1, 2)  # ((arithmetic))
-                else:
-                    paren += 1
+                self.open_paren(state)
             elif c in "<>":
-                op = next(o for o in _REDIRECTIONS if t.startswith(o, self.i))
-                self.i += len(op)
-                if op in ("<<", "<<-"):
-                    while self.i < self.n and t[self.i] in " \t":
-                        self.i += 1
-                    delimiter = self.word()
-                    delimiter.redirect = True
-                    raw = t[delimiter.start:delimiter.end]
-                    self.pending.append((re.sub(r"[\"'\\]", "", raw), op == "<<-"))
-                    words.append(delimiter)
-                else:
-                    redirect_next = True
+                self.redirection(state)
             else:
-                word = self.word()
-                if word.end == word.start:  # a character no rule above consumed: step over it
-                    self.i += 1
-                    continue
-                if redirect_next:
-                    word.redirect, redirect_next = True, False
-                    words.append(word)
-                elif t[word.start:word.end].isdigit() and self.i < self.n and t[self.i] in "<>":
-                    continue  # a file descriptor number (2>&1)
-                else:
-                    words.append(word)
-        end_command()
+                self.command_word(state)
+        self.end_command(state)
+
+    def end_command(self, state: _CommandList) -> None:
+        if state.words:
+            self.out.commands.append(state.words)
+        state.words = []
+
+    def close_paren(self, state: _CommandList, terminator: str | None) -> bool:
+        """At a ``)``: True when it ends this command list (the ``)`` of ``$(...)``)."""
+        self.i += 1
+        self.end_command(state)
+        if state.paren > 0:
+            state.paren -= 1
+            return False
+        return terminator == ")"  # otherwise the end of a `case` pattern
+
+    def skip_blank(self, c: str) -> bool:
+        """Step over a space, a tab or a line continuation (which joins two lines into one command)."""
+        t = self.t
+        if c in " \t":
+            self.i += 1
+        elif c == "\\" and t.startswith("\n", self.i + 1):
+            self.i += 2
+        elif c == "\\" and t.startswith("\r\n", self.i + 1):
+            self.i += 3
+        elif c == "\r" and t.startswith("\n", self.i + 1):
+            self.i += 1  # a CRLF line end: the LF is read next
+        else:
+            return False
+        return True
+
+    def newline(self, state: _CommandList, terminator: str | None) -> None:
+        self.i += 1
+        self.end_command(state)
+        self.heredoc_bodies()
+        if terminator is None and self.depth == 0:
+            self.out.safe_line_starts.append(self.i)
+
+    def separator(self, state: _CommandList) -> None:
+        """``;``, ``&``, ``|`` and their doubles end a command; ``&>`` and ``&>>`` redirect both outputs instead."""
+        t = self.t
+        self.end_command(state)
+        if t.startswith("&>", self.i):
+            self.i += 3 if t.startswith("&>>", self.i) else 2
+            state.redirect_next = True
+            return
+        self.i += 1
+        while self.i < self.n and t[self.i] in ";&|":
+            self.i += 1
+
+    def open_paren(self, state: _CommandList) -> None:
+        self.end_command(state)
+        self.i += 1
+        if self.t.startswith("(", self.i):
+            self.skip_balanced(self.i + 1, 2)  # ((arithmetic))
+        else:
+            state.paren += 1
+
+    def redirection(self, state: _CommandList) -> None:
+        """A redirection operator; a heredoc's delimiter is read now and its body after the end of the line."""
+        t = self.t
+        op = next(o for o in _REDIRECTIONS if t.startswith(o, self.i))
+        self.i += len(op)
+        if op not in ("<<", "<<-"):
+            state.redirect_next = True
+            return
+        while self.i < self.n and t[self.i] in " \t":
+            self.i += 1
+        delimiter = self.word()
+        delimiter.redirect = True
+        raw = t[delimiter.start:delimiter.end]
+        self.pending.append((re.sub(r"[\"'\\]", "", raw), op == "<<-"))
+        state.words.append(delimiter)
+
+    def command_word(self, state: _CommandList) -> None:
+        word = self.word()
+        if word.end == word.start:  # a character no rule above consumed: step over it
+            self.i += 1
+            return
+        if state.redirect_next:
+            word.redirect, state.redirect_next = True, False
+            state.words.append(word)
+        elif self.t[word.start:word.end].isdigit() and self.i < self.n and self.t[self.i] in "<>":
+            return  # a file descriptor number (2>&1)
+        else:
+            state.words.append(word)
 
     def heredoc_bodies(self) -> None:
         for delimiter, strip_tabs in self.pending:

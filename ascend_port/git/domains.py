@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from ascend_port.core.catalogue import DOMAINS, Rule
+from ascend_port.core.catalogue import DOMAIN_TABLE, DOMAINS, Rule
 from ascend_port.core.findings import Finding
 from ascend_port.core.selection import Selection
 from ascend_port.git.review import breaks
@@ -22,11 +22,7 @@ from ascend_port.port.handlers import handler_for
 from ascend_port.run.hunks import Edit, apply_edits, split_lines
 
 ORDER = tuple(DOMAINS)  # "NPU1" ... "NPU7"
-TITLES = {
-    "NPU1": "device layer", "NPU2": "distributed", "NPU3": "precision and AMP",
-    "NPU4": "attention and fused kernels", "NPU5": "custom kernels and extensions",
-    "NPU6": "dependencies and build files", "NPU7": "compile, graphs and profiling",
-}
+TITLES = {d.prefix: d.title for d in DOMAIN_TABLE}
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,13 @@ def breaks(path: str, old: bytes, new: bytes) -> str | None:
     return problem if problem and parses(path, old) is None else None
 
 
+def _decide_undecided(hunks: list[Hunk], decision: bool) -> None:
+    """Give ``decision`` to each of ``hunks`` not decided yet (a, d and q leave earlier answers alone)."""
+    for hunk in hunks:
+        if hunk.decision is None:
+            hunk.decision = decision
+
+
 # --- the session ----------------------------------------------------------------------------------------------
 
 
@@ -154,7 +161,6 @@ class Review:
     def _review_file(self, file: FileChange, hunks: list[Hunk]) -> None:
         index = 0
         while any(h.decision is None for h in hunks):
-            hunk = hunks[index]
             self._show(file, hunks, index)
             options = self._options(hunks, index)
             answer = self.keys.key(f"({index + 1}/{len(hunks)}) Apply this hunk to {file.path} "
@@ -166,43 +172,45 @@ class Review:
             if answer not in options:
                 self._say(self._refusal(answer), "red")
                 continue
-            if answer in "yn":
-                hunk.decision = answer == "y"
-            elif answer in "ad":
-                for later in hunks[index + 1:]:
-                    if later.decision is None:
-                        later.decision = answer == "a"
-                hunk.decision = answer == "a"
-            elif answer == "q":
+            if answer == "q":
                 self.quit = True
-                for h in hunks:
-                    if h.decision is None:
-                        h.decision = False
+                _decide_undecided(hunks, False)
                 return
-            elif answer in "jJkK":
-                index = self._move(hunks, index, answer)
+            if answer not in "ynade":
+                index = self._browse(file, hunks, index, answer)
                 continue
-            elif answer == "g":
-                index = self._goto(hunks, index)
-                continue
-            elif answer == "/":
-                index = self._search(hunks, index)
-                continue
-            elif answer == "s":
-                parts = [Hunk(file, (i,)) for i in hunk.change_ids]
-                hunks[index:index + 1] = parts
-                self._say(f"Split into {len(parts)} hunks.")
-                continue
-            elif answer == "e":
-                self._edit(file, hunks, index)
-                if hunk.decision is None:
-                    continue
-            elif answer == "?":
-                self._say(HELP, "red")
-                continue
-            following = [i for i in range(index + 1, len(hunks)) if hunks[i].decision is None]
-            earlier = [i for i in range(index) if hunks[i].decision is None]
-            index = (following or earlier or [index])[0]
+            if self._decide(file, hunks, index, answer):
+                following = [i for i in range(index + 1, len(hunks)) if hunks[i].decision is None]
+                earlier = [i for i in range(index) if hunks[i].decision is None]
+                index = (following or earlier or [index])[0]
+
+    def _decide(self, file: FileChange, hunks: list[Hunk], index: int, answer: str) -> bool:
+        """Carry out y, n, a, d or e on hunk ``index``; False when the hunk is still undecided (an edit given up)."""
+        hunk = hunks[index]
+        if answer in "ad":
+            _decide_undecided(hunks[index + 1:], answer == "a")
+            hunk.decision = answer == "a"
+        elif answer == "e":
+            self._edit(file, hunks, index)
+        else:
+            hunk.decision = answer == "y"
+        return hunk.decision is not None
+
+    def _browse(self, file: FileChange, hunks: list[Hunk], index: int, answer: str) -> int:
+        """Carry out a key that decides nothing (move, go to, search, split, help): the hunk to show next."""
+        if answer in "jJkK":
+            return self._move(hunks, index, answer)
+        if answer == "g":
+            return self._goto(hunks, index)
+        if answer == "/":
+            return self._search(hunks, index)
+        if answer == "s":
+            parts = [Hunk(file, (i,)) for i in hunks[index].change_ids]
+            hunks[index:index + 1] = parts
+            self._say(f"Split into {len(parts)} hunks.")
+        else:
+            self._say(HELP, "red")
+        return index
 
     def _options(self, hunks: list[Hunk], index: int) -> list[str]:
         options = ["y", "n", "q", "a", "d"]
@@ -292,22 +300,7 @@ class Review:
                 if parsed is None:
                     self._say("Edit cancelled: the hunk is left undecided.")
                     return
-                old, new = parsed
-                if old != shown_old:
-                    raise ValueError("the context and '-' lines no longer match the file "
-                                     "(only '+' lines may be added or deleted, '-' lines turned into context)")
-                prefix = 0
-                while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
-                    prefix += 1
-                suffix = 0
-                while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
-                    suffix += 1
-                edit = Edit(start + prefix, start + len(old) - suffix, tuple(new[prefix:len(new) - suffix]))
-                if edit.start < low or edit.end > high:
-                    raise ValueError("the edit changes lines that belong to another hunk")
-                if any(not line.endswith(b"\n") for line in edit.lines[:-1]) or (
-                        edit.lines and not edit.lines[-1].endswith(b"\n") and edit.end < len(file.old_lines)):
-                    raise ValueError("only the last line of the file may end without a newline")
+                edit = _edit_of_hunk(parsed, shown_old, start, (low, high), len(file.old_lines))
             except ValueError as error:
                 self._say(f"Your edit does not apply: {error}", "red")
                 again = self.keys.key("Edit again? [y,n] ")
@@ -372,21 +365,7 @@ class Review:
 
     def _result(self, file: FileChange, hunks: list[Hunk]) -> Reviewed:
         reviewed = Reviewed(file, total=len(hunks), accepted=sum(1 for h in hunks if h.decision))
-        accepted_changes = {i for h in hunks if h.decision and h.edit is None for i in h.change_ids}
-        edited = [h for h in hunks if h.decision and h.edit is not None]
-        if any(h.decision and h.needs_import() for h in hunks):
-            for i, change in enumerate(file.changes):
-                needed = any(f.rule.id == IMPORT_RULE for f in file.findings_of[i])
-                covered = i in accepted_changes or any(h.edit.start <= change.old_start < h.edit.end
-                                                       for h in edited if h.edit is not None)
-                if needed and not covered:
-                    accepted_changes.add(i)
-                    self._say(f"{file.path}: `import torch_npu` is applied too: the accepted rewrites need it.")
-        for i in sorted(accepted_changes):
-            reviewed.units.append((file.edits((i,))[0], list(file.findings_of[i])))
-        for hunk in edited:
-            assert hunk.edit is not None
-            reviewed.units.append((hunk.edit, hunk.findings))
+        reviewed.units = self._accepted_units(file, hunks)
         if not reviewed.units:
             return reviewed
         new = apply_edits(file.old_lines, [edit for edit, _ in reviewed.units])
@@ -398,6 +377,28 @@ class Review:
             return reviewed
         reviewed.new = new if new != file.old else None
         return reviewed
+
+    def _accepted_units(self, file: FileChange, hunks: list[Hunk]) -> list[tuple[Edit, list[Finding]]]:
+        """The accepted edits with their findings: the tool's changes in file order, then the user's edits."""
+        accepted_changes = {i for h in hunks if h.decision and h.edit is None for i in h.change_ids}
+        edited = [h for h in hunks if h.decision and h.edit is not None]
+        if any(h.decision and h.needs_import() for h in hunks):
+            self._pull_in_import(file, accepted_changes, edited)
+        units = [(file.edits((i,))[0], list(file.findings_of[i])) for i in sorted(accepted_changes)]
+        for hunk in edited:
+            assert hunk.edit is not None
+            units.append((hunk.edit, hunk.findings))
+        return units
+
+    def _pull_in_import(self, file: FileChange, accepted_changes: set[int], edited: list[Hunk]) -> None:
+        """Add to ``accepted_changes`` each ``import torch_npu`` change that neither it nor an edit covers."""
+        for i, change in enumerate(file.changes):
+            needed = any(f.rule.id == IMPORT_RULE for f in file.findings_of[i])
+            covered = i in accepted_changes or any(h.edit.start <= change.old_start < h.edit.end
+                                                   for h in edited if h.edit is not None)
+            if needed and not covered:
+                accepted_changes.add(i)
+                self._say(f"{file.path}: `import torch_npu` is applied too: the accepted rewrites need it.")
 
 
 def parse_edited_hunk(data: bytes) -> tuple[list[bytes], list[bytes]] | None:
@@ -431,6 +432,39 @@ def parse_edited_hunk(data: bytes) -> tuple[list[bytes], list[bytes]] | None:
             raise ValueError(f"line {number} starts with {tag!r}: every line must start with ' ', '-' or '+'")
         last = tag
     return old, new
+
+
+def _edit_of_hunk(parsed: tuple[list[bytes], list[bytes]], shown_old: list[bytes], start: int,
+                  free: tuple[int, int], file_length: int) -> Edit:
+    """The edit an edited hunk makes: its old and new sides less the lines they share at both ends.
+
+    ``shown_old`` is the old side the user was shown (starting at line ``start``), ``free`` the lines no other hunk
+    touches and ``file_length`` the number of lines of the file; ValueError says why the edit cannot be applied.
+    """
+    old, new = parsed
+    if old != shown_old:
+        raise ValueError("the context and '-' lines no longer match the file "
+                         "(only '+' lines may be added or deleted, '-' lines turned into context)")
+    prefix, suffix = _common_ends(old, new)
+    edit = Edit(start + prefix, start + len(old) - suffix, tuple(new[prefix:len(new) - suffix]))
+    low, high = free
+    if edit.start < low or edit.end > high:
+        raise ValueError("the edit changes lines that belong to another hunk")
+    if any(not line.endswith(b"\n") for line in edit.lines[:-1]) or (
+            edit.lines and not edit.lines[-1].endswith(b"\n") and edit.end < file_length):
+        raise ValueError("only the last line of the file may end without a newline")
+    return edit
+
+
+def _common_ends(old: list[bytes], new: list[bytes]) -> tuple[int, int]:
+    """How many lines ``old`` and ``new`` share at their start, then (not overlapping it) at their end."""
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return prefix, suffix
 
 
 def review_files(files: list[FileChange], console: Console, keys: Keys | None = None) -> list[Reviewed]:

@@ -71,16 +71,41 @@ def port_cell(text: str, selection: Selection, options: Mapping[str, str], prelu
     lines = split_lines(text)
     if not lines:
         return CellPort(None)
+    if lines[0].lstrip().startswith("%%"):
+        decided = _port_cell_magic(text, lines, selection)
+        if decided is not None:
+            return decided
+    masked, magics = _mask_magics(lines)
+    findings: list[Finding] = []
+    python = _port_python("".join(masked), selection, options, prelude)
+    findings += python.findings
+    python_rewrites = any(f.applied and f.rule.rewrites for f in python.findings)
+    ported_magics, magic_findings = _port_magics(lines, magics, selection)
+    findings += magic_findings
+    if python.new_text is None and ported_magics == ["".join(g) for _, g in magics]:
+        return CellPort(None, findings)
+    new_text = _unmask(python.new_text if python.new_text is not None else "".join(masked), ported_magics)
+    return CellPort(new_text if new_text != text else None, findings, python_rewrites)
+
+
+def _port_cell_magic(text: str, lines: list[str], selection: Selection) -> CellPort | None:
+    """The port of a cell that starts with a cell magic (``%%``): a shell cell goes through the shell rules, a cell
+    in another language is left alone; None for the magics that run the cell's Python (``%%time``, ...)."""
     first = lines[0].lstrip()
-    if first.startswith("%%"):
-        if _SHELL_CELLS.match(first):
-            port = TextPort(text, selection)
-            port_shell_code(port, text[len(lines[0]):], ShellContext(base=len(lines[0])))
-            return CellPort(port.result(), port.findings)
-        if not _PYTHON_CELLS.match(first):
-            return CellPort(None)  # %%writefile, %%html, ...: not code this tool ports
+    if _SHELL_CELLS.match(first):
+        port = TextPort(text, selection)
+        port_shell_code(port, text[len(lines[0]):], ShellContext(base=len(lines[0])))
+        return CellPort(port.result(), port.findings)
+    if not _PYTHON_CELLS.match(first):
+        return CellPort(None)  # %%writefile, %%html, ...: not code this tool ports
+    return None
+
+
+def _mask_magics(lines: list[str]) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The cell's lines with each magic (a line and its continuation lines) replaced by placeholder statements of
+    the same indentation and number of lines, and the magics: (first cell line, 0-based; its physical lines)."""
     masked: list[str] = []
-    magics: list[tuple[int, list[str]]] = []  # (first cell line, 0-based; its physical lines)
+    magics: list[tuple[int, list[str]]] = []
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -98,11 +123,14 @@ def port_cell(text: str, selection: Selection, options: Mapping[str, str], prelu
         else:
             masked.append(line)
         i += 1
+    return masked, magics
+
+
+def _port_magics(lines: list[str], magics: list[tuple[int, list[str]]],
+                 selection: Selection) -> tuple[list[str], list[Finding]]:
+    """Each magic's new text (its old text when unchanged) and the findings, with cell line numbers."""
+    ported: list[str] = []
     findings: list[Finding] = []
-    python = _port_python("".join(masked), selection, options, prelude)
-    findings += python.findings
-    python_rewrites = any(f.applied and f.rule.rewrites for f in python.findings)
-    ported_magics: list[str] = []
     for first_line, group in magics:
         above = first_line
         while above > 0 and lines[above - 1].lstrip().startswith("#"):
@@ -110,12 +138,9 @@ def port_cell(text: str, selection: Selection, options: Mapping[str, str], prelu
         context = "".join(lines[above:first_line])
         magic = _port_magic(context, "".join(group), selection)
         new_magic = magic.result()
-        ported_magics.append(new_magic[len(context):] if new_magic is not None else "".join(group))
+        ported.append(new_magic[len(context):] if new_magic is not None else "".join(group))
         findings += [replace(f, line=f.line + above) for f in magic.findings]
-    if python.new_text is None and ported_magics == ["".join(g) for _, g in magics]:
-        return CellPort(None, findings)
-    new_text = _unmask(python.new_text if python.new_text is not None else "".join(masked), ported_magics)
-    return CellPort(new_text if new_text != text else None, findings, python_rewrites)
+    return ported, findings
 
 
 def _port_python(text: str, selection: Selection, options: Mapping[str, str], prelude: tuple[str, ...]):
@@ -196,14 +221,7 @@ def _add_torch_npu_import(texts: dict[int, str], order: list[int]) -> tuple[int,
 def port_notebook(text: str, selection: Selection, options: Mapping[str, str]) -> tuple[str | None, list[Finding]]:
     from ascend_port.port.python import active_transformers
 
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise PortError(f"invalid notebook JSON: {error}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        version = data.get("nbformat") if isinstance(data, dict) else None
-        raise PortError(f"not an nbformat 4 notebook (nbformat {version}): convert it with "
-                        "`jupyter nbconvert --to notebook --nbformat 4`")
+    data = _load_notebook(text)
     tree = parse(text)
     cells = tree.get("cells")
     lines = LineIndex(text)
@@ -216,20 +234,11 @@ def port_notebook(text: str, selection: Selection, options: Mapping[str, str]) -
     fragments = [f"(?:{t.pattern})" for cls in active_transformers(selection) for t in cls.triggers()]
     triggers = re.compile("|".join(fragments)) if fragments else None
     rewrites = False
-
-    def json_line(source: JNode, cell_line: int) -> int:
-        if source.kind == "array" and source.items:
-            return lines.line_of(source.items[min(max(cell_line, 1), len(source.items)) - 1].start)
-        return lines.line_of(source.start)
-
     for k, cell in enumerate(cells.items):
-        kind, source = cell.get("cell_type"), cell.get("source")
-        if kind is None or kind.raw != '"code"' or source is None:
+        code = _code_source(cell)
+        if code is None:
             continue
-        tokens = source.items if source.kind == "array" else [source]
-        if any(t.kind != "string" for t in tokens):
-            continue
-        cell_text = "".join(t.value for t in tokens)
+        source, cell_text = code
         code_cells.append(k)
         texts[k] = cell_text
         try:
@@ -238,19 +247,15 @@ def port_notebook(text: str, selection: Selection, options: Mapping[str, str]) -
             raise PortError(f"cell {k + 1}: {error}") from None
         # Imports a transformer may rewrite stay out of the prelude (it must come back unchanged).
         prelude += [line for line in cell_imports(cell_text) if not (triggers and triggers.search(line))]
-        findings += [replace(f, line=json_line(source, f.line)) for f in ported.findings]
+        findings += [replace(f, line=_json_line(lines, source, f.line)) for f in ported.findings]
         rewrites |= ported.python_rewrites
         if ported.new_text is not None:
             new_sources[k] = texts[k] = ported.new_text
 
-    if rewrites and selection.enabled(IMPORT_TORCH_NPU) and not any(
-            re.search(r"^[ \t]*(?:import|from)[ \t]+torch_npu\b", texts[k], re.M) for k in code_cells):
-        added = _add_torch_npu_import(texts, code_cells)
+    if rewrites and selection.enabled(IMPORT_TORCH_NPU):
+        added = _torch_npu_import(texts, code_cells, new_sources, cells, lines)
         if added is not None:
-            k, cell_line = added
-            new_sources[k] = texts[k]
-            findings.append(Finding(IMPORT_TORCH_NPU, json_line(cells.items[k].get("source"), cell_line),
-                                    "import torch_npu added", applied=True))
+            findings.append(added)
     if not new_sources:
         return None, findings
     edits = [Edit(cells.items[k].get("source").start, cells.items[k].get("source").end,
@@ -261,6 +266,53 @@ def port_notebook(text: str, selection: Selection, options: Mapping[str, str]) -
     new_text = apply_edits(text, edits)
     _verify(text, new_text, data, new_sources, cells)
     return new_text, findings
+
+
+def _load_notebook(text: str) -> dict[str, Any]:
+    """The notebook's JSON, which must be an nbformat 4 notebook (a list of cells)."""
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise PortError(f"invalid notebook JSON: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        version = data.get("nbformat") if isinstance(data, dict) else None
+        raise PortError(f"not an nbformat 4 notebook (nbformat {version}): convert it with "
+                        "`jupyter nbconvert --to notebook --nbformat 4`")
+    return data
+
+
+def _code_source(cell: JNode) -> tuple[JNode, str] | None:
+    """A code cell's ``source`` node and its text; None for other cells and for a source that is not strings."""
+    kind, source = cell.get("cell_type"), cell.get("source")
+    if kind is None or kind.raw != '"code"' or source is None:
+        return None
+    tokens = source.items if source.kind == "array" else [source]
+    if any(t.kind != "string" for t in tokens):
+        return None
+    return source, "".join(t.value for t in tokens)
+
+
+def _json_line(lines: LineIndex, source: JNode, cell_line: int) -> int:
+    """The line of the notebook file for line ``cell_line`` of a cell: that of its string in a ``source`` list,
+    else that of the ``source`` string."""
+    if source.kind == "array" and source.items:
+        return lines.line_of(source.items[min(max(cell_line, 1), len(source.items)) - 1].start)
+    return lines.line_of(source.start)
+
+
+def _torch_npu_import(texts: dict[int, str], code_cells: list[int], new_sources: dict[int, str], cells: JNode,
+                      lines: LineIndex) -> Finding | None:
+    """Add ``import torch_npu`` (to ``texts`` and ``new_sources``) unless a code cell imports it already; the
+    finding for it, or None when nothing was added."""
+    if any(re.search(r"^[ \t]*(?:import|from)[ \t]+torch_npu\b", texts[k], re.M) for k in code_cells):
+        return None
+    added = _add_torch_npu_import(texts, code_cells)
+    if added is None:
+        return None
+    k, cell_line = added
+    new_sources[k] = texts[k]
+    return Finding(IMPORT_TORCH_NPU, _json_line(lines, cells.items[k].get("source"), cell_line),
+                   "import torch_npu added", applied=True)
 
 
 def _source_json(text: str, source: JNode, new: str, ensure_ascii: bool) -> str:

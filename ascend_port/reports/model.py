@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Mapping
 
 from ascend_port import __version__
-from ascend_port.core.catalogue import DOMAINS, Confidence, Rule
-from ascend_port.core.findings import FileResult, Finding
+from ascend_port.core.catalogue import DOMAIN_TABLE, DOMAINS, Confidence, Rule
+from ascend_port.core.findings import TODO_PREFIX, FileResult, Finding
 from ascend_port.reports import effort as effort_model
 from ascend_port.reports.dependencies import Dependency
 from ascend_port.reports.dependencies import dependencies as find_dependencies
@@ -32,10 +32,7 @@ from ascend_port.run.engine import RunResult
 from ascend_port.run.hunks import IMPORT_RULE, split_lines
 
 # The report's names for the rule domains (ID prefix -> title), in ID order.
-DOMAIN_TITLES: dict[str, str] = {
-    "NPU1": "device", "NPU2": "distributed", "NPU3": "precision", "NPU4": "attention",
-    "NPU5": "custom operators", "NPU6": "third-party", "NPU7": "compile/graphs",
-}
+DOMAIN_TITLES: dict[str, str] = {d.prefix: d.report_title for d in DOMAIN_TABLE}
 CUDA_SUFFIXES = (".cu", ".cuh")
 
 
@@ -235,14 +232,27 @@ def _similar(a: str, b: str) -> bool:
 
 
 def pattern_and_replacement(rule: Rule) -> tuple[str, str]:
-    """The first line the rule's Before/After example changes, and what it becomes ("manual" for low rules)."""
+    """The first line the rule's Before/After example changes, and what it becomes ("manual" for low rules).
+
+    The examples are whole files (tests/test_rule_docs.py runs them), so their imports are context: a low rule's
+    pattern is the line its own TODO marks, and an import block the port removes or replaces along with the change
+    (flash-attn's import, where the helper goes) is passed over when a later change follows."""
     before, after = _example_blocks(rule.doc)
     code = [line for line in before if not line.startswith(("#", "//"))]
     if not rule.rewrites:
+        todo = f"{TODO_PREFIX}{rule.id} "
+        marked = next((after[i + 1] for i in range(len(after) - 1) if after[i].startswith(todo)), None)
+        if marked is not None and code:  # the Before line of the statement the TODO marks
+            return max(code, key=lambda line: difflib.SequenceMatcher(None, line, marked).ratio()), "manual (TODO)"
         return (code[0] if code else rule.summary), "manual (TODO)"
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+    changes = [op for op in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+               if op[0] != "equal"]
+    for n, (tag, i1, i2, j1, j2) in enumerate(changes):
         if tag == "replace" and (j2 - j1 == i2 - i1 or _similar(before[i1], after[j1])):
             return before[i1], after[j1]
+        if tag != "insert" and n + 1 < len(changes) and all(line.startswith(("import ", "from "))
+                                                             for line in before[i1:i2]):
+            continue  # imports that go with the change below
         if tag == "replace":  # more lines, and the first is new: an added line (`import torch_npu`)
             return (before[i1 - 1] if i1 else ""), f"add: {after[j1]}"
         if tag == "insert":

@@ -30,11 +30,15 @@ NVTX = rule(
     does). `from torch.cuda import nvtx` and `import torch.cuda.nvtx as nvtx` import mstx under the same name.
 
     Before:
+        import torch
         torch.cuda.nvtx.range_push("forward")
         with torch.cuda.nvtx.range("step {}", step):
+            loss = model(batch)
     After:
+        import torch
         torch_npu.npu.mstx.range_push("forward")
         with torch_npu.npu.mstx.annotate("step {}".format(step)):
+            loss = model(batch)
     """,
 )
 CUDA_GRAPHS = rule(
@@ -49,10 +53,12 @@ CUDA_GRAPHS = rule(
     step) needs a different plan.
 
     Before:
+        import torch
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             out = model(x)
     After:
+        import torch
         g = torch.npu.NPUGraph()
         with torch.npu.graph(g):
             out = model(x)
@@ -67,8 +73,10 @@ COMPILE_BACKEND = rule(
     with static shapes.
 
     Before:
+        import torch
         model = torch.compile(model, backend="cudagraphs")
     After:
+        import torch
         model = torch.compile(model, backend="npugraphs")
     """,
 )
@@ -84,8 +92,10 @@ COMPILE_SETTINGS = rule(
     is left unchanged with a TODO. (`torch.backends.cudnn` flags are harmless on NPU and get nothing.)
 
     Before:
+        import torch
         model = torch.compile(model, mode="max-autotune")
     After:
+        import torch
         # TODO(ascend-port): NPU703 [low] torch.compile mode="max-autotune" tunes inductor's CUDA templates ...
         model = torch.compile(model, mode="max-autotune")
     """,
@@ -102,9 +112,13 @@ PROFILER = rule(
     torch_npu.profiler.tensorboard_trace_handler(dir)`, MindStudio Insight): see NPU705.
 
     Before:
+        import torch
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            model(x)
     After:
+        import torch
         with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.NPU]) as prof:
+            model(x)
     """,
 )
 PROFILER_RESULTS = rule(
@@ -116,9 +130,11 @@ PROFILER_RESULTS = rule(
     `on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(dir)` and MindStudio Insight or TensorBoard.
 
     Before:
+        import torch
         print(prof.key_averages().table(sort_by="cuda_time_total"))
     After:
-        # TODO(ascend-port): NPU705 [low] torch_npu.profiler.profile has no key_averages() ...
+        import torch
+        # TODO(ascend-port): NPU705 [low] torch_npu.profiler.profile has no key_averages(): read the results from its trace ...
         print(prof.key_averages().table(sort_by="cuda_time_total"))
     """,
 )

@@ -31,8 +31,8 @@ CUDA_SOURCE_FILE = rule(
         // fused_bias_gelu.cu
         __global__ void bias_gelu_kernel(float* out, const float* in, int n) { ... }
     After:
-        (unchanged; the scan lists) fused_bias_gelu.cu:2  NPU503  low  CUDA source: 1 kernel (__global__):
-        bias_gelu_kernel: ...
+        (unchanged; `ascend-port scan` reports)
+        fused_bias_gelu.cu:2  NPU503  low  CUDA source: 1 kernel (__global__): bias_gelu_kernel: no nvcc on NPU, ...
     """,
 )
 

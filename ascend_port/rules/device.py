@@ -51,9 +51,11 @@ DEVICE_ARGUMENT = rule(
     (`map_location={"cuda:0": "cuda:1"}`) are followed. Other strings are never touched.
 
     Before:
+        import torch
         device = torch.device("cuda", local_rank)
         state = torch.load(path, map_location=f"cuda:{rank}")
     After:
+        import torch
         device = torch.device("npu", local_rank)
         state = torch.load(path, map_location=f"npu:{rank}")
     """,
@@ -82,9 +84,13 @@ DEVICE_COMPARISON = rule(
     `device.startswith("cuda")` compare a device type; on an NPU host the type is `npu`.
 
     Before:
+        import torch
         if x.device.type == "cuda":
+            x = x.half()
     After:
+        import torch
         if x.device.type == "npu":
+            x = x.half()
     """,
 )
 TORCH_CUDA_API = rule(
@@ -96,11 +102,13 @@ TORCH_CUDA_API = rule(
     with their uses.
 
     Before:
-        torch.cuda.synchronize()
+        import torch
         from torch.cuda import amp
+        torch.cuda.synchronize()
     After:
-        torch.npu.synchronize()
+        import torch
         from torch.npu import amp
+        torch.npu.synchronize()
     """,
 )
 TORCH_CUDA_UNSUPPORTED = rule(
@@ -111,9 +119,11 @@ TORCH_CUDA_UNSUPPORTED = rule(
     torch_npu. The code is not changed; a TODO comment marks it for a manual port.
 
     Before:
+        import torch
         used = torch.cuda.memory_usage()
     After:
-        # TODO(ascend-port): NPU107 [low] torch.cuda.memory_usage has no torch.npu counterpart in torch_npu 2.14.0; ...
+        import torch
+        # TODO(ascend-port): NPU107 [low] torch.cuda.memory_usage has no torch.npu counterpart (torch_npu 2.14.0): port by hand
         used = torch.cuda.memory_usage()
     """,
 )
@@ -124,13 +134,15 @@ DEVICE_CAPABILITY = rule(
     `torch.npu.get_device_capability()` returns None unless `TORCH_NPU_DEVICE_CAPABILITY` is set, so
     `cap[0] >= 8` raises TypeError; `get_device_properties(d).major/.minor/.multi_processor_count` do not exist.
     The call is renamed by NPU106 and this rule leaves a TODO: test the feature you need instead
-    (`torch.npu.is_bf16_supported()`).
+    (`torch.npu.is_bf16_supported()`). An Ampere test that chooses bf16 is rewritten to that by NPU304 instead.
 
     Before:
-        use_bf16 = torch.cuda.get_device_capability()[0] >= 8
+        import torch
+        use_fp8 = torch.cuda.get_device_capability() >= (8, 9)
     After:
-        # TODO(ascend-port): NPU108 [low] torch.npu.get_device_capability() returns None on NPU ...
-        use_bf16 = torch.npu.get_device_capability()[0] >= 8
+        import torch
+        # TODO(ascend-port): NPU108 [low] get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()
+        use_fp8 = torch.npu.get_device_capability() >= (8, 9)
     """,
 )
 MATMUL_TF32 = rule(
@@ -140,8 +152,10 @@ MATMUL_TF32 = rule(
     HF32 is Ascend's analogue of TF32 for matrix multiplication (default False on NPU, as TF32 on recent torch).
 
     Before:
+        import torch
         torch.backends.cuda.matmul.allow_tf32 = True
     After:
+        import torch
         torch.npu.matmul.allow_hf32 = True
     """,
 )
@@ -152,8 +166,10 @@ CONV_TF32 = rule(
     HF32 for convolutions (default True on NPU, as cuDNN's TF32 default).
 
     Before:
+        import torch
         torch.backends.cudnn.allow_tf32 = True
     After:
+        import torch
         torch.npu.conv.allow_hf32 = True
     """,
 )
@@ -220,58 +236,102 @@ def rewrite_device_expr(expr: cst.BaseExpression, containers: bool = True) -> cs
     arguments, wrong for settings, where a dict of devices is usually a dispatch table keyed by device type.
     """
     if isinstance(expr, cst.SimpleString):
-        value = expr.evaluated_value
-        if isinstance(value, str) and DEVICE_STRING.match(value):
-            return _replace_cuda_in_token(expr)
-        return None
+        return _rewrite_device_string(expr)
     if isinstance(expr, cst.FormattedString):
-        parts = expr.parts
-        if parts and isinstance(parts[0], cst.FormattedStringText) and parts[0].value in ("cuda", "cuda:"):
-            first = parts[0].with_changes(value=parts[0].value.replace("cuda", "npu", 1))
-            return expr.with_changes(parts=[first, *parts[1:]])
-        return None
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Modulo)):
-        left = expr.left
-        if isinstance(left, cst.SimpleString) and DEVICE_TEMPLATE.match(str(left.evaluated_value)):
-            return expr.with_changes(left=_replace_cuda_in_token(left))
-        return None
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "format":
-        template = expr.func.value
-        if isinstance(template, cst.SimpleString) and DEVICE_TEMPLATE.match(str(template.evaluated_value)):
-            return expr.with_changes(func=expr.func.with_changes(value=_replace_cuda_in_token(template)))
-        return None
+        return _rewrite_device_fstring(expr)
+    if isinstance(expr, cst.BinaryOperation):
+        return _rewrite_device_template_operation(expr)
+    if isinstance(expr, cst.Call):
+        return _rewrite_device_format_call(expr)
     if isinstance(expr, cst.IfExp):
-        body, orelse = rewrite_device_expr(expr.body, containers), rewrite_device_expr(expr.orelse, containers)
-        if body is None and orelse is None:
-            return None
-        return expr.with_changes(body=body or expr.body, orelse=orelse or expr.orelse)
+        return _rewrite_device_if_exp(expr, containers)
     if isinstance(expr, cst.BooleanOperation):
-        left, right = rewrite_device_expr(expr.left, containers), rewrite_device_expr(expr.right, containers)
-        if left is None and right is None:
-            return None
-        return expr.with_changes(left=left or expr.left, right=right or expr.right)
+        return _rewrite_device_boolean(expr, containers)
     if not containers:
         return None
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
-        changed = False
-        elements = []
-        for element in expr.elements:
-            new = rewrite_device_expr(element.value) if isinstance(element, cst.Element) else None
-            changed |= new is not None
-            elements.append(element.with_changes(value=new) if new is not None else element)
-        return expr.with_changes(elements=elements) if changed else None
+        return _rewrite_device_elements(expr)
     if isinstance(expr, cst.Dict):
-        changed = False
-        elements = []
-        for element in expr.elements:
-            if isinstance(element, cst.DictElement):
-                key, value = rewrite_device_expr(element.key), rewrite_device_expr(element.value)
-                if key is not None or value is not None:
-                    changed = True
-                    element = element.with_changes(key=key or element.key, value=value or element.value)
-            elements.append(element)
-        return expr.with_changes(elements=elements) if changed else None
+        return _rewrite_device_dict(expr)
     return None
+
+
+def _rewrite_device_string(expr: cst.SimpleString) -> cst.SimpleString | None:
+    """`"cuda"`, `"cuda:0"`."""
+    value = expr.evaluated_value
+    if isinstance(value, str) and DEVICE_STRING.match(value):
+        return _replace_cuda_in_token(expr)
+    return None
+
+
+def _rewrite_device_fstring(expr: cst.FormattedString) -> cst.FormattedString | None:
+    """`f"cuda:{rank}"`: only the literal text before the first placeholder names the device type."""
+    parts = expr.parts
+    if parts and isinstance(parts[0], cst.FormattedStringText) and parts[0].value in ("cuda", "cuda:"):
+        first = parts[0].with_changes(value=parts[0].value.replace("cuda", "npu", 1))
+        return expr.with_changes(parts=[first, *parts[1:]])
+    return None
+
+
+def _rewrite_device_template_operation(expr: cst.BinaryOperation) -> cst.BinaryOperation | None:
+    """`"cuda:" + str(i)`, `"cuda:%d" % i`."""
+    if not isinstance(expr.operator, (cst.Add, cst.Modulo)):
+        return None
+    left = expr.left
+    if isinstance(left, cst.SimpleString) and DEVICE_TEMPLATE.match(str(left.evaluated_value)):
+        return expr.with_changes(left=_replace_cuda_in_token(left))
+    return None
+
+
+def _rewrite_device_format_call(expr: cst.Call) -> cst.Call | None:
+    """`"cuda:{}".format(i)`; any other call is left alone."""
+    if not (isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "format"):
+        return None
+    template = expr.func.value
+    if isinstance(template, cst.SimpleString) and DEVICE_TEMPLATE.match(str(template.evaluated_value)):
+        return expr.with_changes(func=expr.func.with_changes(value=_replace_cuda_in_token(template)))
+    return None
+
+
+def _rewrite_device_if_exp(expr: cst.IfExp, containers: bool) -> cst.IfExp | None:
+    """`"cuda" if gpu else "cpu"`: either branch (the condition is not a device)."""
+    body, orelse = rewrite_device_expr(expr.body, containers), rewrite_device_expr(expr.orelse, containers)
+    if body is None and orelse is None:
+        return None
+    return expr.with_changes(body=body or expr.body, orelse=orelse or expr.orelse)
+
+
+def _rewrite_device_boolean(expr: cst.BooleanOperation, containers: bool) -> cst.BooleanOperation | None:
+    """`args.device or "cuda"`: either operand."""
+    left, right = rewrite_device_expr(expr.left, containers), rewrite_device_expr(expr.right, containers)
+    if left is None and right is None:
+        return None
+    return expr.with_changes(left=left or expr.left, right=right or expr.right)
+
+
+def _rewrite_device_elements(expr: cst.Tuple | cst.List | cst.Set) -> cst.Tuple | cst.List | cst.Set | None:
+    """`choices=["cuda", "cpu"]`: each element (not `*rest`); nested containers are followed."""
+    changed = False
+    elements = []
+    for element in expr.elements:
+        new = rewrite_device_expr(element.value) if isinstance(element, cst.Element) else None
+        changed |= new is not None
+        elements.append(element.with_changes(value=new) if new is not None else element)
+    return expr.with_changes(elements=elements) if changed else None
+
+
+def _rewrite_device_dict(expr: cst.Dict) -> cst.Dict | None:
+    """`map_location={"cuda:0": "cuda:1"}`: keys and values (not `**rest`)."""
+    changed = False
+    elements = []
+    for element in expr.elements:
+        if isinstance(element, cst.DictElement):
+            key, value = rewrite_device_expr(element.key), rewrite_device_expr(element.value)
+            if key is not None or value is not None:
+                changed = True
+                element = element.with_changes(key=key or element.key, value=value or element.value)
+        elements.append(element)
+    return expr.with_changes(elements=elements) if changed else None
 
 
 class DeviceTransformer(PortTransformer):
@@ -411,6 +471,13 @@ class DeviceTransformer(PortTransformer):
                             "from torch import cuda -> npu") or updated
         if module != "torch.cuda" and not module.startswith("torch.cuda."):
             return updated
+        return self._from_torch_cuda_import(original, updated, module, imported)
+
+    def _from_torch_cuda_import(self, original: cst.ImportFrom, updated: cst.ImportFrom, module: str,
+                                imported: list[str]) -> cst.ImportFrom:
+        """`from torch.cuda[.sub] import names` -> `from torch.npu[.sub] import names`, when torch.npu has them all;
+        otherwise the import stays with a TODO naming what is missing (a partial rename would break the rest).
+        Imports of what other rules own (NVTX, CUDA graphs) are theirs: left alone."""
         sub = module[len("torch.cuda."):]
         if sub.split(".")[0] in OWNED_ELSEWHERE or (not sub and OWNED_ELSEWHERE.intersection(imported)):
             return updated

@@ -65,9 +65,13 @@ BACKEND_COMPARISON = rule(
     (it already knows about Ascend, and `("hccl", "hccl")` would read as a mistake).
 
     Before:
+        import torch.distributed as dist
         if dist.get_backend() == "nccl":
+            dist.barrier()
     After:
+        import torch.distributed as dist
         if dist.get_backend() == "hccl":
+            dist.barrier()
     """,
 )
 IS_NCCL_AVAILABLE = rule(
@@ -78,9 +82,13 @@ IS_NCCL_AVAILABLE = rule(
     styles are followed: `dist.is_nccl_available()`, `from torch.distributed import is_nccl_available`.
 
     Before:
+        import torch.distributed as dist
         if dist.is_nccl_available():
+            dist.init_process_group("nccl")
     After:
+        import torch.distributed as dist
         if dist.is_hccl_available():
+            dist.init_process_group("hccl")
     """,
 )
 PROCESS_GROUP_NCCL = rule(
@@ -106,8 +114,10 @@ DEVICE_MESH_TYPE = rule(
     `device_type="cuda"` is rewritten by NPU103 (device-string-argument), which owns every `device_type=`.
 
     Before:
+        from torch.distributed.device_mesh import init_device_mesh
         mesh = init_device_mesh("cuda", (2, 4), mesh_dim_names=("dp", "tp"))
     After:
+        from torch.distributed.device_mesh import init_device_mesh
         mesh = init_device_mesh("npu", (2, 4), mesh_dim_names=("dp", "tp"))
     """,
 )
@@ -124,8 +134,12 @@ FSDP_DEVICE_ID = rule(
     only as indices, so DDP calls are not changed.
 
     Before:
+        import torch
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
         model = FSDP(model, device_id=local_rank)
     After:
+        import torch
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
         model = FSDP(model, device_id=torch.device("npu", local_rank))
     """,
 )

@@ -34,10 +34,18 @@ TRITON_KERNEL = rule(
     lacks. The kernel itself (decorators and body) is never changed.
 
     Before:
+        import triton
+        import triton.language as tl
+
+
         @triton.jit
         def _rms_norm_fwd(X, W, Y, eps, N: tl.constexpr):
             ...
     After:
+        import triton
+        import triton.language as tl
+
+
         # TODO(ascend-port): NPU500 [low] Triton kernel _rms_norm_fwd: run it on Triton-Ascend ...; torch_npu.npu_rms_norm may ...
         @triton.jit
         def _rms_norm_fwd(X, W, Y, eps, N: tl.constexpr):
@@ -82,10 +90,18 @@ CUDA_EXTENSION = rule(
     it (`cmdclass=...`) in a module that builds CUDA sources.
 
     Before:
-        ext_modules=[CUDAExtension("fused_ops", ["ops.cpp", "ops_kernel.cu"])]
+        from setuptools import setup
+        from torch.utils.cpp_extension import CUDAExtension
+
+        ext_modules = [CUDAExtension("fused_ops", ["ops.cpp", "ops_kernel.cu"])]
+        setup(name="fused_ops", ext_modules=ext_modules)
     After:
-        # TODO(ascend-port): NPU502 [low] CUDA extension fused_ops (1 .cu source): ...
-        ext_modules=[CUDAExtension("fused_ops", ["ops.cpp", "ops_kernel.cu"])]
+        from setuptools import setup
+        from torch.utils.cpp_extension import CUDAExtension
+
+        # TODO(ascend-port): NPU502 [low] CUDA extension fused_ops (1 .cu source): no nvcc on NPU: ...
+        ext_modules = [CUDAExtension("fused_ops", ["ops.cpp", "ops_kernel.cu"])]
+        setup(name="fused_ops", ext_modules=ext_modules)
     """,
 )
 TRITON_ACTIVE_DEVICE = rule(
@@ -97,8 +113,12 @@ TRITON_ACTIVE_DEVICE = rule(
     the one Triton-Ascend launches on (its driver asks `torch.npu.current_device()`).
 
     Before:
+        import torch
+        import triton
         DEVICE = triton.runtime.driver.active.get_active_torch_device()
     After:
+        import torch
+        import triton
         DEVICE = torch.device("npu", torch.npu.current_device())
     """,
 )

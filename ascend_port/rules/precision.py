@@ -38,11 +38,15 @@ AMP_DEVICE_TYPE = rule(
     `from torch.cuda.amp import ...`) by NPU106, to `torch.npu.amp.*`; this rule never touches those.
 
     Before:
+        import torch
         scaler = torch.amp.GradScaler("cuda")
         with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(batch)
     After:
+        import torch
         scaler = torch.amp.GradScaler("npu")
         with torch.autocast("npu", dtype=torch.bfloat16):
+            loss = model(batch)
     """,
 )
 AUTOCAST_GPU_API = rule(
@@ -56,8 +60,10 @@ AUTOCAST_GPU_API = rule(
     The forms that name a device (`torch.is_autocast_enabled("cuda")`) are NPU300's.
 
     Before:
+        import torch
         dtype = torch.get_autocast_gpu_dtype()
     After:
+        import torch
         dtype = torch.npu.get_autocast_dtype()
     """,
 )
@@ -76,9 +82,11 @@ ROTARY_FP64 = rule(
     Medium: the table loses the last digits a double-precision build had; check long-context accuracy.
 
     Before:
+        import torch
         def precompute_freqs_cis(dim, end, theta=10000.0):
             freqs = 1.0 / theta ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
     After:
+        import torch
         def precompute_freqs_cis(dim, end, theta=10000.0):
             freqs = 1.0 / theta ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)
     """,
@@ -94,8 +102,10 @@ FP64_ON_DEVICE = rule(
     maths that stays on the CPU (pre-processing, NumPy-style statistics) is not reported.
 
     Before:
+        import torch
         weights = torch.tensor(counts, dtype=torch.float64, device="cuda")
     After:
+        import torch
         # TODO(ascend-port): NPU303 [low] double precision on the NPU: most NPU operators do not support it; ...
         weights = torch.tensor(counts, dtype=torch.float64, device="npu")
     """,
@@ -113,8 +123,10 @@ BF16_CAPABILITY = rule(
     intent is read from names.
 
     Before:
+        import torch
         dtype = torch.bfloat16 if torch.cuda.get_device_capability()[0] >= 8 else torch.float16
     After:
+        import torch
         dtype = torch.bfloat16 if torch.npu.is_bf16_supported() else torch.float16
     """,
 )
@@ -131,9 +143,13 @@ LAYERNORM_UPCAST = rule(
     float32 while activations are bf16 now passes mixed dtypes; review.
 
     Before:
-        return F.layer_norm(x.float(), self.shape, self.weight.float(), self.bias.float(), self.eps).type_as(x)
+        import torch.nn.functional as F
+        def forward(self, x):
+            return F.layer_norm(x.float(), self.shape, self.weight.float(), self.bias.float(), self.eps).type_as(x)
     After:
-        return F.layer_norm(x, self.shape, self.weight, self.bias, self.eps)
+        import torch.nn.functional as F
+        def forward(self, x):
+            return F.layer_norm(x, self.shape, self.weight, self.bias, self.eps)
     """,
 )
 

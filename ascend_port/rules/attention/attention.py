@@ -47,9 +47,26 @@ FLASH_ATTN = rule(
     `return_attn_probs=True` have no mapping: NPU403 marks such calls and leaves them unchanged.
 
     Before:
-        out = flash_attn_func(q, k, v, dropout_p=self.p if self.training else 0.0, causal=True)
+        import torch
+        from flash_attn import flash_attn_func
+
+
+        def forward(self, q, k, v):
+            return flash_attn_func(q, k, v, dropout_p=self.p if self.training else 0.0, causal=True)
     After:
-        out = {FLASH_HELPER}(q, k, v, dropout_p=self.p if self.training else 0.0, causal=True)
+        import torch
+
+
+        _NPU_ATTENTION_MASKS = {{}}
+
+
+        def {FLASH_HELPER}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
+                            cu_seqlens_q=None, cu_seqlens_k=None, top_left=False):
+            ...
+
+
+        def forward(self, q, k, v):
+            return {FLASH_HELPER}(q, k, v, dropout_p=self.p if self.training else 0.0, causal=True)
     """,
 )
 FLASH_VARLEN = rule(
@@ -66,9 +83,26 @@ FLASH_VARLEN = rule(
     `flash_attn_varlen_kvpacked_func` passes `q, *kv.unbind(1)`.
 
     Before:
-        out = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max_q, max_k, causal=True)
+        import torch
+        from flash_attn import flash_attn_varlen_func
+
+
+        def attention(q, k, v, cu_q, cu_k, max_q, max_k):
+            return flash_attn_varlen_func(q, k, v, cu_q, cu_k, max_q, max_k, causal=True)
     After:
-        out = {FLASH_HELPER}(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, causal=True)
+        import torch
+
+
+        _NPU_ATTENTION_MASKS = {{}}
+
+
+        def {FLASH_HELPER}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
+                            cu_seqlens_q=None, cu_seqlens_k=None, top_left=False):
+            ...
+
+
+        def attention(q, k, v, cu_q, cu_k, max_q, max_k):
+            return {FLASH_HELPER}(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, causal=True)
     """,
 )
 FLASH_WINDOW = rule(
@@ -82,9 +116,26 @@ FLASH_WINDOW = rule(
     Calls with `window_size=(-1, -1)` are plain NPU400/NPU401 rewrites.
 
     Before:
-        out = flash_attn_func(q, k, v, causal=True, window_size=(self.window, 0))
+        import torch
+        from flash_attn import flash_attn_func
+
+
+        def forward(self, q, k, v):
+            return flash_attn_func(q, k, v, causal=True, window_size=(self.window, 0))
     After:
-        out = {FLASH_HELPER}(q, k, v, causal=True, window_size=(self.window, 0))
+        import torch
+
+
+        _NPU_ATTENTION_MASKS = {{}}
+
+
+        def {FLASH_HELPER}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
+                            cu_seqlens_q=None, cu_seqlens_k=None, top_left=False):
+            ...
+
+
+        def forward(self, q, k, v):
+            return {FLASH_HELPER}(q, k, v, causal=True, window_size=(self.window, 0))
     """,
 )
 FLASH_UNSUPPORTED = rule(
@@ -98,9 +149,11 @@ FLASH_UNSUPPORTED = rule(
     defaults (`softcap=0.0`, `alibi_slopes=None`, `deterministic=False`, `return_attn_probs=False`) are fine.
 
     Before:
+        from flash_attn import flash_attn_func
         out = flash_attn_func(q, k, v, causal=True, softcap=30.0)
     After:
-        # TODO(ascend-port): NPU403 [low] flash_attn_func: softcap=30.0 has no npu_fusion_attention mapping ...
+        from flash_attn import flash_attn_func
+        # TODO(ascend-port): NPU403 [low] flash_attn_func left on flash-attn: softcap=30.0 has no npu_fusion_attention mapping
         out = flash_attn_func(q, k, v, causal=True, softcap=30.0)
     """,
 )
@@ -113,9 +166,12 @@ FLASH_KVCACHE = rule(
     `sparse_mode`), whose cache layout differs from flash-attn's; the port is manual.
 
     Before:
+        from flash_attn import flash_attn_with_kvcache
         out = flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens, causal=True)
     After:
-        # TODO(ascend-port): NPU404 [low] flash_attn_with_kvcache: use torch_npu.npu_fused_infer_attention_score ...
+        # TODO(ascend-port): NPU409 [low] flash_attn has no NPU build, so this import fails there: port flash_attn_with_kvcache ...
+        from flash_attn import flash_attn_with_kvcache
+        # TODO(ascend-port): NPU404 [low] flash_attn_with_kvcache: ... torch_npu.npu_fused_infer_attention_score ...
         out = flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens, causal=True)
     """,
 )
@@ -132,9 +188,30 @@ XFORMERS = rule(
     supported by the helper (the op raises).
 
     Before:
-        out = xops.memory_efficient_attention(q, k, v, attn_bias=xops.LowerTriangularMask(), p=self.p)
+        import torch
+        import xformers.ops as xops
+
+
+        def forward(self, q, k, v):
+            return xops.memory_efficient_attention(q, k, v, attn_bias=xops.LowerTriangularMask(), p=self.p)
     After:
-        out = {XFORMERS_HELPER}(q, k, v, p=self.p, causal=True, top_left=True)
+        import torch
+
+
+        _NPU_ATTENTION_MASKS = {{}}
+
+
+        def {FLASH_HELPER}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
+                            cu_seqlens_q=None, cu_seqlens_k=None, top_left=False):
+            ...
+
+
+        def {XFORMERS_HELPER}(q, k, v, p=0.0, scale=None, causal=False, top_left=False):
+            ...
+
+
+        def forward(self, q, k, v):
+            return {XFORMERS_HELPER}(q, k, v, p=self.p, causal=True, top_left=True)
     """,
 )
 XFORMERS_BIAS = rule(
@@ -146,9 +223,14 @@ XFORMERS_BIAS = rule(
     sequence ends; other bias classes need their own mask. None of these can be derived from the call alone.
 
     Before:
+        import xformers.ops as xops
+        from xformers.ops.fmha.attn_bias import BlockDiagonalMask
         out = xops.memory_efficient_attention(q, k, v, attn_bias=BlockDiagonalMask.from_seqlens(lens))
     After:
-        # TODO(ascend-port): NPU406 [low] memory_efficient_attention: attn_bias=BlockDiagonalMask.from_seqlens(...
+        import xformers.ops as xops
+        # TODO(ascend-port): NPU409 [low] xformers has no NPU build, so this import fails there: port BlockDiagonalMask ...
+        from xformers.ops.fmha.attn_bias import BlockDiagonalMask
+        # TODO(ascend-port): NPU406 [low] memory_efficient_attention left on xformers: attn_bias=BlockDiagonalMask.from_seqlens(lens) ...
         out = xops.memory_efficient_attention(q, k, v, attn_bias=BlockDiagonalMask.from_seqlens(lens))
     """,
 )
@@ -161,8 +243,10 @@ SDPA_NATIVE = rule(
     This rule only reports (it writes neither code nor a TODO).
 
     Before:
+        import torch.nn.functional as F
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     After:
+        import torch.nn.functional as F
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     """,
     informational=True,
@@ -354,15 +438,7 @@ class AttentionTransformer(PortTransformer):
         spec = FLASH_SPECS[name]
         extra = (*FLASH_TAIL, "block_table") if spec.varlen else tuple(FLASH_TAIL)
         bound, problems = bind(original, spec.params, extra)
-        for param, default in FLASH_TAIL.items():
-            if param in bound and param != "window_size" and literal(bound[param].value) != default:
-                problems.append(f"{param}={code_of(bound[param].value)} has no npu_fusion_attention mapping")
-        if "block_table" in bound and literal(bound["block_table"].value) is not None:
-            problems.append("a paged KV cache (block_table) needs torch_npu.npu_fused_infer_attention_score")
-        if any(t not in bound for t in spec.tensors):
-            problems.append("tensor arguments are missing")
-        if "cu_seqlens" in bound and not isinstance(bound["cu_seqlens"].value, (cst.Name, cst.Attribute)):
-            problems.append("cu_seqlens is not a plain name (the port would evaluate it twice)")
+        problems.extend(self._flash_problems(bound, spec))
         if problems:
             self.todo(FLASH_UNSUPPORTED, original, f"{name} left on flash-attn: {'; '.join(problems)}")
             return updated
@@ -372,14 +448,43 @@ class AttentionTransformer(PortTransformer):
         # Build from `updated`, whose arguments may carry other rules' rewrites, at the positions `bind` found.
         new_of = {id(o): u for o, u in zip(original.args, updated.args)}
         arg = {param: new_of[id(a)] for param, a in bound.items()}
+        args = self._flash_tensor_args(spec, arg) + self._flash_keyword_args(original, bound, spec, windowed, new_of)
+        replacement = updated.with_changes(func=cst.Name(FLASH_HELPER), args=finish_args(updated, args))
+        layout = "TND" if spec.varlen else "BSND"
+        return self.fix(rule_, original, replacement, f"{name} -> {FLASH_HELPER} (npu_fusion_attention, {layout}"
+                        f"{', sliding-window band' if windowed else ''})", torch_npu_name=True) or updated
+
+    @staticmethod
+    def _flash_problems(bound: dict[str, cst.Arg], spec: FlashSpec) -> list[str]:
+        """Why the bound arguments of a flash-attn call have no npu_fusion_attention form (none: it has one)."""
+        problems: list[str] = []
+        for param, default in FLASH_TAIL.items():
+            if param in bound and param != "window_size" and literal(bound[param].value) != default:
+                problems.append(f"{param}={code_of(bound[param].value)} has no npu_fusion_attention mapping")
+        if "block_table" in bound and literal(bound["block_table"].value) is not None:
+            problems.append("a paged KV cache (block_table) needs torch_npu.npu_fused_infer_attention_score")
+        if any(t not in bound for t in spec.tensors):
+            problems.append("tensor arguments are missing")
+        if "cu_seqlens" in bound and not isinstance(bound["cu_seqlens"].value, (cst.Name, cst.Attribute)):
+            problems.append("cu_seqlens is not a plain name (the port would evaluate it twice)")
+        return problems
+
+    @staticmethod
+    def _flash_tensor_args(spec: FlashSpec, arg: dict[str, cst.Arg]) -> list[cst.Arg]:
+        """The tensors, positional, in the helper's order; a packed qkv or kv is unbound into its parts."""
         args: list[cst.Arg] = []
         for tensor in spec.tensors:
-            if spec.unbind and tensor in ("qkv", "kv"):
-                args.append(unbind_arg(arg[tensor].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT),
-                                       spec.unbind))
-            else:
-                args.append(arg[tensor].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
-        for a in original.args:  # the other arguments in the order the user wrote them
+            positional = arg[tensor].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+            args.append(unbind_arg(positional, spec.unbind) if spec.unbind and tensor in ("qkv", "kv") else positional)
+        return args
+
+    @staticmethod
+    def _flash_keyword_args(original: cst.Call, bound: dict[str, cst.Arg], spec: FlashSpec, windowed: bool,
+                            new_of: dict[int, cst.Arg]) -> list[cst.Arg]:
+        """The other arguments, by keyword, in the order the user wrote them. The helper has no max_seqlen_* (it
+        reads the lengths from cu_seqlens) nor block_table, and a packed call's cu_seqlens is both q's and k's."""
+        args: list[cst.Arg] = []
+        for a in original.args:
             param = next((p for p, b in bound.items() if b is a), None)
             if param is None or param in spec.tensors or param.startswith("max_seqlen"):
                 continue
@@ -392,10 +497,7 @@ class AttentionTransformer(PortTransformer):
                 args.append(keyword_arg("cu_seqlens_k", new_of[id(a)]))
                 continue
             args.append(keyword_arg(param, new_of[id(a)]))
-        replacement = updated.with_changes(func=cst.Name(FLASH_HELPER), args=finish_args(updated, args))
-        layout = "TND" if spec.varlen else "BSND"
-        return self.fix(rule_, original, replacement, f"{name} -> {FLASH_HELPER} (npu_fusion_attention, {layout}"
-                        f"{', sliding-window band' if windowed else ''})", torch_npu_name=True) or updated
+        return args
 
     def _xformers(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         name = "memory_efficient_attention"

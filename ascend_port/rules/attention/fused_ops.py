@@ -30,13 +30,25 @@ ROTARY_MUL = rule(
     otherwise.
 
     Before:
-        cos = cos.unsqueeze(unsqueeze_dim)
-        sin = sin.unsqueeze(unsqueeze_dim)
-        q_embed = (q * cos) + (rotate_half(q) * sin)
+        from transformers.models.llama.modeling_llama import rotate_half
+
+
+        def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+            cos = cos.unsqueeze(unsqueeze_dim)
+            sin = sin.unsqueeze(unsqueeze_dim)
+            q_embed = (q * cos) + (rotate_half(q) * sin)
+            k_embed = (k * cos) + (rotate_half(k) * sin)
+            return q_embed, k_embed
     After:
-        cos = cos.unsqueeze(unsqueeze_dim)
-        sin = sin.unsqueeze(unsqueeze_dim)
-        q_embed = torch_npu.npu_rotary_mul(q, cos, sin)
+        from transformers.models.llama.modeling_llama import rotate_half
+
+
+        def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+            cos = cos.unsqueeze(unsqueeze_dim)
+            sin = sin.unsqueeze(unsqueeze_dim)
+            q_embed = torch_npu.npu_rotary_mul(q, cos, sin)
+            k_embed = torch_npu.npu_rotary_mul(k, cos, sin)
+            return q_embed, k_embed
     """,
 )
 SWIGLU = rule(
@@ -49,10 +61,18 @@ SWIGLU = rule(
     values agree within rounding (the op fuses the three steps).
 
     Before:
-        gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
-        return self.down_proj(F.silu(gate) * up)
+        import torch.nn.functional as F
+
+
+        def forward(self, x):
+            gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+            return self.down_proj(F.silu(gate) * up)
     After:
-        return self.down_proj(torch_npu.npu_swiglu(self.gate_up_proj(x), dim=-1))
+        import torch.nn.functional as F
+
+
+        def forward(self, x):
+            return self.down_proj(torch_npu.npu_swiglu(self.gate_up_proj(x), dim=-1))
     """,
 )
 
@@ -70,26 +90,34 @@ def _rotate_half_ast(fn: ast.FunctionDef, torch: str) -> bool:
         getattr(fn.body[0], "value", None), ast.Constant) else fn.body
     halves: dict[str, str] = {}
     for statement in body[:-1]:
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        named = _named_halves(statement, p, torch)
+        if named is None:
             return False
-        target, value = statement.targets[0], ast.unparse(statement.value)
-        if isinstance(target, ast.Name) and value == f"{p}[..., :{p}.shape[-1] // 2]":
-            halves["first"] = target.id
-        elif isinstance(target, ast.Name) and value == f"{p}[..., {p}.shape[-1] // 2:]":
-            halves["second"] = target.id
-        elif isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(
-                isinstance(e, ast.Name) for e in target.elts) and value in (
-                f"{p}.chunk(2, dim=-1)", f"{p}.chunk(2, -1)", f"{torch}.chunk({p}, 2, dim=-1)",
-                f"{torch}.chunk({p}, 2, -1)"):
-            halves["first"], halves["second"] = target.elts[0].id, target.elts[1].id
-        else:
-            return False
+        halves.update(named)
     if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None or len(halves) != 2:
         return False
     first, second = halves["first"], halves["second"]
     returned = ast.unparse(body[-1].value)
     return returned in {f"{torch}.cat({o}-{second}, {first}{c}, {d})" for o, c in (("(", ")"), ("[", "]"))
                         for d in ("dim=-1", "-1")}
+
+
+def _named_halves(statement: ast.stmt, p: str, torch: str) -> dict[str, str] | None:
+    """The halves of the last axis of ``p`` that ``statement`` names: {"first": name} for `x1 = p[..., :d // 2]`,
+    {"second": name} for `x2 = p[..., d // 2:]`, both for `x1, x2 = p.chunk(2, -1)`; None for any other statement."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return None
+    target, value = statement.targets[0], ast.unparse(statement.value)
+    if isinstance(target, ast.Name) and value == f"{p}[..., :{p}.shape[-1] // 2]":
+        return {"first": target.id}
+    if isinstance(target, ast.Name) and value == f"{p}[..., {p}.shape[-1] // 2:]":
+        return {"second": target.id}
+    if isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(
+            isinstance(e, ast.Name) for e in target.elts) and value in (
+            f"{p}.chunk(2, dim=-1)", f"{p}.chunk(2, -1)", f"{torch}.chunk({p}, 2, dim=-1)",
+            f"{torch}.chunk({p}, 2, -1)"):
+        return {"first": target.elts[0].id, "second": target.elts[1].id}
+    return None
 
 
 def _mul(node: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
@@ -143,36 +171,50 @@ class RotarySwigluMixin:
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
         if not isinstance(original.operator, cst.Add):
             return updated
+        match = self._rotary_match(original)
+        if match is None:
+            return updated
+        plain_side, rotated_side, pi, ri, x = match
+        new_plain, new_rotated = _mul(getattr(updated, plain_side)), _mul(getattr(updated, rotated_side))
+        if new_plain is None or new_rotated is None:
+            return updated
+        strip = dict(lpar=[], rpar=[])
+        args = [cst.Arg(new_plain[pi].with_changes(**strip)), cst.Arg(new_plain[1 - pi].with_changes(**strip)),
+                cst.Arg(new_rotated[1 - ri].with_changes(**strip))]
+        replacement = cst.Call(func=cst.parse_expression(f"{self.torch_npu()}.npu_rotary_mul"), args=[
+            a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:2]
+        ] + args[2:], lpar=updated.lpar, rpar=updated.rpar)
+        return self.fix(ROTARY_MUL, original, replacement,
+                        f"({code_of(x)} * cos) + (rotate_half({code_of(x)}) * sin) -> torch_npu.npu_rotary_mul",
+                        torch_npu_name=True) or updated
+
+    def _rotary_match(self, original: cst.BinaryOperation) -> tuple[str, str, int, int, cst.BaseExpression] | None:
+        """The first reading of ``original`` as `(x * cos) + (rotate_half(x) * sin)`, operands of the sum and of
+        each product in either order: (side of the plain product, side of the rotated one, index of x in the plain
+        product, index of rotate_half(x) in the rotated one, x)."""
         for plain_side, rotated_side in (("left", "right"), ("right", "left")):
             plain, rotated = _mul(getattr(original, plain_side)), _mul(getattr(original, rotated_side))
             if plain is None or rotated is None:
                 continue
             for ri in (0, 1):
-                call = rotated[ri]
-                if not (isinstance(call, cst.Call) and len(call.args) == 1 and not call.args[0].keyword
-                        and not call.args[0].star and self._is_rotate_half(call.func)):
-                    continue
-                x = call.args[0].value
-                if not isinstance(x, (cst.Name, cst.Attribute)):
+                x = self._rotate_half_argument(rotated[ri])
+                if x is None:
                     continue
                 pi = next((i for i in (0, 1) if code_of(plain[i]).strip() == code_of(x).strip()), None)
                 if pi is None or code_of(plain[1 - pi]).strip() == code_of(x).strip():
                     continue
                 if not (self._four_d(plain[1 - pi]) and self._four_d(rotated[1 - ri])):
                     continue
-                new_plain, new_rotated = _mul(getattr(updated, plain_side)), _mul(getattr(updated, rotated_side))
-                if new_plain is None or new_rotated is None:
-                    return updated
-                strip = dict(lpar=[], rpar=[])
-                args = [cst.Arg(new_plain[pi].with_changes(**strip)), cst.Arg(new_plain[1 - pi].with_changes(**strip)),
-                        cst.Arg(new_rotated[1 - ri].with_changes(**strip))]
-                replacement = cst.Call(func=cst.parse_expression(f"{self.torch_npu()}.npu_rotary_mul"), args=[
-                    a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:2]
-                ] + args[2:], lpar=updated.lpar, rpar=updated.rpar)
-                return self.fix(ROTARY_MUL, original, replacement,
-                                f"({code_of(x)} * cos) + (rotate_half({code_of(x)}) * sin) -> torch_npu.npu_rotary_mul",
-                                torch_npu_name=True) or updated
-        return updated
+                return plain_side, rotated_side, pi, ri, x
+        return None
+
+    def _rotate_half_argument(self, call: cst.BaseExpression) -> cst.BaseExpression | None:
+        """x of `rotate_half(x)`, where x is a name or an attribute (code that can be compared); else None."""
+        if not (isinstance(call, cst.Call) and len(call.args) == 1 and not call.args[0].keyword
+                and not call.args[0].star and self._is_rotate_half(call.func)):
+            return None
+        x = call.args[0].value
+        return x if isinstance(x, (cst.Name, cst.Attribute)) else None
 
     # --- SwiGLU -----------------------------------------------------------------------------------------------
 
@@ -223,6 +265,27 @@ def _broadcast_4d(value: cst.BaseExpression) -> bool:
 
 def _chunk(statement: cst.BaseStatement, resolve) -> tuple[str, str, cst.BaseExpression, int] | None:
     """`a, b = t.chunk(2, dim=d)` / `torch.chunk(t, 2, d)` -> (a, b, t, d)."""
+    pair = _two_name_assignment(statement)
+    if pair is None:
+        return None
+    a, b, call = pair
+    if not isinstance(call, cst.Call) or any(arg.star for arg in call.args) or a == b:
+        return None
+    arguments = _chunk_arguments(call, resolve)
+    if arguments is None:
+        return None
+    source, chunks, dim = arguments
+    try:
+        chunks_value, dim_value = ast.literal_eval(code_of(chunks)), ast.literal_eval(code_of(dim))
+    except (ValueError, SyntaxError):
+        return None
+    if chunks_value != 2 or not isinstance(dim_value, int):
+        return None
+    return a, b, source, dim_value
+
+
+def _two_name_assignment(statement: cst.BaseStatement) -> tuple[str, str, cst.BaseExpression] | None:
+    """`a, b = value` (or `[a, b] = value`), alone on its line -> (a, b, value)."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
     assign = statement.body[0]
@@ -233,9 +296,13 @@ def _chunk(statement: cst.BaseStatement, resolve) -> tuple[str, str, cst.BaseExp
             and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements)):
         return None
     a, b = (e.value.value for e in target.elements)
-    call = assign.value
-    if not isinstance(call, cst.Call) or any(arg.star for arg in call.args) or a == b:
-        return None
+    return a, b, assign.value
+
+
+def _chunk_arguments(call: cst.Call,
+                     resolve) -> tuple[cst.BaseExpression, cst.BaseExpression, cst.BaseExpression] | None:
+    """(t, chunks, dim) of `t.chunk(chunks, dim)` or `torch.chunk(t, chunks, dim)`, by position or keyword; None
+    for another call, or when either of chunks and dim is missing or another argument is given."""
     pos = [arg.value for arg in call.args if arg.keyword is None]
     kw = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
     if resolve(call.func) == "torch.chunk" and pos:
@@ -250,13 +317,7 @@ def _chunk(statement: cst.BaseStatement, resolve) -> tuple[str, str, cst.BaseExp
     dim = pos[1] if len(pos) > 1 else kw.get("dim")
     if chunks is None or dim is None:
         return None
-    try:
-        chunks_value, dim_value = ast.literal_eval(code_of(chunks)), ast.literal_eval(code_of(dim))
-    except (ValueError, SyntaxError):
-        return None
-    if chunks_value != 2 or not isinstance(dim_value, int):
-        return None
-    return a, b, source, dim_value
+    return source, chunks, dim
 
 
 class _Names(cst.CSTVisitor):

@@ -10,6 +10,7 @@ rsqrt/sqrt, multiply, divide) and dtype casts ("f32", "cast" back to the input d
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -22,6 +23,10 @@ FLOAT32 = {"torch.float32", "torch.float"}
 HALF_DTYPES = {"torch.float16", "torch.half", "torch.bfloat16"}
 PARAMETER = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
 FACTORIES = {"torch.ones", "torch.zeros", "torch.empty", "torch.randn", "torch.rand"}
+# The term each call of one tensor and nothing else makes: `torch.rsqrt(t)`, and `t.float()`, `t.rsqrt()`.
+UNARY_FUNCTIONS = {"torch.rsqrt": "rsqrt", "torch.sqrt": "sqrt", "torch.square": "sq"}
+UNARY_METHODS = {"float": "f32", "rsqrt": "rsqrt", "sqrt": "sqrt", "square": "sq"}
+CAST_METHODS = ("to", "type_as", "type")
 
 
 @dataclass(frozen=True)
@@ -98,25 +103,29 @@ class _Evaluator:
         that only casts names to themselves changes no value, so it is accepted (and has no effect)."""
         if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock):
             return False
-        test = node.test
-        if not (isinstance(test, cst.Comparison) and self.eval(test.left, env) is not None
+        if not self._tests_half_dtype(node.test, env):
+            return False
+        return all(self._recasts_unchanged(statement, env) for statement in node.body.body)
+
+    def _tests_half_dtype(self, test: cst.BaseExpression, env: dict[str, Term]) -> bool:
+        """`<known term> in [torch.float16, torch.bfloat16]` (a list or tuple of half dtypes, any of them)."""
+        return (isinstance(test, cst.Comparison) and self.eval(test.left, env) is not None
                 and all(isinstance(c.operator, cst.In) for c in test.comparisons)
                 and all(isinstance(c.comparator, (cst.List, cst.Tuple)) for c in test.comparisons)
                 and all(self.imports.resolve(e.value) in HALF_DTYPES
-                        for c in test.comparisons for e in c.comparator.elements)):
+                        for c in test.comparisons for e in c.comparator.elements))
+
+    def _recasts_unchanged(self, statement: cst.BaseStatement, env: dict[str, Term]) -> bool:
+        """`name = <term>` where the term, casts dropped, is the value the name already has."""
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return False
-        for statement in node.body.body:
-            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-                return False
-            small = statement.body[0]
-            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name)):
-                return False
-            name = small.targets[0].target.value
-            term = self.eval(small.value, env)
-            if name not in env or term is None or normalize(term) != normalize(env[name]):
-                return False
-        return True
+        small = statement.body[0]
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)):
+            return False
+        name = small.targets[0].target.value
+        term = self.eval(small.value, env)
+        return name in env and term is not None and normalize(term) == normalize(env[name])
 
     def eval(self, node: cst.BaseExpression, env: dict[str, Term]) -> Term | None:
         if isinstance(node, cst.Name):
@@ -124,31 +133,38 @@ class _Evaluator:
         if isinstance(node, (cst.Integer, cst.Float)):
             return ("num", node.value)
         if isinstance(node, cst.Attribute):
-            if isinstance(node.value, cst.Name) and node.value.value == "self":
-                return ("self", node.attr.value)
-            if node.attr.value == "dtype":
-                base = self.eval(node.value, env)
-                if base == X:
-                    return ("dtype",)
-                if base is not None and base[0] == "self":
-                    return ("wdtype", base[1])
-            return None
+            return self._attribute(node, env)
         if isinstance(node, cst.BinaryOperation):
-            left, right = self.eval(node.left, env), self.eval(node.right, env)
-            if left is None or right is None:
-                return None
-            op = node.operator
-            if isinstance(op, cst.Add):
-                return ("add", left, right)
-            if isinstance(op, cst.Multiply):
-                return ("sq", left) if left == right and left[0] != "num" else ("mul", left, right)
-            if isinstance(op, cst.Divide):
-                return ("div", left, right)
-            if isinstance(op, cst.Power) and right == ("num", "2"):
-                return ("sq", left)
-            return None
+            return self._binary(node, env)
         if isinstance(node, cst.Call):
             return self._call(node, env)
+        return None
+
+    def _attribute(self, node: cst.Attribute, env: dict[str, Term]) -> Term | None:
+        """`self.<name>`, and the dtype of the input (`x.dtype`) or of an attribute (`self.weight.dtype`)."""
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            return ("self", node.attr.value)
+        if node.attr.value == "dtype":
+            base = self.eval(node.value, env)
+            if base == X:
+                return ("dtype",)
+            if base is not None and base[0] == "self":
+                return ("wdtype", base[1])
+        return None
+
+    def _binary(self, node: cst.BinaryOperation, env: dict[str, Term]) -> Term | None:
+        left, right = self.eval(node.left, env), self.eval(node.right, env)
+        if left is None or right is None:
+            return None
+        op = node.operator
+        if isinstance(op, cst.Add):
+            return ("add", left, right)
+        if isinstance(op, cst.Multiply):
+            return ("sq", left) if left == right and left[0] != "num" else ("mul", left, right)
+        if isinstance(op, cst.Divide):
+            return ("div", left, right)
+        if isinstance(op, cst.Power) and right == ("num", "2"):
+            return ("sq", left)
         return None
 
     def _call(self, node: cst.Call, env: dict[str, Term]) -> Term | None:
@@ -158,18 +174,7 @@ class _Evaluator:
         pos, kw = split
         qualified = self.imports.resolve(node.func)
         if qualified is not None:
-            if not pos:
-                return None
-            arg = self.eval(pos[0], env)
-            if arg is None:
-                return None
-            if qualified in ("torch.rsqrt", "torch.sqrt", "torch.square") and len(pos) == 1 and not kw:
-                return ("rsqrt" if qualified == "torch.rsqrt" else "sqrt" if qualified == "torch.sqrt" else "sq", arg)
-            if qualified == "torch.pow" and len(pos) == 2 and not kw and _literal(pos[1]) == 2:
-                return ("sq", arg)
-            if qualified == "torch.mean" and _last_dim_keepdim(pos[1:], kw):
-                return ("mean", arg)
-            return None
+            return self._function_call(qualified, pos, kw, env)
         if not isinstance(node.func, cst.Attribute):
             return None
         method, receiver = node.func.attr.value, node.func.value
@@ -178,25 +183,53 @@ class _Evaluator:
         base = self.eval(receiver, env)
         if base is None:
             return None
-        if method == "float" and not pos and not kw:
+        return self._method_call(method, base, pos, kw, env)
+
+    def _function_call(self, qualified: str, pos: list[cst.BaseExpression], kw: dict[str, cst.BaseExpression],
+                       env: dict[str, Term]) -> Term | None:
+        """`torch.rsqrt(t)`, `torch.sqrt(t)`, `torch.square(t)`, `torch.pow(t, 2)`, `torch.mean(t, -1, keepdim=True)`;
+        the names are mutually exclusive, so each is decided by its own check."""
+        if not pos:
+            return None
+        arg = self.eval(pos[0], env)
+        if arg is None:
+            return None
+        if qualified in UNARY_FUNCTIONS:
+            return (UNARY_FUNCTIONS[qualified], arg) if len(pos) == 1 and not kw else None
+        if qualified == "torch.pow":
+            return ("sq", arg) if len(pos) == 2 and not kw and _literal(pos[1]) == 2 else None
+        if qualified == "torch.mean":
+            return ("mean", arg) if _last_dim_keepdim(pos[1:], kw) else None
+        return None
+
+    def _method_call(self, method: str, base: Term, pos: list[cst.BaseExpression],
+                     kw: dict[str, cst.BaseExpression], env: dict[str, Term]) -> Term | None:
+        """`base.float()`, `.rsqrt()`, `.sqrt()`, `.square()`, `.pow(2)`, `.mean(-1, keepdim=True)` and the casts;
+        the names are mutually exclusive, so each is decided by its own check."""
+        if method in UNARY_METHODS:
+            return (UNARY_METHODS[method], base) if not pos and not kw else None
+        if method == "pow":
+            return ("sq", base) if len(pos) == 1 and not kw and _literal(pos[0]) == 2 else None
+        if method == "mean":
+            return ("mean", base) if _last_dim_keepdim(pos, kw) else None
+        if method in CAST_METHODS and len(pos) + len(kw) == 1:
+            return self._cast(method, base, pos[0] if pos else kw.get("dtype"), env)
+        return None
+
+    def _cast(self, method: str, base: Term, target: cst.BaseExpression | None, env: dict[str, Term]) -> Term | None:
+        """`.to(dtype)`, `.type(dtype)`, `.type_as(tensor)`: "f32" to float32, "cast" back to the input's dtype
+        (`.to(x.dtype)`, `.type_as(x)`), "wcast" to a weight's (`.to(self.weight.dtype)`); other targets: unknown."""
+        if target is None:
+            return None
+        if self.imports.resolve(target) in FLOAT32 and method != "type_as":
             return ("f32", base)
-        if method in ("rsqrt", "sqrt", "square") and not pos and not kw:
-            return ("sq" if method == "square" else method, base)
-        if method == "pow" and len(pos) == 1 and not kw and _literal(pos[0]) == 2:
-            return ("sq", base)
-        if method == "mean" and _last_dim_keepdim(pos, kw):
-            return ("mean", base)
-        if method in ("to", "type_as", "type") and len(pos) + len(kw) == 1:
-            target = pos[0] if pos else kw.get("dtype")
-            if target is None:
-                return None
-            if self.imports.resolve(target) in FLOAT32 and method != "type_as":
-                return ("f32", base)
-            dtype = self.eval(target, env)
-            if (method == "type_as" and dtype == X) or (method != "type_as" and dtype == ("dtype",)):
-                return ("cast", base)
-            if method != "type_as" and dtype is not None and dtype[0] == "wdtype":
-                return ("wcast", base)
+        dtype = self.eval(target, env)
+        if method == "type_as":
+            return ("cast", base) if dtype == X else None
+        if dtype == ("dtype",):
+            return ("cast", base)
+        if dtype is not None and dtype[0] == "wdtype":
+            return ("wcast", base)
         return None
 
     def _inline(self, fn: cst.FunctionDef, pos, kw, env: dict[str, Term]) -> Term | None:
@@ -268,21 +301,33 @@ def _classify(term: Term) -> tuple[str, str, bool] | None:
     if rsqrt is None:
         return None
     factors.remove(rsqrt)
-    inner = rsqrt[1]
+    eps_code = _eps_code(rsqrt[1])
+    if eps_code is None:
+        return None
+    (scale,) = factors
+    weight = _scale_weight(scale)
+    return None if weight is None else (weight[0], eps_code, weight[1])
+
+
+def _eps_code(inner: Term) -> str | None:
+    """The eps of `mean(x^2) + eps` (the term under the rsqrt) as code: `self.<attr>` or a number."""
     mean = ("mean", ("sq", X))
     if inner[0] != "add" or mean not in inner[1]:
         return None
     eps = next(t for t in inner[1] if t != mean) if inner[1].count(mean) == 1 else None
     if eps is None or eps[0] not in ("self", "num"):
         return None
-    eps_code = f"self.{eps[1]}" if eps[0] == "self" else eps[1]
-    (scale,) = factors
+    return f"self.{eps[1]}" if eps[0] == "self" else eps[1]
+
+
+def _scale_weight(scale: Term) -> tuple[str, bool] | None:
+    """(weight attribute, gemma) when the scale is `self.<weight>` or Gemma's `1 + self.<weight>`."""
     if scale[0] == "self":
-        return scale[1], eps_code, False
+        return scale[1], False
     if scale[0] == "add" and any(_is_one(t) for t in scale[1]):
         weight = next((t for t in scale[1] if not _is_one(t)), None)
         if weight is not None and weight[0] == "self":
-            return weight[1], eps_code, True
+            return weight[1], True
     return None
 
 
@@ -291,28 +336,36 @@ def _is_vector_parameter(init: cst.FunctionDef | None, attr: str, imports: Impor
     fused ops expect (their gamma covers the trailing dims it has, so a 2-D weight would normalise two axes)."""
     if init is None or not isinstance(init.body, cst.IndentedBlock):
         return False
-    for statement in init.body.body:
+    value = next(_self_assignments(init.body, attr), None)
+    return value is not None and _is_vector_parameter_value(value, imports)
+
+
+def _self_assignments(body: cst.IndentedBlock, attr: str) -> Iterator[cst.BaseExpression]:
+    """The values `self.<attr> = value` statements at the top level of ``body`` assign, in order."""
+    for statement in body.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
             if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
                 continue
             target = small.targets[0].target
-            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+            if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
                     and target.value.value == "self" and target.attr.value == attr):
-                continue
-            value = small.value
-            if not (isinstance(value, cst.Call) and imports.resolve(value.func) in PARAMETER and value.args):
-                return False
-            factory = value.args[0].value
-            if not (isinstance(factory, cst.Call) and imports.resolve(factory.func) in FACTORIES):
-                return False
-            shape = [a for a in factory.args if a.keyword is None]
-            if len(shape) != 1 or shape[0].star:
-                return False
-            dims = shape[0].value
-            return not isinstance(dims, (cst.Tuple, cst.List)) or len(dims.elements) == 1
-    return False
+                yield small.value
+
+
+def _is_vector_parameter_value(value: cst.BaseExpression, imports: ImportIndex) -> bool:
+    """`nn.Parameter(<factory>(dim))` or `nn.Parameter(<factory>((dim,)))`: one dimension."""
+    if not (isinstance(value, cst.Call) and imports.resolve(value.func) in PARAMETER and value.args):
+        return False
+    factory = value.args[0].value
+    if not (isinstance(factory, cst.Call) and imports.resolve(factory.func) in FACTORIES):
+        return False
+    shape = [a for a in factory.args if a.keyword is None]
+    if len(shape) != 1 or shape[0].star:
+        return False
+    dims = shape[0].value
+    return not isinstance(dims, (cst.Tuple, cst.List)) or len(dims.elements) == 1
 
 
 def match_rms_norm(cls: cst.ClassDef, forward: cst.FunctionDef, imports: ImportIndex) -> RmsNormMatch | None:

@@ -43,15 +43,35 @@ RMS_NORM = rule(
     gives bf16 here where the original promoted to float32.
 
     Before:
-        def forward(self, hidden_states):
-            input_dtype = hidden_states.dtype
-            hidden_states = hidden_states.to(torch.float32)
-            variance = hidden_states.pow(2).mean(-1, keepdim=True)
-            hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
-            return self.weight * hidden_states.to(input_dtype)
+        import torch
+        from torch import nn
+
+
+        class LlamaRMSNorm(nn.Module):
+            def __init__(self, hidden_size, eps=1e-6):
+                super().__init__()
+                self.weight = nn.Parameter(torch.ones(hidden_size))
+                self.variance_epsilon = eps
+
+            def forward(self, hidden_states):
+                input_dtype = hidden_states.dtype
+                hidden_states = hidden_states.to(torch.float32)
+                variance = hidden_states.pow(2).mean(-1, keepdim=True)
+                hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+                return self.weight * hidden_states.to(input_dtype)
     After:
-        def forward(self, hidden_states):
-            return torch_npu.npu_rms_norm(hidden_states, self.weight, epsilon=self.variance_epsilon)[0]
+        import torch
+        from torch import nn
+
+
+        class LlamaRMSNorm(nn.Module):
+            def __init__(self, hidden_size, eps=1e-6):
+                super().__init__()
+                self.weight = nn.Parameter(torch.ones(hidden_size))
+                self.variance_epsilon = eps
+
+            def forward(self, hidden_states):
+                return torch_npu.npu_rms_norm(hidden_states, self.weight, epsilon=self.variance_epsilon)[0]
     """,
 )
 GEMMA_RMS_NORM = rule(
@@ -63,13 +83,39 @@ GEMMA_RMS_NORM = rule(
     (Atlas A2/A3 only).
 
     Before:
-        def forward(self, x):
-            output = self._norm(x.float())
-            output = output * (1.0 + self.weight.float())
-            return output.type_as(x)
+        import torch
+        from torch import nn
+
+
+        class GemmaRMSNorm(nn.Module):
+            def __init__(self, dim, eps=1e-6):
+                super().__init__()
+                self.eps = eps
+                self.weight = nn.Parameter(torch.zeros(dim))
+
+            def _norm(self, x):
+                return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+            def forward(self, x):
+                output = self._norm(x.float())
+                output = output * (1.0 + self.weight.float())
+                return output.type_as(x)
     After:
-        def forward(self, x):
-            return torch_npu.npu_gemma_rms_norm(x, self.weight, epsilon=self.eps)[0]
+        import torch
+        from torch import nn
+
+
+        class GemmaRMSNorm(nn.Module):
+            def __init__(self, dim, eps=1e-6):
+                super().__init__()
+                self.eps = eps
+                self.weight = nn.Parameter(torch.zeros(dim))
+
+            def _norm(self, x):
+                return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+            def forward(self, x):
+                return torch_npu.npu_gemma_rms_norm(x, self.weight, epsilon=self.eps)[0]
     """,
 )
 APEX_NORM = rule(
@@ -80,12 +126,27 @@ APEX_NORM = rule(
     (`normalized_shape`, `eps`, `elementwise_affine`), and NPU runs them with its own kernels. apex's default
     `eps=1e-5` is written out for RMSNorm (torch.nn.RMSNorm's default is the dtype's machine epsilon);
     `memory_efficient` (a backward-memory option) is dropped. Medium: torch.nn.RMSNorm needs torch >= 2.4, and the
-    rounding differs in the last bits. The apex import goes when unused (NPU408).
+    rounding differs in the last bits. The apex import goes when unused (NPU408). The replacement is written
+    through the module's `torch` (or `torch.nn`) import: in a module that imports neither, NPU506's TODO marks the
+    call instead.
 
     Before:
-        self.norm = FusedRMSNorm(dim, elementwise_affine=True)
+        import torch
+        from apex.normalization import FusedRMSNorm
+
+
+        class Block(torch.nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.norm = FusedRMSNorm(dim, elementwise_affine=True)
     After:
-        self.norm = torch.nn.RMSNorm(dim, elementwise_affine=True, eps=1e-5)
+        import torch
+
+
+        class Block(torch.nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.norm = torch.nn.RMSNorm(dim, elementwise_affine=True, eps=1e-5)
     """,
 )
 

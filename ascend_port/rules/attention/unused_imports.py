@@ -36,13 +36,17 @@ UNUSED_GPU_IMPORT = rule(
     `else:`), since the NPU replacement always exists; a block left empty gets `pass`.
 
     Before:
+        import torch
         try:
-            from flash_attn import flash_attn_func
-            HAS_FLASH_ATTN = True
+            from apex.normalization import FusedRMSNorm
+            HAS_APEX = True
         except ImportError:
-            HAS_FLASH_ATTN = False
+            HAS_APEX = False
+        norm = FusedRMSNorm(dim, elementwise_affine=True)
     After:
-        HAS_FLASH_ATTN = True
+        import torch
+        HAS_APEX = True
+        norm = torch.nn.RMSNorm(dim, elementwise_affine=True, eps=1e-5)
     """,
 )
 

@@ -28,13 +28,13 @@ CONFIG_DEVICE = rule(
     "Config keys that name a device (`device: cuda`, `device_type`, `accelerator: cuda`) -> `npu` in YAML/JSON.",
     """
     A mapping key containing `device` (or `accelerator`) whose value is `cuda` or `cuda:N`. The key is the
-    evidence, hence medium confidence. YAML keeps its comments, quoting and layout (only the value is replaced);
-    JSON keeps its formatting byte for byte.
+    evidence, hence medium confidence. YAML keeps its comments, quoting and layout (only the value is replaced,
+    and an aligned end-of-line comment keeps its column); JSON keeps its formatting byte for byte.
 
     Before:
         device: cuda          # "cuda" or "cpu"
     After:
-        device: npu          # "cuda" or "cpu"
+        device: npu           # "cuda" or "cpu"
     """,
 )
 CONFIG_BACKEND = rule(
@@ -72,7 +72,7 @@ LIGHTNING_GPU_ACCELERATOR = rule(
     Before:
         accelerator: gpu
     After:
-        # TODO(ascend-port): NPU623 [low] Lightning has no built-in Ascend accelerator ...
+        # TODO(ascend-port): NPU623 [low] accelerator 'gpu': Lightning has no built-in Ascend accelerator ...
         accelerator: gpu
     """,
 )

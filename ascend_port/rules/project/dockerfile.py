@@ -30,7 +30,7 @@ CUDA_BASE_IMAGE = rule(
     Before:
         FROM nvidia/cuda:12.1.0-devel-ubuntu22.04
     After:
-        # TODO(ascend-port): NPU630 [low] CUDA base image: use an Ascend CANN image ...
+        # TODO(ascend-port): NPU630 [low] CUDA base image nvidia/cuda:12.1.0-devel-ubuntu22.04: use an Ascend CANN image ...
         FROM nvidia/cuda:12.1.0-devel-ubuntu22.04
     """,
 )

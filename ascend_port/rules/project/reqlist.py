@@ -15,6 +15,7 @@ from ascend_port.rules.project.requirements import (
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
     Requirement,
+    Verdict,
     parse_requirement,
     torch_npu_verdict,
     verdict,
@@ -87,94 +88,121 @@ class _Layout:
 
 def edit_list(port: TextPort, req_list: RequirementList) -> Change | None:
     """Record the edits and findings for one list; returns what they do to its values (None: nothing)."""
-    text = port.text
-    items = req_list.items
-    newline = newline_of(text)
-    parsed: list[Requirement | None] = [parse_requirement(item.value) for item in items]
-    layouts = [_Layout(text, item) for item in items]
-    removed: set[int] = set()
-    replaced: dict[int, str] = {}
-    inserted: tuple[int, str] | None = None
-    notes: list[str] = []  # comment lines for the statement (items that share their line)
-    edits: list[tuple[object, int, list[Edit], str]] = []
-    cuts: dict[int, list[Edit]] = {}  # item index -> its cut (for items sharing their line)
+    editor = _ListEditor(port, req_list)
+    for i, req in enumerate(editor.parsed):
+        editor.port_item(i, req)
+    editor.add_torch_npu()
+    return editor.record()
 
-    def above(note: str) -> None:
-        notes.append(note)
 
-    for i, (item, req) in enumerate(zip(items, parsed)):
+class _ListEditor:
+    """The edits of one list, gathered first and recorded together at the end: all of them, or (when they overlap)
+    none, with findings instead."""
+
+    def __init__(self, port: TextPort, req_list: RequirementList) -> None:
+        self.port, self.req_list = port, req_list
+        self.text = port.text
+        self.items = req_list.items
+        self.newline = newline_of(self.text)
+        self.parsed: list[Requirement | None] = [parse_requirement(item.value) for item in self.items]
+        self.layouts = [_Layout(self.text, item) for item in self.items]
+        self.removed: set[int] = set()
+        self.replaced: dict[int, str] = {}
+        self.inserted: tuple[int, str] | None = None
+        self.notes: list[str] = []  # comment lines for the statement (items that share their line)
+        self.edits: list[tuple[object, int, list[Edit], str]] = []  # (rule, offset, change, message)
+        self.cuts: dict[int, list[Edit]] = {}  # item index -> its cut (for items sharing their line)
+
+    def port_item(self, i: int, req: Requirement | None) -> None:
         found = verdict(req) if req is not None else None
-        if found is None or not port.enabled(found.rule):
-            continue
-        layout = layouts[i]
+        if found is None or not self.port.enabled(found.rule):
+            return
         if found.rule is CUDA_ONLY_DEPENDENCY:
-            note = f"removed by ascend-port {CUDA_ONLY_DEPENDENCY.id}: {found.reason}"
-            if layout.alone:
-                body = text[item.start:layout.line_end]
-                change = [Edit(item.start, layout.line_end, f"# {body}  # {note}")]
-            else:
-                change = [_cut(text, items, layouts, i, removed, cuts)]
-                cuts[i] = change
-                above(f"# {text[item.start:item.end]} {note}")
-            removed.add(i)
-            edits.append((found.rule, item.start, change, f"{req.name} removed from {req_list.where}: {found.reason}"))
+            self.remove(i, req, found)
         elif found.rule is TRITON_ASCEND_DEPENDENCY:
-            parts = _token_parts(text, item)
-            if parts is None:
-                port.report(found.rule, item.start, "replace triton with triton-ascend by hand (escaped string)")
-                continue
-            quote, inner, close = parts
-            new_value = found.new_requirement + req.marker
-            change = [Edit(item.start, item.end, quote + new_value + close)]
-            if layout.alone:
-                change.append(Edit(layout.line_end, layout.line_end, f"  # ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}"))
-            else:
-                above(f"# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: triton-ascend {found.reason}")
-            replaced[i] = new_value
-            edits.append((found.rule, item.start, change, f"triton -> triton-ascend in {req_list.where}"))
+            self.replace_triton(i, req, found)
 
-    requirements = [r for r in parsed if r is not None]
-    placed = torch_npu_verdict(requirements) if port.enabled(TORCH_NPU_DEPENDENCY) else None
-    if placed is not None:
-        index = parsed.index(requirements[placed[0]])
-        found = placed[1]
-        item, layout, torch = items[index], layouts[index], parsed[index]
-        parts = _token_parts(text, item)
-        if not found.new_requirement or parts is None:
-            port.report(TORCH_NPU_DEPENDENCY, item.start, found.reason if not found.new_requirement
-                        else "add torch-npu by hand (escaped string)")
+    def remove(self, i: int, req: Requirement, found: Verdict) -> None:
+        """A CUDA-only item: commented out on its own line, else cut out with the note above the statement."""
+        text, item, layout = self.text, self.items[i], self.layouts[i]
+        note = f"removed by ascend-port {CUDA_ONLY_DEPENDENCY.id}: {found.reason}"
+        if layout.alone:
+            body = text[item.start:layout.line_end]
+            change = [Edit(item.start, layout.line_end, f"# {body}  # {note}")]
         else:
-            quote, inner, close = parts
-            new_value = found.new_requirement + torch.marker
-            token = quote + new_value + close
-            if layout.alone:
-                if layout.has_comma:
-                    change = [Edit(layout.line_end, layout.line_end, f"{newline}{layout.indent}{token},")]
-                else:
-                    change = [Edit(item.end, item.end, ","),
-                              Edit(layout.line_end, layout.line_end, f"{newline}{layout.indent}{token}")]
-            else:
-                change = [Edit(item.end, item.end, f", {token}")]
-            inserted = (index, new_value)
-            edits.append((TORCH_NPU_DEPENDENCY, item.start, change,
-                          f"{found.new_requirement} added to {req_list.where} ({found.reason})"))
+            change = [_cut(text, self.items, self.layouts, i, self.removed, self.cuts)]
+            self.cuts[i] = change  # the same list as in self.edits: a later cut may empty it (see _cut)
+            self.notes.append(f"# {text[item.start:item.end]} {note}")
+        self.removed.add(i)
+        self.edits.append((found.rule, item.start, change,
+                           f"{req.name} removed from {self.req_list.where}: {found.reason}"))
 
-    if not edits:
-        return None
-    all_edits = [e for _, _, change, _ in edits for e in change]
-    if notes:
-        start = req_list.statement_start
-        indent = text[start:start + len(text[start:]) - len(text[start:].lstrip(" \t"))]
-        all_edits.append(Edit(start, start, "".join(f"{indent}{note}{newline}" for note in notes)))
-    if _overlap(all_edits):
-        for rule, offset, _, message in edits:
-            port.report(rule, offset, f"{message}: the list is laid out too unusually to edit safely; do it by hand")
-        return None
-    for rule, offset, change, message in edits:
-        port.fix(rule, offset, change, message)
-    if notes:
-        port.edits.append(all_edits[-1])
-    return Change(frozenset(removed), replaced, inserted)
+    def replace_triton(self, i: int, req: Requirement, found: Verdict) -> None:
+        item, layout = self.items[i], self.layouts[i]
+        parts = _token_parts(self.text, item)
+        if parts is None:
+            self.port.report(found.rule, item.start, "replace triton with triton-ascend by hand (escaped string)")
+            return
+        quote, inner, close = parts
+        new_value = found.new_requirement + req.marker
+        change = [Edit(item.start, item.end, quote + new_value + close)]
+        if layout.alone:
+            change.append(Edit(layout.line_end, layout.line_end,
+                               f"  # ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}"))
+        else:
+            self.notes.append(f"# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: triton-ascend {found.reason}")
+        self.replaced[i] = new_value
+        self.edits.append((found.rule, item.start, change, f"triton -> triton-ascend in {self.req_list.where}"))
+
+    def add_torch_npu(self) -> None:
+        """torch-npu after the torch requirement whose version it follows (a finding only, where it cannot be)."""
+        requirements = [r for r in self.parsed if r is not None]
+        placed = torch_npu_verdict(requirements) if self.port.enabled(TORCH_NPU_DEPENDENCY) else None
+        if placed is None:
+            return
+        index = self.parsed.index(requirements[placed[0]])
+        found = placed[1]
+        item, layout, torch = self.items[index], self.layouts[index], self.parsed[index]
+        parts = _token_parts(self.text, item)
+        if not found.new_requirement or parts is None:
+            self.port.report(TORCH_NPU_DEPENDENCY, item.start, found.reason if not found.new_requirement
+                             else "add torch-npu by hand (escaped string)")
+            return
+        quote, inner, close = parts
+        new_value = found.new_requirement + torch.marker
+        change = self._insertion(item, layout, quote + new_value + close)
+        self.inserted = (index, new_value)
+        self.edits.append((TORCH_NPU_DEPENDENCY, item.start, change,
+                           f"{found.new_requirement} added to {self.req_list.where} ({found.reason})"))
+
+    def _insertion(self, item: ListItem, layout: _Layout, token: str) -> list[Edit]:
+        """``token`` as a new item after ``item``: on a line of its own when ``item`` has one, else on its line."""
+        if not layout.alone:
+            return [Edit(item.end, item.end, f", {token}")]
+        if layout.has_comma:
+            return [Edit(layout.line_end, layout.line_end, f"{self.newline}{layout.indent}{token},")]
+        return [Edit(item.end, item.end, ","),
+                Edit(layout.line_end, layout.line_end, f"{self.newline}{layout.indent}{token}")]
+
+    def record(self) -> Change | None:
+        if not self.edits:
+            return None
+        text, port = self.text, self.port
+        all_edits = [e for _, _, change, _ in self.edits for e in change]
+        if self.notes:
+            start = self.req_list.statement_start
+            indent = text[start:start + len(text[start:]) - len(text[start:].lstrip(" \t"))]
+            all_edits.append(Edit(start, start, "".join(f"{indent}{note}{self.newline}" for note in self.notes)))
+        if _overlap(all_edits):
+            for rule, offset, _, message in self.edits:
+                port.report(rule, offset,
+                            f"{message}: the list is laid out too unusually to edit safely; do it by hand")
+            return None
+        for rule, offset, change, message in self.edits:
+            port.fix(rule, offset, change, message)
+        if self.notes:
+            port.edits.append(all_edits[-1])
+        return Change(frozenset(self.removed), self.replaced, self.inserted)
 
 
 def _cut(text: str, items: tuple[ListItem, ...], layouts: list[_Layout], i: int, removed: set[int],

@@ -30,7 +30,7 @@ CUDA_ONLY_DEPENDENCY = rule(
         pynvml>=11
     After:
         # flash-attn==2.6.3  # removed by ascend-port NPU600: CUDA-only; torch_npu.npu_fusion_attention replaces it
-        # pynvml>=11  # removed by ascend-port NPU600: NVML bindings for NVIDIA drivers; query NPUs with npu-smi ...
+        # pynvml>=11  # removed by ascend-port NPU600: NVML bindings for NVIDIA drivers; query NPUs with npu-smi or torch.npu
     """,
 )
 TRITON_ASCEND_DEPENDENCY = rule(
@@ -45,7 +45,7 @@ TRITON_ASCEND_DEPENDENCY = rule(
     Before:
         triton==3.1.0
     After:
-        triton-ascend  # ascend-port NPU601: was triton==3.1.0; pin the triton-ascend release for your CANN
+        triton-ascend  # ascend-port NPU601: was triton==3.1.0; pin the triton-ascend release for your CANN ...
     """,
 )
 TORCH_NPU_DEPENDENCY = rule(

@@ -95,7 +95,7 @@ NVIDIA_SMI_QUERY = rule(
     Before:
         NPROC=$(nvidia-smi -L | wc -l)
     After:
-        # TODO(ascend-port): NPU614 [low] nvidia-smi -L counts GPUs; ...
+        # TODO(ascend-port): NPU614 [low] nvidia-smi -L lists GPUs, here to count them; count NPUs with ...
         NPROC=$(nvidia-smi -L | wc -l)
     """,
 )
