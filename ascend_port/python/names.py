@@ -130,3 +130,18 @@ def build_dotted(path: str) -> cst.BaseExpression:
     for part in rest:
         expr = cst.Attribute(value=expr, attr=cst.Name(part))
     return expr
+
+
+def names_in(node: cst.CSTNode) -> set[int]:
+    """ids of every Name and Attribute inside ``node`` (an import statement's names are not uses)."""
+    found: set[int] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(id(n))
+
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            found.add(id(n))
+
+    node.visit(Collector())
+    return found

@@ -10,11 +10,10 @@ import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.python.names import build_dotted, dotted
+from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Trigger, imported
 from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.device import TORCH_CUDA_UNSUPPORTED
-from ascend_port.rules.kernels import names_in
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 

@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.python.names import build_dotted, dotted
+from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Trigger
 from ascend_port.python.transformer import PortTransformer
 
@@ -186,21 +186,6 @@ def _positional(call: cst.Call, index: int) -> cst.Arg | None:
     return positional[index] if index < len(positional) else None
 
 
-def names_in(node: cst.CSTNode) -> set[int]:
-    """ids of every Name and Attribute inside ``node`` (an import statement's names are not uses)."""
-    found: set[int] = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.add(id(n))
-
-        def visit_Attribute(self, n: cst.Attribute) -> None:
-            found.add(id(n))
-
-    node.visit(Collector())
-    return found
-
-
 def _strings_in(node: cst.CSTNode) -> list[str]:
     """Every plain string literal inside ``node`` (list literals of sources, mostly)."""
     found: list[str] = []
@@ -369,20 +354,8 @@ class KernelTransformer(PortTransformer):
 
     def _cuda_libdevice_import(self, small: cst.BaseSmallStatement) -> str | None:
         """The module a CUDA libdevice import names, when it can be rerouted to Triton-Ascend."""
-        if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
-                and not isinstance(small.names, cst.ImportStar) and len(small.names) == 1:
-            module = dotted(small.module)
-            name = small.names[0].name
-            if not isinstance(name, cst.Name):
-                return None
-            if module in ("triton.language.extra.cuda", "triton.language.extra") and name.value == "libdevice":
-                return f"{module}.libdevice"
-        if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
-                and not isinstance(small.names, cst.ImportStar):
-            module = dotted(small.module)
-            names = [a.name.value for a in small.names if isinstance(a.name, cst.Name)]
-            if module in CUDA_LIBDEVICE_MODULES and names and all(n in LIBDEVICE_ON_ASCEND for n in names):
-                return module
+        if isinstance(small, cst.ImportFrom):
+            return _cuda_libdevice_import_from(small)
         if isinstance(small, cst.Import) and len(small.names) == 1 and small.names[0].asname is not None:
             module = dotted(small.names[0].name)
             if module in CUDA_LIBDEVICE_MODULES:
@@ -451,6 +424,23 @@ class KernelTransformer(PortTransformer):
                   "BuildExtension compiles .cu sources with nvcc: on NPU build host C++ as "
                   "torch_npu.utils.cpp_extension.NpuExtension (BuildExtension still works for it) and the CUDA "
                   "kernels as Ascend C operators")
+
+
+def _cuda_libdevice_import_from(small: cst.ImportFrom) -> str | None:
+    """``_cuda_libdevice_import`` for a ``from`` import: the libdevice module itself, or functions Ascend has."""
+    if small.module is None or small.relative or isinstance(small.names, cst.ImportStar):
+        return None
+    module = dotted(small.module)
+    if len(small.names) == 1:
+        name = small.names[0].name
+        if not isinstance(name, cst.Name):
+            return None
+        if module in ("triton.language.extra.cuda", "triton.language.extra") and name.value == "libdevice":
+            return f"{module}.libdevice"
+    names = [a.name.value for a in small.names if isinstance(a.name, cst.Name)]
+    if module in CUDA_LIBDEVICE_MODULES and names and all(n in LIBDEVICE_ON_ASCEND for n in names):
+        return module
+    return None
 
 
 def _imports_ascend_libdevice(node: cst.Try) -> bool:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.python.names import build_dotted, dotted
+from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.transformer import PortTransformer
-from ascend_port.rules.kernels import names_in
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
 

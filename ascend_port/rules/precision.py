@@ -228,6 +228,21 @@ def _positional(call: cst.Call) -> list[cst.Arg]:
     return [a for a in call.args if a.keyword is None and not a.star]
 
 
+def _cast_back_target(original: cst.Call, updated: cst.Call) -> str | None:
+    """The code of the tensor whose dtype ``<call>.type_as(x)`` or ``<call>.to(x.dtype)`` casts back to; None for
+    any other one-argument method call, or when the value cast back is not a call (in both trees)."""
+    if len(original.args) != 1 or original.args[0].keyword is not None or original.args[0].star:
+        return None
+    if not isinstance(original.func.value, cst.Call) or not isinstance(updated.func.value, cst.Call):
+        return None
+    back = original.args[0].value
+    if original.func.attr.value == "type_as":
+        return _code(back)
+    if isinstance(back, cst.Attribute) and back.attr.value == "dtype":
+        return _code(back.value)
+    return None
+
+
 def _is_method(call: cst.BaseExpression, name: str, resolve: Callable) -> bool:
     """``<value>.name(...)`` on a value (not a module function reached through an import)."""
     return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == name \
@@ -325,26 +340,24 @@ class _PrecisionTransformer(PortTransformer):
         raise NotImplementedError
 
     def _layer_norm_upcast(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if len(original.args) != 1 or original.args[0].keyword is not None or original.args[0].star:
+        target = _cast_back_target(original, updated)
+        if target is None:
             return updated
         inner = original.func.value
-        if not isinstance(inner, cst.Call) or not isinstance(updated.func.value, cst.Call):
-            return updated
-        back = original.args[0].value
-        if original.func.attr.value == "type_as":
-            target = _code(back)
-        elif isinstance(back, cst.Attribute) and back.attr.value == "dtype":
-            target = _code(back.value)
-        else:
-            return updated
         kind = self._layer_norm_kind(inner.func)
         if kind is None:
             return updated
-        functional = kind == "functional"
         first = _positional(inner)[:1]
         if not first or self._upcast_base(first[0].value) is None or _code(self._upcast_base(first[0].value)) != target:
             return updated
         new_inner = updated.func.value
+        args = self._without_upcasts(inner, new_inner, first[0], functional=kind == "functional")
+        replacement = new_inner.with_changes(args=args, lpar=updated.lpar, rpar=updated.rpar)
+        return self.fix(LAYERNORM_UPCAST, original, replacement, "LayerNorm float32 upcast removed") or updated
+
+    def _without_upcasts(self, inner: cst.Call, new_inner: cst.Call, first: cst.Arg, functional: bool) -> list[cst.Arg]:
+        """The arguments of ``new_inner`` (the transformed ``inner``) with the float32 upcast of the input taken off,
+        and of the weight and bias too for the functional form (they were upcast to match the input)."""
         args = list(new_inner.args)
         position = -1
         for i, (old, new) in enumerate(zip(inner.args, args)):
@@ -352,12 +365,11 @@ class _PrecisionTransformer(PortTransformer):
                 position += 1
             keyword = old.keyword.value if old.keyword is not None else None
             weight_or_bias = functional and (position in (2, 3) if keyword is None else keyword in ("weight", "bias"))
-            if old is first[0] or weight_or_bias:
+            if old is first or weight_or_bias:
                 base = self._upcast_base(new.value)
                 if base is not None:
                     args[i] = new.with_changes(value=base)
-        replacement = new_inner.with_changes(args=args, lpar=updated.lpar, rpar=updated.rpar)
-        return self.fix(LAYERNORM_UPCAST, original, replacement, "LayerNorm float32 upcast removed") or updated
+        return args
 
     def _upcast_base(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """``x`` for ``x.float()``, ``x.to(torch.float32)``, ``x.type(torch.float32)``; else None."""

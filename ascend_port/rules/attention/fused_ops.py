@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.rules.attention.attention import code_of
+from ascend_port.python.calls import code_of
 
 ROTARY_MUL = rule(
     "NPU422", "rotary-mul", Confidence.MEDIUM,

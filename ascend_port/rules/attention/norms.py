@@ -15,16 +15,10 @@ from typing import Sequence
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.calls import NO_SPACE, bind, code_of, finish_args, keyword_arg
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortTransformer
-from ascend_port.rules.attention.attention import (
-    NO_SPACE,
-    bind,
-    code_of,
-    finish_args,
-    keyword_arg,
-)
 from ascend_port.rules.attention.fused_ops import ROTARY_MUL, SWIGLU, RotarySwigluMixin
 from ascend_port.rules.attention.helpers import bound_name
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
