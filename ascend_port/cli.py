@@ -103,13 +103,7 @@ def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None)
         gc.set_threshold(GC_THRESHOLD, 50, 50)
     if not sys.stderr.isatty():
         return run(paths, config)
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("porting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as progress:
@@ -253,11 +247,7 @@ def _apply_with_git(paths: list[Path], config: RunConfig, changed_since: str | N
                     commit: bool, allow_dirty: bool, report_dir: Path | None, interactive: bool) -> int:
     """The default `apply`: port on a new branch of the repository. Returns the exit code (a workflow error's own
     code after printing it)."""
-    from ascend_port.git.workflow import (
-        GitOptions,
-        WorkflowError,
-        apply_to_repository,
-    )
+    from ascend_port.git.workflow import GitOptions, WorkflowError, apply_to_repository
 
     options = GitOptions(branch, force_branch, commit, allow_dirty, report_dir, interactive)
     try:

@@ -19,7 +19,7 @@ from ascend_port.core.findings import Finding
 from ascend_port.core.selection import Selection
 from ascend_port.git.review import breaks
 from ascend_port.port.handlers import handler_for
-from ascend_port.run.hunks import Edit, apply_edits, split_lines
+from ascend_port.run.hunks import LineEdit, apply_edits, split_lines
 
 ORDER = tuple(DOMAINS)  # "NPU1" ... "NPU7"
 TITLES = {d.prefix: d.title for d in DOMAIN_TABLE}
@@ -88,7 +88,7 @@ def port_steps(plan: FilePlan, selection: Selection, options: Mapping[str, str])
     return steps
 
 
-def unit_steps(plan: FilePlan, units: list[tuple[Edit, list[Finding]]]) -> list[Step]:
+def unit_steps(plan: FilePlan, units: list[tuple[LineEdit, list[Finding]]]) -> list[Step]:
     """Steps for a reviewed file: each accepted edit goes with the latest domain among its findings. A step that
     would not parse on its own is merged into the next one; the last step is the accepted result."""
     levels = [max((ORDER.index(f.rule.id[:4]) for f in findings), default=None) for _, findings in units]

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from ascend_port.core.findings import Finding
 from ascend_port.git.answers import Keys, keys_for
-from ascend_port.run.hunks import IMPORT_RULE, Edit, FileChange, apply_edits, split_lines
+from ascend_port.run.hunks import IMPORT_RULE, FileChange, LineEdit, apply_edits, split_lines
 
 HELP = """\
 y - apply this hunk
@@ -58,7 +58,7 @@ class Hunk:
     file: FileChange
     change_ids: tuple[int, ...]
     decision: bool | None = None
-    edit: Edit | None = None
+    edit: LineEdit | None = None
 
     @property
     def old_start(self) -> int:
@@ -91,7 +91,7 @@ class Reviewed:
     """A file after review: the accepted edits (each with the findings behind it) and the resulting bytes."""
 
     file: FileChange
-    units: list[tuple[Edit, list[Finding]]] = field(default_factory=list)
+    units: list[tuple[LineEdit, list[Finding]]] = field(default_factory=list)
     new: bytes | None = None  # None: nothing accepted, or the result would not parse
     accepted: int = 0
     total: int = 0
@@ -378,7 +378,7 @@ class Review:
         reviewed.new = new if new != file.old else None
         return reviewed
 
-    def _accepted_units(self, file: FileChange, hunks: list[Hunk]) -> list[tuple[Edit, list[Finding]]]:
+    def _accepted_units(self, file: FileChange, hunks: list[Hunk]) -> list[tuple[LineEdit, list[Finding]]]:
         """The accepted edits with their findings: the tool's changes in file order, then the user's edits."""
         accepted_changes = {i for h in hunks if h.decision and h.edit is None for i in h.change_ids}
         edited = [h for h in hunks if h.decision and h.edit is not None]
@@ -435,7 +435,7 @@ def parse_edited_hunk(data: bytes) -> tuple[list[bytes], list[bytes]] | None:
 
 
 def _edit_of_hunk(parsed: tuple[list[bytes], list[bytes]], shown_old: list[bytes], start: int,
-                  free: tuple[int, int], file_length: int) -> Edit:
+                  free: tuple[int, int], file_length: int) -> LineEdit:
     """The edit an edited hunk makes: its old and new sides less the lines they share at both ends.
 
     ``shown_old`` is the old side the user was shown (starting at line ``start``), ``free`` the lines no other hunk
@@ -446,7 +446,7 @@ def _edit_of_hunk(parsed: tuple[list[bytes], list[bytes]], shown_old: list[bytes
         raise ValueError("the context and '-' lines no longer match the file "
                          "(only '+' lines may be added or deleted, '-' lines turned into context)")
     prefix, suffix = _common_ends(old, new)
-    edit = Edit(start + prefix, start + len(old) - suffix, tuple(new[prefix:len(new) - suffix]))
+    edit = LineEdit(start + prefix, start + len(old) - suffix, tuple(new[prefix:len(new) - suffix]))
     low, high = free
     if edit.start < low or edit.end > high:
         raise ValueError("the edit changes lines that belong to another hunk")

@@ -14,7 +14,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Mapping
+from typing import Hashable, Mapping
 
 import libcst as cst
 
@@ -23,7 +23,7 @@ from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import python_lines
 from ascend_port.port.transformers import TRANSFORMERS
-from ascend_port.python.chunks import Splice, hot_chunks, splice, wrap
+from ascend_port.python.chunks import Chunk, Splice, hot_chunks, splice, wrap
 from ascend_port.python.docstrings import inside, triple_quoted_spans
 from ascend_port.python.literals import TriggerFilter
 from ascend_port.python.names import ImportIndex
@@ -84,9 +84,7 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
 
 def _port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
     classes = active_transformers(selection)
-    matches = trigger_filter(classes).matches(text)
-    if matches and (strings := triple_quoted_spans(text)):
-        matches = [m for m in matches if not inside(strings, m[0])]  # usage examples in docstrings
+    matches = _trigger_matches(text, classes)
     if not matches:
         return PortOutcome(None)
     cut = _cut(text, matches[-1][0])
@@ -107,19 +105,7 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     for chunk in hot_chunks(lines, tree, matches, imports):
         if splices and chunk.first <= splices[-1].last:
             continue  # already ported as part of an enclosing statement (see the fallback below)
-        first, last = chunk.first, chunk.last
-        chunk_text = "".join(lines[first - 1:last])
-        parse_text, prefix = wrap(chunk_text) if chunk.nested else (chunk_text, "")
-        try:
-            module = cst.parse_module(parse_text)
-        except cst.ParserSyntaxError as error:
-            if not chunk.nested:
-                raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
-            # A statement that only parses with its context: take the whole top-level statement instead.
-            first, last = chunk.top
-            chunk_text = parse_text = "".join(lines[first - 1:last])
-            prefix = ""
-            module = _parse_chunk(parse_text, first)
+        first, last, chunk_text, prefix, module = _parse_hot_chunk(lines, chunk)
         ctx = PortContext(line_offset=first - 1 - (1 if prefix else 0), findings=findings, **ctx_args)
         new_code = _keep_final_cr(chunk_text, run_transformers(module, ctx, classes).code[len(prefix):])
         uses_npu |= ctx.uses_npu
@@ -135,6 +121,32 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         statements = top_statements(parsed.tree.body) if parsed.known else spliced_statements(tree.body, splices)
         new_text = with_torch_npu_import(new_text, statements, uses_torch_npu_name, findings)
     return PortOutcome(new_text, findings)
+
+
+def _trigger_matches(text: str, classes: tuple[type[PortTransformer], ...]) -> list[tuple[int, Hashable]]:
+    """The triggers' matches (start offset, scope) in ``text``, less those in triple-quoted strings (usage examples in
+    docstrings)."""
+    matches = trigger_filter(classes).matches(text)
+    if matches and (strings := triple_quoted_spans(text)):
+        matches = [m for m in matches if not inside(strings, m[0])]
+    return matches
+
+
+def _parse_hot_chunk(lines: list[str], chunk: Chunk) -> tuple[int, int, str, str, cst.Module]:
+    """The span (first, last) that ``chunk`` ports, its text, the prefix that wraps an indented chunk (empty for a
+    top-level one) and the parsed LibCST module (of the wrapped text)."""
+    first, last = chunk.first, chunk.last
+    chunk_text = "".join(lines[first - 1:last])
+    parse_text, prefix = wrap(chunk_text) if chunk.nested else (chunk_text, "")
+    try:
+        return first, last, chunk_text, prefix, cst.parse_module(parse_text)
+    except cst.ParserSyntaxError as error:
+        if not chunk.nested:
+            raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
+    # A statement that only parses with its context: take the whole top-level statement instead.
+    first, last = chunk.top
+    chunk_text = "".join(lines[first - 1:last])
+    return first, last, chunk_text, "", _parse_chunk(chunk_text, first)
 
 
 # A line that starts a top-level function or class (where a module can be cut), and one that starts a top-level

@@ -25,6 +25,7 @@ from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
+    Requirement,
     parse_requirement,
     torch_npu_verdict,
     verdict,
@@ -271,39 +272,54 @@ def port_setup_cfg(text: str, selection: Selection) -> TextPort:
 def _edit_cfg_value(port, value, entries, lines, offsets, newline, expected: list[str] | None) -> None:
     """setup.cfg values have no inline comments (setuptools would read them as part of the requirement), so every
     note goes on a comment line of its own."""
+    requirements = []
+    for entry in entries:
+        requirements.append(_edit_cfg_requirement(port, value, entry, lines, offsets, newline, expected))
+    _add_cfg_torch_npu(port, value, entries, requirements, lines, offsets, newline, expected)
+
+
+def _edit_cfg_requirement(port: TextPort, value: _CfgValue, entry: tuple[int, int, str], lines: list[str],
+                          offsets: list[int], newline: str, expected: list[str] | None) -> Requirement | None:
+    """Comment out a CUDA-only requirement or rename triton (keeping ``expected`` in step); the parsed requirement."""
+    i, start, req_text = entry
+    req = parse_requirement(req_text)
+    if req is None:
+        return None
+    found = verdict(req)
+    if found is None:
+        return req
+    on_key_line = i == value.key_line
+    if found.rule is CUDA_ONLY_DEPENDENCY:
+        note = f"# removed by ascend-port {CUDA_ONLY_DEPENDENCY.id}: {found.reason}"
+        if on_key_line:
+            cut = _blanks_before(lines, offsets, i, start)  # no trailing blanks after the emptied `key =`
+            edits = [Edit(cut, start + len(req_text), ""),
+                     Edit(offsets[i], offsets[i], f"# {req_text}  {note}{newline}")]
+        else:
+            edits = [Edit(start, start, "# "), Edit(start + len(req_text), start + len(req_text), f"  {note}")]
+        if port.fix(found.rule, start, edits, f"{req.name} removed from {value.key}: {found.reason}") \
+                and expected is not None:
+            expected.remove(req_text)
+    elif found.rule is TRITON_ASCEND_DEPENDENCY:
+        new_req = found.new_requirement + req.marker
+        pad = "" if on_key_line else lines[i][:len(lines[i]) - len(lines[i].lstrip(" \t"))]
+        edits = [Edit(start + req.name_start, start + req.spec_end, found.new_requirement),
+                 Edit(offsets[i], offsets[i],
+                      f"{pad}# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}{newline}")]
+        if port.fix(found.rule, start, edits, f"triton -> triton-ascend in {value.key}") and expected is not None:
+            expected[expected.index(req_text)] = new_req
+    return req
+
+
+def _add_cfg_torch_npu(port: TextPort, value: _CfgValue, entries: list[tuple[int, int, str]],
+                       requirements: list[Requirement | None], lines: list[str], offsets: list[int], newline: str,
+                       expected: list[str] | None) -> None:
+    """NPU602: torch-npu on a line after torch's, with the indent of the value's other lines (four spaces if none)."""
     key_indent = "    "
     continuation = [i for i in value.lines if i != value.key_line]
     if continuation:
         first = lines[continuation[0]]
         key_indent = first[:len(first) - len(first.lstrip(" \t"))]
-    requirements = []
-    for i, start, req_text in entries:
-        req = parse_requirement(req_text)
-        requirements.append(req)
-        found = verdict(req) if req is not None else None
-        if found is None:
-            continue
-        on_key_line = i == value.key_line
-        if found.rule is CUDA_ONLY_DEPENDENCY:
-            note = f"# removed by ascend-port {CUDA_ONLY_DEPENDENCY.id}: {found.reason}"
-            if on_key_line:
-                cut = start
-                while cut > offsets[i] and lines[i][cut - offsets[i] - 1] in " \t":
-                    cut -= 1  # no trailing blanks after the emptied `key =`
-                edits = [Edit(cut, start + len(req_text), ""),
-                         Edit(offsets[i], offsets[i], f"# {req_text}  {note}{newline}")]
-            else:
-                edits = [Edit(start, start, "# "), Edit(start + len(req_text), start + len(req_text), f"  {note}")]
-            if port.fix(found.rule, start, edits, f"{req.name} removed from {value.key}: {found.reason}") \
-                    and expected is not None:
-                expected.remove(req_text)
-        elif found.rule is TRITON_ASCEND_DEPENDENCY:
-            new_req = found.new_requirement + req.marker
-            pad = "" if on_key_line else lines[i][:len(lines[i]) - len(lines[i].lstrip(" \t"))]
-            edits = [Edit(start + req.name_start, start + req.spec_end, found.new_requirement),
-                     Edit(offsets[i], offsets[i], f"{pad}# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}{newline}")]
-            if port.fix(found.rule, start, edits, f"triton -> triton-ascend in {value.key}") and expected is not None:
-                expected[expected.index(req_text)] = new_req
     parsed = [r for r in requirements if r is not None]
     placed = torch_npu_verdict(parsed) if port.enabled(TORCH_NPU_DEPENDENCY) else None
     if placed is None:
@@ -319,15 +335,21 @@ def _edit_cfg_value(port, value, entries, lines, offsets, newline, expected: lis
     end = offsets[i] + len(lines[i].rstrip("\r\n"))
     if i == value.key_line:
         # A one-line value becomes a list, one requirement per line (no blanks left after `key =`).
-        cut = start
-        while cut > offsets[i] and lines[i][cut - offsets[i] - 1] in " \t":
-            cut -= 1
+        cut = _blanks_before(lines, offsets, i, start)
         edit = Edit(cut, end, f"{newline}{key_indent}{req_text}{newline}{key_indent}{new_req}")
     else:
         edit = Edit(end, end, f"{newline}{key_indent}{new_req}")
     if port.fix(TORCH_NPU_DEPENDENCY, start, [edit], f"{new_req} added to {value.key} ({found.reason})") \
             and expected is not None:
         expected.insert(expected.index(req_text) + 1, new_req)
+
+
+def _blanks_before(lines: list[str], offsets: list[int], i: int, start: int) -> int:
+    """The offset where the spaces and tabs just before ``start`` (on line ``i``) begin."""
+    cut = start
+    while cut > offsets[i] and lines[i][cut - offsets[i] - 1] in " \t":
+        cut -= 1
+    return cut
 
 
 class SetupCfgHandler:

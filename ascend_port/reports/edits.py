@@ -15,7 +15,7 @@ from ascend_port.run.hunks import Change, FileChange
 
 
 @dataclass
-class Edit:
+class ReportEdit:
     """Old lines ``[old_start, old_end)`` (0-based) of ``path`` become ``new_text`` (``new_count`` lines)."""
 
     path: str
@@ -96,14 +96,14 @@ def _owner(finding: Finding, parts: list[Change], new_lines: list[bytes]) -> int
     return hits[-1] if hits else 0
 
 
-def file_edits(file: FileResult, old: bytes) -> tuple[list[Edit], dict[int, Edit]]:
+def file_edits(file: FileResult, old: bytes) -> tuple[list[ReportEdit], dict[int, ReportEdit]]:
     """The file's edits, and for each applied finding (by ``id``) the edit that carries it out."""
     assert file.new_bytes is not None
     change = FileChange(file.path, old, file.new_bytes, list(file.findings))
     old_lines, new_lines = change.old_lines, change.new_lines
     encoding = encoding_of(file.path, old)
-    edits: list[Edit] = []
-    by_finding: dict[int, Edit] = {}
+    edits: list[ReportEdit] = []
+    by_finding: dict[int, ReportEdit] = {}
     for index, c in enumerate(change.changes):
         parts = _split(c, old_lines, new_lines)
         owned: list[list[Finding]] = [[] for _ in parts]
@@ -114,7 +114,7 @@ def file_edits(file: FileResult, old: bytes) -> tuple[list[Edit], dict[int, Edit
             if part.old_end == len(old_lines) and part.old_end and not old_lines[-1].endswith(b"\n"):
                 last = old_lines[-1].decode(encoding, errors="replace").lstrip("\ufeff")
                 end_line, end_column = part.old_end, len(last) + 1
-            edit = Edit(file.path, part.old_start, part.old_end,
+            edit = ReportEdit(file.path, part.old_start, part.old_end,
                         b"".join(old_lines[part.old_start:part.old_end]).decode(encoding, errors="replace"),
                         b"".join(new_lines[part.new_start:part.new_end]).decode(encoding, errors="replace"),
                         part.new_end - part.new_start, end_line, end_column, findings)

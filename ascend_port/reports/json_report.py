@@ -10,7 +10,7 @@ from importlib import resources
 from typing import Any
 
 from ascend_port.reports import effort as effort_model
-from ascend_port.reports.model import DOMAIN_TITLES, Edit, Report, pattern_and_replacement
+from ascend_port.reports.model import DOMAIN_TITLES, Report, ReportEdit, pattern_and_replacement
 
 SCHEMA_VERSION = "1.0"
 
@@ -19,7 +19,7 @@ def schema() -> dict[str, Any]:
     return json.loads(resources.files("ascend_port.reports").joinpath("report.schema.json").read_text("utf-8"))
 
 
-def _edit_id(edit: Edit | None, ids: dict[int, int]) -> int | None:
+def _edit_id(edit: ReportEdit | None, ids: dict[int, int]) -> int | None:
     return None if edit is None else ids[id(edit)]
 
 
@@ -32,55 +32,17 @@ def _stats(s) -> dict[str, Any]:
 
 def document(report: Report) -> dict[str, Any]:
     ids = {id(edit): index for index, edit in enumerate(report.edits)}
-    fired = {p.rule.id for p in report.placed}
-    roles = Counter(p.role for p in report.placed)
-    domains = []
-    for prefix, title in DOMAIN_TITLES.items():
-        mine = [p for p in report.placed if p.rule.id.startswith(prefix)]
-        counts = Counter(p.role for p in mine)
-        domains.append({"prefix": prefix, "title": title, "rewrites": counts["rewrite"], "manual": counts["manual"],
-                        "info": counts["info"]})
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ascend-port", "version": report.version},
-        "summary": {
-            "feasibility": report.feasibility,
-            "reasons": report.reasons,
-            "effort_hours": report.hours,
-            "effort_basis": [
-                {"item": line.item, "count": line.count, "hours_each": line.hours_each, "hours": line.hours,
-                 "why": line.why} for line in report.effort
-            ],
-            "hard_threshold_hours": effort_model.HARD_HOURS,
-            "files_checked": sum(1 for f in report.files if not f.skipped),
-            "files_to_change": len(report.changed),
-            "files_with_errors": len(report.errors),
-            "rewrites": roles["rewrite"],
-            "manual": roles["manual"],
-            "info": roles["info"],
-        },
+        "summary": _summary(report),
         "statistics": {
             "total": _stats(report.total),
             "files": [{"path": s.path, **_stats(s)} for s in report.stats],
         },
-        "domains": domains,
-        "findings": [
-            {
-                "path": p.path, "line": p.line, "rule": p.rule.id, "name": p.rule.name,
-                "confidence": p.rule.confidence.label, "domain": DOMAIN_TITLES[p.rule.id[:4]],
-                "kind": p.finding.kind, "role": p.role, "applied": p.finding.applied, "message": p.finding.message,
-                "edit": _edit_id(p.edit, ids),
-            }
-            for p in report.placed
-        ],
-        "edits": [
-            {
-                "id": index, "path": e.path, "operation": e.operation, "start_line": e.start_line,
-                "end_line": e.last_line, "old_text": e.old_text, "new_text": e.new_text,
-                "rules": sorted({f.rule.id for f in e.findings}),
-            }
-            for index, e in enumerate(report.edits)
-        ],
+        "domains": _domains(report),
+        "findings": _findings(report, ids),
+        "edits": _edits(report),
         "dependencies": [
             {"package": d.name, "status": d.status, "replacement": d.replacement, "note": d.note, "known": d.known,
              "sources": d.sources}
@@ -96,14 +58,76 @@ def document(report: Report) -> dict[str, Any]:
              "confidence": r.rule.confidence.label, "risk": r.risk, "count": r.count}
             for r in report.risks
         ],
-        "rules": [
-            {"id": rule.id, "name": rule.name, "confidence": rule.confidence.label, "summary": rule.summary,
-             "pattern": pattern_and_replacement(rule)[0], "replacement": pattern_and_replacement(rule)[1]}
-            for rule in report.rules if rule.id in fired
-        ],
+        "rules": _rules(report),
         "errors": [{"path": f.path, "error": f.error} for f in report.errors],
         "skipped": [{"path": f.path, "reason": f.skipped} for f in report.files if f.skipped],
     }
+
+
+def _summary(report: Report) -> dict[str, Any]:
+    """The verdict and its effort estimate, and the files and findings counted."""
+    roles = Counter(p.role for p in report.placed)
+    return {
+        "feasibility": report.feasibility,
+        "reasons": report.reasons,
+        "effort_hours": report.hours,
+        "effort_basis": [
+            {"item": line.item, "count": line.count, "hours_each": line.hours_each, "hours": line.hours,
+             "why": line.why} for line in report.effort
+        ],
+        "hard_threshold_hours": effort_model.HARD_HOURS,
+        "files_checked": sum(1 for f in report.files if not f.skipped),
+        "files_to_change": len(report.changed),
+        "files_with_errors": len(report.errors),
+        "rewrites": roles["rewrite"],
+        "manual": roles["manual"],
+        "info": roles["info"],
+    }
+
+
+def _domains(report: Report) -> list[dict[str, Any]]:
+    """Each rule domain, in ID order, with its findings counted by role."""
+    domains = []
+    for prefix, title in DOMAIN_TITLES.items():
+        mine = [p for p in report.placed if p.rule.id.startswith(prefix)]
+        counts = Counter(p.role for p in mine)
+        domains.append({"prefix": prefix, "title": title, "rewrites": counts["rewrite"], "manual": counts["manual"],
+                        "info": counts["info"]})
+    return domains
+
+
+def _findings(report: Report, ids: dict[int, int]) -> list[dict[str, Any]]:
+    """The placed findings; ``edit`` is the index in ``edits`` of the edit that carries a finding out."""
+    return [
+        {
+            "path": p.path, "line": p.line, "rule": p.rule.id, "name": p.rule.name,
+            "confidence": p.rule.confidence.label, "domain": DOMAIN_TITLES[p.rule.id[:4]],
+            "kind": p.finding.kind, "role": p.role, "applied": p.finding.applied, "message": p.finding.message,
+            "edit": _edit_id(p.edit, ids),
+        }
+        for p in report.placed
+    ]
+
+
+def _edits(report: Report) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": index, "path": e.path, "operation": e.operation, "start_line": e.start_line,
+            "end_line": e.last_line, "old_text": e.old_text, "new_text": e.new_text,
+            "rules": sorted({f.rule.id for f in e.findings}),
+        }
+        for index, e in enumerate(report.edits)
+    ]
+
+
+def _rules(report: Report) -> list[dict[str, Any]]:
+    """The catalogue entries of the rules that found something."""
+    fired = {p.rule.id for p in report.placed}
+    return [
+        {"id": rule.id, "name": rule.name, "confidence": rule.confidence.label, "summary": rule.summary,
+         "pattern": pattern_and_replacement(rule)[0], "replacement": pattern_and_replacement(rule)[1]}
+        for rule in report.rules if rule.id in fired
+    ]
 
 
 def render(report: Report) -> str:

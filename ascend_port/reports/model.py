@@ -25,7 +25,7 @@ from ascend_port.core.findings import TODO_PREFIX, FileResult, Finding
 from ascend_port.reports import effort as effort_model
 from ascend_port.reports.dependencies import Dependency
 from ascend_port.reports.dependencies import dependencies as find_dependencies
-from ascend_port.reports.edits import Edit, file_edits
+from ascend_port.reports.edits import ReportEdit, file_edits
 from ascend_port.reports.packages import REPLACE, UNSUPPORTED
 from ascend_port.rules.registry import all_rules
 from ascend_port.run.engine import RunResult
@@ -43,7 +43,7 @@ class Placed:
     path: str
     finding: Finding
     line: int
-    edit: Edit | None = None
+    edit: ReportEdit | None = None
 
     @property
     def rule(self) -> Rule:
@@ -110,7 +110,7 @@ class Report:
     version: str
     files: list[FileResult]
     placed: list[Placed]
-    edits: list[Edit]
+    edits: list[ReportEdit]
     stats: list[FileStats]  # files with findings or changes
     total: FileStats  # every file checked
     dependencies: list[Dependency]
@@ -148,7 +148,7 @@ def _line_count(data: bytes) -> int:
     return len(split_lines(data))
 
 
-def _place(file: FileResult, by_finding: dict[int, Edit], lines_total: int) -> list[Placed]:
+def _place(file: FileResult, by_finding: dict[int, ReportEdit], lines_total: int) -> list[Placed]:
     placed = []
     for finding in file.findings:
         edit = by_finding.get(id(finding))
@@ -238,13 +238,24 @@ def pattern_and_replacement(rule: Rule) -> tuple[str, str]:
     pattern is the line its own TODO marks, and an import block the port removes or replaces along with the change
     (flash-attn's import, where the helper goes) is passed over when a later change follows."""
     before, after = _example_blocks(rule.doc)
-    code = [line for line in before if not line.startswith(("#", "//"))]
     if not rule.rewrites:
-        todo = f"{TODO_PREFIX}{rule.id} "
-        marked = next((after[i + 1] for i in range(len(after) - 1) if after[i].startswith(todo)), None)
-        if marked is not None and code:  # the Before line of the statement the TODO marks
-            return max(code, key=lambda line: difflib.SequenceMatcher(None, line, marked).ratio()), "manual (TODO)"
-        return (code[0] if code else rule.summary), "manual (TODO)"
+        return _marked_line(rule, before, after), "manual (TODO)"
+    return _first_change(before, after) or (rule.summary, "")
+
+
+def _marked_line(rule: Rule, before: list[str], after: list[str]) -> str:
+    """The Before line of the statement that the TODO of a rule that does not rewrite marks in its After example."""
+    code = [line for line in before if not line.startswith(("#", "//"))]
+    todo = f"{TODO_PREFIX}{rule.id} "
+    marked = next((after[i + 1] for i in range(len(after) - 1) if after[i].startswith(todo)), None)
+    if marked is not None and code:  # the Before line of the statement the TODO marks
+        return max(code, key=lambda line: difflib.SequenceMatcher(None, line, marked).ratio())
+    return code[0] if code else rule.summary
+
+
+def _first_change(before: list[str], after: list[str]) -> tuple[str, str] | None:
+    """The first change from ``before`` to ``after`` that is not an import going with a later change: the old line
+    and what it becomes; None when the example changes nothing."""
     changes = [op for op in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
                if op[0] != "equal"]
     for n, (tag, i1, i2, j1, j2) in enumerate(changes):
@@ -253,13 +264,12 @@ def pattern_and_replacement(rule: Rule) -> tuple[str, str]:
         if tag != "insert" and n + 1 < len(changes) and all(line.startswith(("import ", "from "))
                                                              for line in before[i1:i2]):
             continue  # imports that go with the change below
-        if tag == "replace":  # more lines, and the first is new: an added line (`import torch_npu`)
-            return (before[i1 - 1] if i1 else ""), f"add: {after[j1]}"
-        if tag == "insert":
+        # A replace here has more lines, and the first is new: an added line (`import torch_npu`), as an insert is.
+        if tag in ("replace", "insert"):
             return (before[i1 - 1] if i1 else ""), f"add: {after[j1]}"
         if tag == "delete":
             return before[i1], "(removed)"
-    return rule.summary, ""
+    return None
 
 
 def _risks(placed: list[Placed]) -> list[Risk]:
@@ -292,40 +302,52 @@ def _effort_counts(placed: list[Placed], kernels: list[Kernel], dependencies: li
     return dict(counts)
 
 
+def _old_bytes(file: FileResult, old: Mapping[str, bytes]) -> bytes | None:
+    """The bytes of ``file`` before the port: given in ``old``, else read from disk (None when they are gone)."""
+    data = old.get(file.path, old.get(str(Path(file.path).resolve())))
+    if data is None:
+        data = _read(file.path)
+        if data is not None and file.new_bytes is not None and data == file.new_bytes:
+            data = None  # already written: the old text is gone
+    return data
+
+
+def _file_stats(path: str, file_placed: list[Placed], edits_of_file: list[ReportEdit], lines_total: int) -> FileStats:
+    """HIPIFY's block for one file: its findings as converted or left for manual work, the lines its edits change."""
+    stat = FileStats(path, lines_total=lines_total)
+    for p in file_placed:
+        if p.role == "rewrite":
+            stat.converted += 1
+        elif p.role == "manual":
+            stat.unconverted += 1
+    stat.lines_changed = sum(e.lines_changed for e in edits_of_file)
+    return stat
+
+
 def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
     """Everything the reports show, from one run. ``old`` maps a ``FileResult.path`` (or the file's absolute path)
     to its bytes before the port, for callers that have already written it; other files are read from disk."""
     old = old or {}
     placed: list[Placed] = []
-    edits: list[Edit] = []
+    edits: list[ReportEdit] = []
     stats: list[FileStats] = []
     total = FileStats("total")
     texts: dict[str, bytes] = {}
     for file in result.files:
         if file.error or file.skipped:
             continue
-        data = old.get(file.path, old.get(str(Path(file.path).resolve())))
-        if data is None:
-            data = _read(file.path)
-            if data is not None and file.new_bytes is not None and data == file.new_bytes:
-                data = None  # already written: the old text is gone
+        data = _old_bytes(file, old)
         if data is not None:
             texts[file.path] = data
         lines_total = _line_count(data) if data is not None else 0
-        by_finding: dict[int, Edit] = {}
-        edits_of_file: list[Edit] = []
+        by_finding: dict[int, ReportEdit] = {}
+        edits_of_file: list[ReportEdit] = []
         if file.new_bytes is not None and data is not None:
             edits_of_file, by_finding = file_edits(file, data)
         file_placed = _place(file, by_finding, lines_total)
         placed.extend(file_placed)
         edits.extend(edits_of_file)
-        stat = FileStats(file.path, lines_total=lines_total)
-        for p in file_placed:
-            if p.role == "rewrite":
-                stat.converted += 1
-            elif p.role == "manual":
-                stat.unconverted += 1
-        stat.lines_changed = sum(e.lines_changed for e in edits_of_file)
+        stat = _file_stats(file.path, file_placed, edits_of_file, lines_total)
         total.converted += stat.converted
         total.unconverted += stat.unconverted
         total.lines_total += stat.lines_total

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ascend_port.core.catalogue import Confidence, Rule
-from ascend_port.reports.model import DOMAIN_TITLES, Edit, Placed, Report
+from ascend_port.reports.model import DOMAIN_TITLES, Placed, Report, ReportEdit
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Confidence.HIGH: "warning", Confidence.MEDIUM: "warning", Confidence.LOW: "error"}
@@ -80,7 +80,7 @@ def _artifact(path: str) -> dict[str, Any]:
     return {"uri": quote(path.replace(os.sep, "/")), "uriBaseId": SRCROOT}
 
 
-def _fix(edit: Edit) -> dict[str, Any]:
+def _fix(edit: ReportEdit) -> dict[str, Any]:
     return {
         "description": {"text": "; ".join(dict.fromkeys(f"{f.rule.id}: {f.message}" for f in edit.findings))},
         "artifactChanges": [{

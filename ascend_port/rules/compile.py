@@ -157,6 +157,16 @@ def _string(node: cst.BaseExpression | None) -> str | None:
     return None
 
 
+def _npu_alias(alias: cst.ImportAlias) -> cst.ImportAlias:
+    """A name imported from torch.cuda as torch.npu spells it (nvtx is mstx there, bound to the old name)."""
+    name = alias.name.value if isinstance(alias.name, cst.Name) else ""
+    if name == "nvtx":
+        return alias.with_changes(name=cst.Name("mstx"), asname=alias.asname or cst.AsName(cst.Name("nvtx")))
+    if name in GRAPH_NAMES and GRAPH_NAMES[name] != name:
+        return alias.with_changes(name=cst.Name(GRAPH_NAMES[name]))
+    return alias
+
+
 class CompileTransformer(PortTransformer):
     """NPU700-NPU705."""
 
@@ -276,14 +286,7 @@ class CompileTransformer(PortTransformer):
                       f"torch.cuda.{{{', '.join(missing)}}} has no torch.npu counterpart (torch_npu "
                       f"{self.api.version}): port by hand")
             return updated
-        names = []
-        for alias in updated.names:
-            name = alias.name.value if isinstance(alias.name, cst.Name) else ""
-            if name == "nvtx":
-                alias = alias.with_changes(name=cst.Name("mstx"), asname=alias.asname or cst.AsName(cst.Name("nvtx")))
-            elif name in GRAPH_NAMES and GRAPH_NAMES[name] != name:
-                alias = alias.with_changes(name=cst.Name(GRAPH_NAMES[name]))
-            names.append(alias)
+        names = [_npu_alias(alias) for alias in updated.names]
         rule_ = CUDA_GRAPHS if any(n in GRAPH_NAMES for n in imported) else NVTX
         return self.fix(rule_, original, updated.with_changes(module=build_dotted("torch.npu"), names=names),
                         "from torch.cuda import ... -> from torch.npu import ...") or updated
@@ -364,27 +367,38 @@ class CompileTransformer(PortTransformer):
         args = list(updated.args)
         for i, arg in enumerate(original.args):
             keyword = arg.keyword.value if arg.keyword is not None else None
-            is_backend = keyword == "backend" or (keyword is None and i == 0 and qualified == "torch._dynamo.optimize")
-            value = _string(arg.value)
-            if is_backend and value == "cudagraphs":
-                new_value = arg.value.with_changes(value=arg.value.value.replace("cudagraphs", "npugraphs"))
-                fixed = self.fix(COMPILE_BACKEND, original, args[i].with_changes(value=new_value),
-                                 'backend="cudagraphs" -> "npugraphs"')
-                if fixed is not None:
-                    args[i] = fixed
-            elif is_backend and value in CUDA_ONLY_BACKENDS:
-                self.todo(COMPILE_SETTINGS, original,
-                          f'torch.compile backend="{value}" is NVIDIA-only: on NPU use the default inductor, '
-                          'backend="npugraph_ex" or TorchAir (torchair.get_npu_backend()) for inference')
-            elif keyword == "mode" and value in CUDA_MODES:
-                self.todo(COMPILE_SETTINGS, original,
-                          f'torch.compile mode="{value}" tunes inductor\'s CUDA templates and CUDA graphs: on NPU '
-                          'start from the default mode (or backend="npugraphs" for static-shape inference)')
-            elif keyword == "options" and isinstance(arg.value, cst.Dict):
-                keys = [k for e in arg.value.elements if isinstance(e, cst.DictElement)
-                        and (k := _string(e.key)) and any(w in k for w in CUDA_OPTION_WORDS)]
-                if keys:
-                    self.todo(COMPILE_SETTINGS, original,
-                              f"torch.compile options {', '.join(keys)} configure inductor's CUDA code generation: "
-                              "review them for the NPU inductor")
+            if keyword == "backend" or (keyword is None and i == 0 and qualified == "torch._dynamo.optimize"):
+                args[i] = self._compile_backend(original, arg, args[i])
+            else:
+                self._compile_setting(original, arg, keyword)
         return updated.with_changes(args=args) if args != list(updated.args) else updated
+
+    def _compile_backend(self, original: cst.Call, arg: cst.Arg, updated_arg: cst.Arg) -> cst.Arg:
+        """``updated_arg`` (the backend argument), renamed when it is cudagraphs; a TODO when the backend is
+        NVIDIA-only."""
+        value = _string(arg.value)
+        if value == "cudagraphs":
+            new_value = arg.value.with_changes(value=arg.value.value.replace("cudagraphs", "npugraphs"))
+            fixed = self.fix(COMPILE_BACKEND, original, updated_arg.with_changes(value=new_value),
+                             'backend="cudagraphs" -> "npugraphs"')
+            return fixed if fixed is not None else updated_arg
+        if value in CUDA_ONLY_BACKENDS:
+            self.todo(COMPILE_SETTINGS, original,
+                      f'torch.compile backend="{value}" is NVIDIA-only: on NPU use the default inductor, '
+                      'backend="npugraph_ex" or TorchAir (torchair.get_npu_backend()) for inference')
+        return updated_arg
+
+    def _compile_setting(self, original: cst.Call, arg: cst.Arg, keyword: str | None) -> None:
+        """A TODO for a mode or inductor options of ``torch.compile`` that only make sense on CUDA."""
+        value = _string(arg.value)
+        if keyword == "mode" and value in CUDA_MODES:
+            self.todo(COMPILE_SETTINGS, original,
+                      f'torch.compile mode="{value}" tunes inductor\'s CUDA templates and CUDA graphs: on NPU '
+                      'start from the default mode (or backend="npugraphs" for static-shape inference)')
+        elif keyword == "options" and isinstance(arg.value, cst.Dict):
+            keys = [k for e in arg.value.elements if isinstance(e, cst.DictElement)
+                    and (k := _string(e.key)) and any(w in k for w in CUDA_OPTION_WORDS)]
+            if keys:
+                self.todo(COMPILE_SETTINGS, original,
+                          f"torch.compile options {', '.join(keys)} configure inductor's CUDA code generation: "
+                          "review them for the NPU inductor")

@@ -42,7 +42,7 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Edit:
+class LineEdit:
     """Replace old lines ``[start, end)`` by ``lines``: what applying a hunk (or an edited hunk) does."""
 
     start: int
@@ -50,7 +50,7 @@ class Edit:
     lines: tuple[bytes, ...]
 
 
-def apply_edits(old_lines: list[bytes], edits: list[Edit]) -> bytes:
+def apply_edits(old_lines: list[bytes], edits: list[LineEdit]) -> bytes:
     out: list[bytes] = []
     pos = 0
     for edit in sorted(edits, key=lambda e: (e.start, e.end)):
@@ -138,8 +138,8 @@ class FileChange:
             out[hits[-1] if hits else 0].append(finding)
         return out
 
-    def edits(self, change_ids: tuple[int, ...]) -> list[Edit]:
-        return [Edit(c.old_start, c.old_end, tuple(self.new_lines[c.new_start:c.new_end]))
+    def edits(self, change_ids: tuple[int, ...]) -> list[LineEdit]:
+        return [LineEdit(c.old_start, c.old_end, tuple(self.new_lines[c.new_start:c.new_end]))
                 for c in (self.changes[i] for i in change_ids)]
 
     def hunk_lines(self, change_ids: tuple[int, ...], context: int = CONTEXT,

@@ -172,6 +172,26 @@ def _inert(statement: cst.BaseStatement) -> bool:
     return True
 
 
+def _ported_away(ctx: PortContext, tree: Callable[[], ast.Module]) -> tuple[dict[str, list[ast.stmt]], set[str]]:
+    """The GPU-only imports of the module before the port (by the name they bind), and the names among them that
+    were used before the port and are not after it."""
+    before, after = _bindings(ctx.module()), _bindings(tree())
+    used_before, used_after = _used(ctx.module()), _used(tree())
+    return before, {name for name in after if name in used_before and name in before and name not in used_after}
+
+
+def _record_removals(ctx: PortContext, before: dict[str, list[ast.stmt]], unused: set[str]) -> None:
+    """A finding for each removed import of an ``unused`` name, at its line before the port."""
+    for name in sorted(unused):
+        for node in before[name]:
+            ctx.findings.append(Finding(UNUSED_GPU_IMPORT, node.lineno,
+                                        f"unused import of {name} removed (its uses were ported)", applied=True))
+    # A TODO another rule wrote above an import statement that is now gone went with it: drop its finding too.
+    gone = {node.lineno for nodes in before.values() for node in nodes
+            if all((a.asname or a.name.split(".")[0]) in unused for a in node.names)}
+    ctx.findings[:] = [f for f in ctx.findings if f.rule.rewrites or f.line not in gone]
+
+
 class UnusedImportTransformer(PortTransformer):
     """NPU408. Has no statement-level work: everything happens in ``finish``."""
 
@@ -183,21 +203,12 @@ class UnusedImportTransformer(PortTransformer):
             return text
         if not any(GPU_PACKAGES.match(target) for target in ctx.imports.aliases.values()):
             return text  # the usual case, decided without walking the module
-        before, after = _bindings(ctx.module()), _bindings(tree())
-        used_before, used_after = _used(ctx.module()), _used(tree())
-        unused = {name for name in after if name in used_before and name in before and name not in used_after}
+        before, unused = _ported_away(ctx, tree)
         if not unused:
             return text
         module = cst.parse_module(text)
         new_code = module.visit(_Remover(unused)).code
         if new_code == text:
             return text
-        for name in sorted(unused):
-            for node in before[name]:
-                ctx.findings.append(Finding(UNUSED_GPU_IMPORT, node.lineno,
-                                            f"unused import of {name} removed (its uses were ported)", applied=True))
-        # A TODO another rule wrote above an import statement that is now gone went with it: drop its finding too.
-        gone = {node.lineno for nodes in before.values() for node in nodes
-                if all((a.asname or a.name.split(".")[0]) in unused for a in node.names)}
-        ctx.findings[:] = [f for f in ctx.findings if f.rule.rewrites or f.line not in gone]
+        _record_removals(ctx, before, unused)
         return new_code

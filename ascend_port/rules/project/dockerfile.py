@@ -6,7 +6,7 @@ go through the shell rules. Instructions span continuation lines (the escape cha
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.selection import Selection
@@ -58,6 +58,13 @@ def _escape_char(text: str) -> str:
 def port_dockerfile(text: str, selection: Selection) -> TextPort:
     port = TextPort(text, selection)
     escape = _escape_char(text)
+    for start, end in _instructions(text, escape):
+        _port_instruction(port, text, start, end, escape)
+    return port
+
+
+def _instructions(text: str, escape: str) -> Iterator[tuple[int, int]]:
+    """The start and end offsets of each instruction (its continuation lines included, its line break not)."""
     lines = text.splitlines(keepends=True)
     offsets = line_offsets(lines)
     i = 0
@@ -80,28 +87,32 @@ def port_dockerfile(text: str, selection: Selection) -> TextPort:
             while i < len(lines) and lines[i].rstrip("\r\n").lstrip("\t") != delimiter:
                 i += 1
             i += 1
-        m = _INSTRUCTION.match(text[start:end])
-        if not m:
-            continue
-        keyword = m.group("keyword").upper()
-        body_start = start + m.end()
-        body = text[body_start:end]
-        if keyword == "FROM":
-            image = _FLAGS.sub("", body, count=1).split()[0] if body.strip() else ""
-            if _CUDA_IMAGE.match(image):
-                port.todo(CUDA_BASE_IMAGE, start, _BASE_MESSAGE.format(image=image), above=start, indent="")
-        elif keyword == "ENV":
-            _env(port, body_start, body, start)
-        elif keyword in ("RUN", "CMD", "ENTRYPOINT"):
-            flags = _FLAGS.match(body)
-            code_start = body_start + (flags.end() if flags else 0)
-            code = text[code_start:end]
-            if code.lstrip().startswith("["):
-                continue  # exec form: a JSON array, not shell
-            if escape != "\\":
-                continue  # the shell tokenizer knows only the backslash
-            port_shell_code(port, code, ShellContext(base=code_start, todo_above=start, todo_indent=""))
-    return port
+        yield start, end
+
+
+def _port_instruction(port: TextPort, text: str, start: int, end: int, escape: str) -> None:
+    """NPU630 for a FROM, the shell rules for ENV and the shell form of RUN, CMD and ENTRYPOINT."""
+    m = _INSTRUCTION.match(text[start:end])
+    if not m:
+        return
+    keyword = m.group("keyword").upper()
+    body_start = start + m.end()
+    body = text[body_start:end]
+    if keyword == "FROM":
+        image = _FLAGS.sub("", body, count=1).split()[0] if body.strip() else ""
+        if _CUDA_IMAGE.match(image):
+            port.todo(CUDA_BASE_IMAGE, start, _BASE_MESSAGE.format(image=image), above=start, indent="")
+    elif keyword == "ENV":
+        _env(port, body_start, body, start)
+    elif keyword in ("RUN", "CMD", "ENTRYPOINT"):
+        flags = _FLAGS.match(body)
+        code_start = body_start + (flags.end() if flags else 0)
+        code = text[code_start:end]
+        if code.lstrip().startswith("["):
+            return  # exec form: a JSON array, not shell
+        if escape != "\\":
+            return  # the shell tokenizer knows only the backslash
+        port_shell_code(port, code, ShellContext(base=code_start, todo_above=start, todo_indent=""))
 
 
 def _env(port: TextPort, body_start: int, body: str, line_start: int) -> None:

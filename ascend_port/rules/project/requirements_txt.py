@@ -78,6 +78,17 @@ def port_requirements(text: str, selection: Selection) -> TextPort:
     lines = text.splitlines(keepends=True)
     offsets = line_offsets(lines)
     newline = newline_of(text)
+    logical = _requirement_lines(port, lines, offsets)
+    # Hashes pin the exact files of every requirement: a new or renamed one cannot be installed until re-locked.
+    hash_mode = any(item.hashed for item in logical)
+    for item in logical:
+        _port_requirement(port, lines, offsets, item, hash_mode, newline)
+    _add_torch_npu(port, lines, offsets, logical, hash_mode, newline)
+    return port
+
+
+def _requirement_lines(port: TextPort, lines: list[str], offsets: list[int]) -> list[_Logical]:
+    """The logical lines that are requirements (parsed or not); a TODO for each option naming a CUDA wheel index."""
     logical: list[_Logical] = []
     for first, last in _logical_lines(lines):
         head = _content(lines[first])
@@ -96,55 +107,64 @@ def port_requirements(text: str, selection: Selection) -> TextPort:
         if option:
             req_text = req_text[:option.start()]
         logical.append(_Logical(first, last, parse_requirement(req_text), hashed))
+    return logical
 
-    hash_mode = any(item.hashed for item in logical)
-    for item in logical:
-        req = item.requirement
-        if req is None:
-            continue
-        start = offsets[item.first]
-        if req.key in _TORCH_FAMILY and _CUDA_LOCAL.search(req.specifier):
-            port.todo(CUDA_TORCH_BUILD, start, f"{req.name}{req.specifier} is a CUDA build: {_CPU_BUILD}")
-        found = verdict(req)
-        if found is None:
-            continue
-        if found.rule is CUDA_ONLY_DEPENDENCY:
-            port.fix(found.rule, start, _comment_out(lines, offsets, item, found.reason, newline),
-                     f"{req.name} removed: {found.reason}")
-        elif found.rule is TRITON_ASCEND_DEPENDENCY:
-            if hash_mode:
-                port.report(found.rule, start, "hash-checking file: replace triton with triton-ascend when re-locking")
-                continue
-            end_of_content = start + len(_content(lines[item.first]))
-            edits = [Edit(start + req.name_start, start + req.spec_end, found.new_requirement)]
-            if item.first == item.last:
-                edits.append(Edit(end_of_content, end_of_content, f"  # ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}"))
-            else:
-                edits.append(Edit(start, start, f"# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}{newline}"))
-            port.fix(found.rule, start, edits, f"triton -> triton-ascend ({found.reason})")
 
+def _port_requirement(port: TextPort, lines: list[str], offsets: list[int], item: _Logical, hash_mode: bool,
+                      newline: str) -> None:
+    """NPU603 for a CUDA build of torch, NPU600 (comment out) and NPU601 (triton -> triton-ascend) for one line."""
+    req = item.requirement
+    if req is None:
+        return
+    start = offsets[item.first]
+    if req.key in _TORCH_FAMILY and _CUDA_LOCAL.search(req.specifier):
+        port.todo(CUDA_TORCH_BUILD, start, f"{req.name}{req.specifier} is a CUDA build: {_CPU_BUILD}")
+    found = verdict(req)
+    if found is None:
+        return
+    if found.rule is CUDA_ONLY_DEPENDENCY:
+        port.fix(found.rule, start, _comment_out(lines, offsets, item, found.reason, newline),
+                 f"{req.name} removed: {found.reason}")
+    elif found.rule is TRITON_ASCEND_DEPENDENCY:
+        if hash_mode:
+            port.report(found.rule, start, "hash-checking file: replace triton with triton-ascend when re-locking")
+            return
+        end_of_content = start + len(_content(lines[item.first]))
+        edits = [Edit(start + req.name_start, start + req.spec_end, found.new_requirement)]
+        note = f"ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}"
+        if item.first == item.last:
+            edits.append(Edit(end_of_content, end_of_content, f"  # {note}"))
+        else:
+            edits.append(Edit(start, start, f"# {note}{newline}"))
+        port.fix(found.rule, start, edits, f"triton -> triton-ascend ({found.reason})")
+
+
+def _add_torch_npu(port: TextPort, lines: list[str], offsets: list[int], logical: list[_Logical], hash_mode: bool,
+                   newline: str) -> None:
+    """NPU602: torch-npu on a new line after torch's (or a report, when it cannot be added here)."""
     requirements = [item.requirement for item in logical if item.requirement is not None]
     placed = torch_npu_verdict(requirements)
-    if placed is not None:
-        index, found = placed
-        item = next(i for i in logical if i.requirement is requirements[index])
-        start = offsets[item.first]
-        if not found.new_requirement:
-            port.report(TORCH_NPU_DEPENDENCY, start, found.reason)
-        elif hash_mode:
-            port.report(TORCH_NPU_DEPENDENCY, start,
-                        f"hash-checking file: add {found.new_requirement} with its hashes when re-locking")
+    if placed is None:
+        return
+    torch_index, found = placed
+    item = next(i for i in logical if i.requirement is requirements[torch_index])
+    start = offsets[item.first]
+    if not found.new_requirement:
+        port.report(TORCH_NPU_DEPENDENCY, start, found.reason)
+    elif hash_mode:
+        port.report(TORCH_NPU_DEPENDENCY, start,
+                    f"hash-checking file: add {found.new_requirement} with its hashes when re-locking")
+    else:
+        torch = requirements[torch_index]
+        lead = _content(lines[item.first])[:torch.name_start]
+        new_line = (f"{lead}{found.new_requirement}{torch.marker}  # added by ascend-port {TORCH_NPU_DEPENDENCY.id}: "
+                    f"{found.reason}")
+        after = offsets[item.last + 1]
+        if lines[item.last].endswith(("\n", "\r")):
+            edit = Edit(after, after, new_line + newline)
         else:
-            torch = requirements[index]
-            lead = _content(lines[item.first])[:torch.name_start]
-            new_line = f"{lead}{found.new_requirement}{torch.marker}  # added by ascend-port {TORCH_NPU_DEPENDENCY.id}: {found.reason}"
-            after = offsets[item.last + 1]
-            if lines[item.last].endswith(("\n", "\r")):
-                edit = Edit(after, after, new_line + newline)
-            else:
-                edit = Edit(after, after, newline + new_line)
-            port.fix(TORCH_NPU_DEPENDENCY, start, [edit], f"{found.new_requirement} added ({found.reason})")
-    return port
+            edit = Edit(after, after, newline + new_line)
+        port.fix(TORCH_NPU_DEPENDENCY, start, [edit], f"{found.new_requirement} added ({found.reason})")
 
 
 def _comment_out(lines: list[str], offsets: list[int], item: _Logical, reason: str, newline: str) -> list[Edit]:

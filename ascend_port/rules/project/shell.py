@@ -190,60 +190,80 @@ class ShellContext:
 
 def port_shell_code(port: TextPort, code: str, ctx: ShellContext | None = None) -> None:
     """Record the edits, findings and TODOs for the shell code ``code`` (found at ``ctx.base`` in ``port.text``)."""
-    ctx = ctx or ShellContext()
-    lexed = lex(code, make=ctx.make)
-    safe = [s + ctx.base for s in lexed.safe_line_starts]
-    seen: set[int] = set()
+    _ShellCode(port, code, ctx or ShellContext()).run()
 
-    def raw(word: Word) -> str:
-        return code[word.start:word.end]
 
-    def todo(rule: Rule, offset: int, message: str) -> None:
+class _ShellCode:
+    """One ``port_shell_code`` call: the code's tokens, and the variable sites already handled (a site can be both
+    an assignment and an expansion; it is renamed once)."""
+
+    def __init__(self, port: TextPort, code: str, ctx: ShellContext) -> None:
+        self.port = port
+        self.code = code
+        self.ctx = ctx
+        self.lexed = lex(code, make=ctx.make)
+        self.safe = [s + ctx.base for s in self.lexed.safe_line_starts]
+        self.seen: set[int] = set()
+
+    def run(self) -> None:
+        for ref in self.lexed.var_refs:
+            self.name_site(ref.start, ref.name, setting=False)
+        for command in self.lexed.commands:
+            self.command([w for w in command if not w.redirect])
+
+    def raw(self, word: Word) -> str:
+        return self.code[word.start:word.end]
+
+    def todo(self, rule: Rule, offset: int, message: str) -> None:
+        ctx = self.ctx
         if ctx.todo_above is not None:
-            port.todo(rule, offset, message, above=ctx.todo_above, indent=ctx.todo_indent, prefix=ctx.todo_prefix)
+            self.port.todo(rule, offset, message, above=ctx.todo_above, indent=ctx.todo_indent, prefix=ctx.todo_prefix)
             return
-        above = max(s for s in safe if s <= offset)
-        port.todo(rule, offset, message, above=above, prefix=ctx.todo_prefix)
+        above = max(s for s in self.safe if s <= offset)
+        self.port.todo(rule, offset, message, above=above, prefix=ctx.todo_prefix)
 
-    def name_site(start: int, name: str, setting: bool) -> None:
-        if start not in seen:
-            seen.add(start)
-            rename_site(port, ctx.base + start, name, todo if setting else None)
+    def name_site(self, start: int, name: str, setting: bool) -> None:
+        if start not in self.seen:
+            self.seen.add(start)
+            rename_site(self.port, self.ctx.base + start, name, self.todo if setting else None)
 
-    for ref in lexed.var_refs:
-        name_site(ref.start, ref.name, setting=False)
+    def command(self, args: list[Word]) -> None:
+        """One simple command (its redirections left out): variables it sets, nvidia-smi, device and backend flags."""
+        i = self.command_word_index(args)
+        command_word = args[i] if i < len(args) else None
+        if command_word is not None and command_word.literal in _DECLARE:
+            for word in args[i + 1:]:
+                m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(=|$)", self.raw(word))
+                if m and not self.raw(word).startswith("-"):
+                    self.name_site(word.start, m.group(1), setting=True)
+        if command_word is not None and (command_word.literal or "").rsplit("/", 1)[-1] == "nvidia-smi":
+            _nvidia_smi(self.port, self.todo, self.ctx.base, command_word, [self.raw(w) for w in args[i + 1:]])
+        for word in args:  # an unquoted argument (`command -v nvidia-smi`); quoted text is text
+            if word is not command_word and self.raw(word).rsplit("/", 1)[-1] == "nvidia-smi":
+                self.todo(NVIDIA_SMI_QUERY, self.ctx.base + word.start,
+                          "looks for nvidia-smi; the Ascend tool is npu-smi (`npu-smi info`)")
+        _flags(self.port, self.ctx.base, self.code, args)
 
-    for command in lexed.commands:
-        args = [w for w in command if not w.redirect]
+    def command_word_index(self, args: list[Word]) -> int:
+        """Where the command's name is in ``args`` (``len(args)`` when there is none), after the assignments,
+        keywords and wrappers (``sudo``, ``env`` and their options) before it; the variables these set are handled."""
         i = 0
         while i < len(args):
-            m = _ASSIGNMENT.match(raw(args[i]))
+            m = _ASSIGNMENT.match(self.raw(args[i]))
             if m:
-                name_site(args[i].start, m.group(1), setting=True)
+                self.name_site(args[i].start, m.group(1), setting=True)
                 i += 1
             elif args[i].literal in _PREFIX_WORDS:
                 i += 1
             elif args[i].literal in ("sudo", "env"):
                 i += 1
-                while i < len(args) and (raw(args[i]).startswith("-") or _ASSIGNMENT.match(raw(args[i]))):
-                    if m := _ASSIGNMENT.match(raw(args[i])):
-                        name_site(args[i].start, m.group(1), setting=True)
+                while i < len(args) and (self.raw(args[i]).startswith("-") or _ASSIGNMENT.match(self.raw(args[i]))):
+                    if m := _ASSIGNMENT.match(self.raw(args[i])):
+                        self.name_site(args[i].start, m.group(1), setting=True)
                     i += 1
             else:
                 break
-        command_word = args[i] if i < len(args) else None
-        if command_word is not None and command_word.literal in _DECLARE:
-            for word in args[i + 1:]:
-                m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(=|$)", raw(word))
-                if m and not raw(word).startswith("-"):
-                    name_site(word.start, m.group(1), setting=True)
-        if command_word is not None and (command_word.literal or "").rsplit("/", 1)[-1] == "nvidia-smi":
-            _nvidia_smi(port, todo, ctx.base, command_word, [raw(w) for w in args[i + 1:]])
-        for word in args:  # an unquoted argument (`command -v nvidia-smi`); quoted text is text
-            if word is not command_word and raw(word).rsplit("/", 1)[-1] == "nvidia-smi":
-                todo(NVIDIA_SMI_QUERY, ctx.base + word.start,
-                     "looks for nvidia-smi; the Ascend tool is npu-smi (`npu-smi info`)")
-        _flags(port, ctx.base, code, args)
+        return i
 
 
 def _nvidia_smi(port: TextPort, todo, base: int, word: Word, args: list[str]) -> None:
