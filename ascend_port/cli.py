@@ -8,7 +8,7 @@ import gc
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -38,22 +38,41 @@ err = Console(stderr=True, highlight=False)
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 PathsArg = Annotated[list[Path], typer.Argument(help="Files or folders to port.", show_default=False)]
-SelectOpt = Annotated[Optional[list[str]], typer.Option(
-    "--select", help="Rule IDs or prefixes to run (e.g. NPU1,NPU205; default ALL).")]
-IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", help="Rule IDs or prefixes to skip.")]
-MinConfidenceOpt = Annotated[Optional[str], typer.Option(
-    "--min-confidence", help="Run only rules at or above this confidence: high, medium or low (default low).")]
-AttentionOpt = Annotated[Optional[str], typer.Option(
-    "--attention-backend", help="Target of the attention rewrites: torch_npu (default) or mindiesd.")]
-ChangedSinceOpt = Annotated[Optional[str], typer.Option(
-    "--changed-since", metavar="REF", help="Only files changed since this git ref: committed since the merge base "
-    "with HEAD, staged, unstaged or untracked.")]
+SelectOpt = Annotated[
+    list[str] | None, typer.Option("--select", help="Rule IDs or prefixes to run (e.g. NPU1,NPU205; default ALL).")
+]
+IgnoreOpt = Annotated[list[str] | None, typer.Option("--ignore", help="Rule IDs or prefixes to skip.")]
+MinConfidenceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--min-confidence", help="Run only rules at or above this confidence: high, medium or low (default low)."
+    ),
+]
+AttentionOpt = Annotated[
+    str | None,
+    typer.Option("--attention-backend", help="Target of the attention rewrites: torch_npu (default) or mindiesd."),
+]
+ChangedSinceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--changed-since",
+        metavar="REF",
+        help="Only files changed since this git ref: committed since the merge base "
+        "with HEAD, staged, unstaged or untracked.",
+    ),
+]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (0: all cores).")]
-ExcludeOpt = Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob of paths to skip (repeatable).")]
-ExitZeroOpt = Annotated[bool, typer.Option(
-    "--exit-zero", help="Exit 0 even when there are findings or pending changes (errors still exit 2).")]
-NoCacheOpt = Annotated[bool, typer.Option(
-    "--no-cache", help="Port every file afresh: neither read nor write the result cache (~/.cache/ascend-port).")]
+ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip (repeatable).")]
+ExitZeroOpt = Annotated[
+    bool,
+    typer.Option("--exit-zero", help="Exit 0 even when there are findings or pending changes (errors still exit 2)."),
+]
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache", help="Port every file afresh: neither read nor write the result cache (~/.cache/ascend-port)."
+    ),
+]
 
 
 def _fail(message: str) -> typer.Exit:
@@ -61,12 +80,26 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
-def _settings(paths: list[Path], select=None, ignore=None, min_confidence=None, exclude=None,
-              attention_backend=None, branch=None, cached_rules: bool = False) -> project_config.Settings:
+def _settings(
+    paths: list[Path],
+    select=None,
+    ignore=None,
+    min_confidence=None,
+    exclude=None,
+    attention_backend=None,
+    branch=None,
+    cached_rules: bool = False,
+) -> project_config.Settings:
     """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the given flags.
     ``cached_rules``: the rule catalogue may come from the result cache (see cache.use_stored_rules)."""
-    flags = {"select": select, "ignore": ignore, "min-confidence": min_confidence, "exclude": exclude,
-             "attention-backend": attention_backend, "branch": branch}
+    flags = {
+        "select": select,
+        "ignore": ignore,
+        "min-confidence": min_confidence,
+        "exclude": exclude,
+        "attention-backend": attention_backend,
+        "branch": branch,
+    }
     if cached_rules:
         from ascend_port.run.cache import use_stored_rules
 
@@ -105,8 +138,9 @@ def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None)
         return run(paths, config)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("porting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as progress:
+    with Progress(
+        TextColumn("porting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
+    ) as progress:
         task = progress.add_task("port", total=None)
         return run(paths, config, lambda done, total: progress.update(task, completed=done, total=total))
 
@@ -122,27 +156,39 @@ def _totals_line(result: RunResult) -> str:
     rewrites = sum(1 for f in findings if f.rule.rewrites)
     todos = len(findings) - rewrites
     changed = len(result.changed)
-    return (f"{len(result.files)} files checked, {changed} to change: {rewrites} rewrites, {todos} TODOs"
-            + (f", {len(result.errors)} files with errors" if result.errors else ""))
+    return f"{len(result.files)} files checked, {changed} to change: {rewrites} rewrites, {todos} TODOs" + (
+        f", {len(result.errors)} files with errors" if result.errors else ""
+    )
 
 
 @app.command()
-def scan(paths: PathsArg, select: SelectOpt = None, ignore: IgnoreOpt = None, min_confidence: MinConfidenceOpt = None,
-         jobs: JobsOpt = 0, exclude: ExcludeOpt = None, exit_zero: ExitZeroOpt = False,
-         output_format: Annotated[str, typer.Option(
-             "--format", help="text (table), md (assessment), json, sarif, csv (change list) or github (annotations).")
-         ] = "text",
-         output: Annotated[Optional[Path], typer.Option(
-             "--output", "-o", help="Write the report to this file instead of printing it.")] = None,
-         attention_backend: AttentionOpt = None, changed_since: ChangedSinceOpt = None,
-         no_cache: NoCacheOpt = False) -> None:
+def scan(
+    paths: PathsArg,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    min_confidence: MinConfidenceOpt = None,
+    jobs: JobsOpt = 0,
+    exclude: ExcludeOpt = None,
+    exit_zero: ExitZeroOpt = False,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format", help="text (table), md (assessment), json, sarif, csv (change list) or github (annotations)."
+        ),
+    ] = "text",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the report to this file instead of printing it.")
+    ] = None,
+    attention_backend: AttentionOpt = None,
+    changed_since: ChangedSinceOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
     """Report what a port would change and where manual work is needed. Writes nothing (but --output)."""
     from ascend_port.reports import FORMATS
 
     if output_format not in FORMATS:
         raise _fail(f"--format {escape(output_format)!r}: use one of {', '.join(FORMATS)}")
-    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend,
-                         cached_rules=not no_cache)
+    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend, cached_rules=not no_cache)
     result = _run(paths, _config(settings, jobs, no_cache), changed_since)
     if output_format == "text" and output is None:
         from ascend_port.reports.text import print_text
@@ -183,38 +229,74 @@ def _write_report(result: RunResult, output_format: str, output: Path | None) ->
 
 
 @app.command()
-def apply(paths: PathsArg,
-          dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff; write nothing.")] = False,
-          no_git: Annotated[bool, typer.Option("--no-git", help="Write the port in place, without git.")] = False,
-          interactive: Annotated[bool, typer.Option(
-              "--interactive", "-i", help="Review the port hunk by hunk (git add -p keys) before writing.")] = False,
-          branch: Annotated[Optional[str], typer.Option(
-              "--branch", help=f"Branch to create for the port (default {DEFAULT_BRANCH}).")] = None,
-          force_branch: Annotated[bool, typer.Option(
-              "--force-branch", help="Replace the branch if it exists.")] = False,
-          no_commit: Annotated[bool, typer.Option(
-              "--no-commit", help="Stage the port on the branch; do not commit.")] = False,
-          allow_dirty: Annotated[bool, typer.Option(
-              "--allow-dirty", help="Run despite uncommitted changes (files with such changes are left out).")] = False,
-          report_dir: Annotated[Optional[Path], typer.Option(
-              "--report-dir", help="Folder for per-file diffs and the summary (default: .ascend-port/).")] = None,
-          check: Annotated[bool, typer.Option(
-              "--check", help="Write nothing; print a summary; exit 1 while the port would change files.")] = False,
-          select: SelectOpt = None, ignore: IgnoreOpt = None, min_confidence: MinConfidenceOpt = None,
-          jobs: JobsOpt = 0, exclude: ExcludeOpt = None, exit_zero: ExitZeroOpt = False,
-          attention_backend: AttentionOpt = None, changed_since: ChangedSinceOpt = None,
-          no_cache: NoCacheOpt = False) -> None:
+def apply(
+    paths: PathsArg,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff; write nothing.")] = False,
+    no_git: Annotated[bool, typer.Option("--no-git", help="Write the port in place, without git.")] = False,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", "-i", help="Review the port hunk by hunk (git add -p keys) before writing.")
+    ] = False,
+    branch: Annotated[
+        str | None, typer.Option("--branch", help=f"Branch to create for the port (default {DEFAULT_BRANCH}).")
+    ] = None,
+    force_branch: Annotated[bool, typer.Option("--force-branch", help="Replace the branch if it exists.")] = False,
+    no_commit: Annotated[
+        bool, typer.Option("--no-commit", help="Stage the port on the branch; do not commit.")
+    ] = False,
+    allow_dirty: Annotated[
+        bool,
+        typer.Option("--allow-dirty", help="Run despite uncommitted changes (files with such changes are left out)."),
+    ] = False,
+    report_dir: Annotated[
+        Path | None,
+        typer.Option("--report-dir", help="Folder for per-file diffs and the summary (default: .ascend-port/)."),
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; print a summary; exit 1 while the port would change files.")
+    ] = False,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    min_confidence: MinConfidenceOpt = None,
+    jobs: JobsOpt = 0,
+    exclude: ExcludeOpt = None,
+    exit_zero: ExitZeroOpt = False,
+    attention_backend: AttentionOpt = None,
+    changed_since: ChangedSinceOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
     """Port the files. In a git repository (the default): commit the port on a new branch, one commit per domain.
     --dry-run prints the diff; --no-git writes it in place; --check only says whether anything is left to port."""
-    _check_apply_flags(dry_run, no_git, check, interactive, {
-        "--branch": branch is not None, "--force-branch": force_branch, "--no-commit": no_commit,
-        "--allow-dirty": allow_dirty, "--report-dir": report_dir is not None})
-    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend, branch,
-                         cached_rules=not no_cache)
+    _check_apply_flags(
+        dry_run,
+        no_git,
+        check,
+        interactive,
+        {
+            "--branch": branch is not None,
+            "--force-branch": force_branch,
+            "--no-commit": no_commit,
+            "--allow-dirty": allow_dirty,
+            "--report-dir": report_dir is not None,
+        },
+    )
+    settings = _settings(
+        paths, select, ignore, min_confidence, exclude, attention_backend, branch, cached_rules=not no_cache
+    )
     config = _config(settings, jobs, no_cache)
     if not dry_run and not no_git and not check:
-        raise typer.Exit(_apply_with_git(paths, config, changed_since, settings.branch or DEFAULT_BRANCH, force_branch,
-                                         not no_commit, allow_dirty, report_dir, interactive))
+        raise typer.Exit(
+            _apply_with_git(
+                paths,
+                config,
+                changed_since,
+                settings.branch or DEFAULT_BRANCH,
+                force_branch,
+                not no_commit,
+                allow_dirty,
+                report_dir,
+                interactive,
+            )
+        )
     result = _run(paths, config, changed_since)
     if check:
         _check(result, dry_run, exit_zero)
@@ -229,22 +311,31 @@ def apply(paths: PathsArg,
     raise typer.Exit(EXIT_FINDINGS if dry_run and result.changed and not exit_zero else EXIT_CLEAN)
 
 
-def _check_apply_flags(dry_run: bool, no_git: bool, check: bool, interactive: bool,
-                       git_flags: dict[str, bool]) -> None:
+def _check_apply_flags(dry_run: bool, no_git: bool, check: bool, interactive: bool, git_flags: dict[str, bool]) -> None:
     """Refuse contradictory `apply` flags before any work is done. ``git_flags``: each option of the git workflow,
     in the order the errors name them, with whether it was given."""
     git_only = [flag for flag, given in git_flags.items() if given]
     if (dry_run or no_git or check) and git_only:
-        raise _fail(f"{git_only[0]} is an option of the git workflow: it cannot be used with --dry-run, --no-git "
-                    "or --check")
+        raise _fail(
+            f"{git_only[0]} is an option of the git workflow: it cannot be used with --dry-run, --no-git or --check"
+        )
     if check and (no_git or interactive):
         raise _fail(f"--check writes nothing: it cannot be combined with {'--no-git' if no_git else '--interactive'}")
     if dry_run and interactive:
         raise _fail("--interactive cannot be combined with --dry-run")
 
 
-def _apply_with_git(paths: list[Path], config: RunConfig, changed_since: str | None, branch: str, force_branch: bool,
-                    commit: bool, allow_dirty: bool, report_dir: Path | None, interactive: bool) -> int:
+def _apply_with_git(
+    paths: list[Path],
+    config: RunConfig,
+    changed_since: str | None,
+    branch: str,
+    force_branch: bool,
+    commit: bool,
+    allow_dirty: bool,
+    report_dir: Path | None,
+    interactive: bool,
+) -> int:
     """The default `apply`: port on a new branch of the repository. Returns the exit code (a workflow error's own
     code after printing it)."""
     from ascend_port.git.workflow import GitOptions, WorkflowError, apply_to_repository
@@ -327,9 +418,11 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule ID such as NPU10
 
 
 @app.command()
-def todos(paths: PathsArg,
-          check: Annotated[bool, typer.Option("--check", help="Exit 1 while any TODO remains (for CI).")] = False,
-          exclude: ExcludeOpt = None) -> None:
+def todos(
+    paths: PathsArg,
+    check: Annotated[bool, typer.Option("--check", help="Exit 1 while any TODO remains (for CI).")] = False,
+    exclude: ExcludeOpt = None,
+) -> None:
     """List the ascend-port TODO comments left in the files (file:line, rule, confidence, text) by rule."""
     from ascend_port.run.todos import find_todos, render
 
@@ -356,12 +449,18 @@ def _doc_markdown(doc: str) -> str:
 
 
 @app.command("config")
-def show_config(path: Annotated[Optional[Path], typer.Argument(
-                    help="Where to look for pyproject.toml (default: the current folder).", show_default=False)] = None,
-                select: SelectOpt = None, ignore: IgnoreOpt = None, min_confidence: MinConfidenceOpt = None,
-                exclude: ExcludeOpt = None, attention_backend: AttentionOpt = None,
-                branch: Annotated[Optional[str], typer.Option("--branch", help="Branch `apply` creates.")] = None,
-                ) -> None:
+def show_config(
+    path: Annotated[
+        Path | None,
+        typer.Argument(help="Where to look for pyproject.toml (default: the current folder).", show_default=False),
+    ] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    min_confidence: MinConfidenceOpt = None,
+    exclude: ExcludeOpt = None,
+    attention_backend: AttentionOpt = None,
+    branch: Annotated[str | None, typer.Option("--branch", help="Branch `apply` creates.")] = None,
+) -> None:
     """Print the effective configuration: [tool.ascend-port] of the nearest pyproject.toml, with the defaults and
     the flags given here (flags override the file), each value with where it comes from."""
     target = path or Path(".")
@@ -378,8 +477,11 @@ def _version_callback(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: Annotated[bool, typer.Option("--version", callback=_version_callback, is_eager=True,
-                                                help="Show the version and exit.")] = False) -> None:
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
     pass
 
 

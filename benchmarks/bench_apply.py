@@ -29,7 +29,7 @@ from pathlib import Path
 import libcst as cst
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import corpora  # noqa: E402
+import corpora
 
 MIB = 1024 * 1024
 
@@ -40,7 +40,7 @@ def _parse_and_print(paths: list[Path]) -> int:
         try:
             cst.parse_module(path.read_bytes()).code  # noqa: B018 - printing is the work being measured
             done += 1
-        except Exception:  # noqa: BLE001 - a file LibCST cannot parse costs what it costs
+        except Exception:
             pass
     return done
 
@@ -52,7 +52,7 @@ def _children_cpu() -> float:
 
 def baseline(files: list[Path], jobs: int) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the workers)."""
-    batches = [files[i:i + 16] for i in range(0, len(files), 16)]
+    batches = [files[i : i + 16] for i in range(0, len(files), 16)]
     cpu, start = _children_cpu(), time.perf_counter()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         sum(pool.map(_parse_and_print, batches))
@@ -117,8 +117,12 @@ def tool(root: Path, jobs: int, cache_home: Path, *extra: str) -> ToolRun:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
     start = time.perf_counter()
     with tempfile.TemporaryFile() as stderr:
-        process = subprocess.Popen([str(exe), "apply", str(root), "--dry-run", "--jobs", str(jobs), *extra],
-                                   stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+        process = subprocess.Popen(
+            [str(exe), "apply", str(root), "--dry-run", "--jobs", str(jobs), *extra],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env=env,
+        )
         sampler = TreeRss(process.pid)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
@@ -146,20 +150,31 @@ class CorpusResult:
     fixed: ToolRun | None = None  # no rule with anything to port, no cache: what a run costs besides porting
 
     def lines_out(self) -> list[str]:
-        rows = [f"{self.corpus}: {self.files} files, {self.lines:,} lines, {self.jobs} jobs",
-                f"    {self.cold.summary}"]
-        measured = (("LibCST parse + print", self.baseline_s, self.baseline_cpu_s, None),
-                    ("apply --dry-run, cold", self.cold.seconds, self.cold.cpu_seconds, self.cold),
-                    ("apply --dry-run, warm", self.warm.seconds, self.warm.cpu_seconds, self.warm))
+        rows = [
+            f"{self.corpus}: {self.files} files, {self.lines:,} lines, {self.jobs} jobs",
+            f"    {self.cold.summary}",
+        ]
+        measured = (
+            ("LibCST parse + print", self.baseline_s, self.baseline_cpu_s, None),
+            ("apply --dry-run, cold", self.cold.seconds, self.cold.cpu_seconds, self.cold),
+            ("apply --dry-run, warm", self.warm.seconds, self.warm.cpu_seconds, self.warm),
+        )
         if self.fixed is not None:
             measured += (("fixed part (no rule)", self.fixed.seconds, self.fixed.cpu_seconds, self.fixed),)
         for label, seconds, cpu, rss in measured:
-            ratio = "" if rss is None else \
-                f"  {self.baseline_s / seconds:5.1f}x the baseline ({self.baseline_cpu_s / cpu:5.1f}x in CPU time)"
-            memory = "" if rss is None else \
-                f"  peak RSS {rss.tree_rss_mib:4.0f} MiB (largest process {rss.process_rss_mib:3.0f} MiB)"
-            rows.append(f"  {label:<22} {seconds:6.2f} s ({cpu:6.1f} s CPU) {self.files / seconds:6.0f} files/s"
-                        f"{ratio}{memory}")
+            ratio = (
+                ""
+                if rss is None
+                else f"  {self.baseline_s / seconds:5.1f}x the baseline ({self.baseline_cpu_s / cpu:5.1f}x in CPU time)"
+            )
+            memory = (
+                ""
+                if rss is None
+                else f"  peak RSS {rss.tree_rss_mib:4.0f} MiB (largest process {rss.process_rss_mib:3.0f} MiB)"
+            )
+            rows.append(
+                f"  {label:<22} {seconds:6.2f} s ({cpu:6.1f} s CPU) {self.files / seconds:6.0f} files/s{ratio}{memory}"
+            )
         return rows
 
 
@@ -168,8 +183,7 @@ def _fingerprint() -> str:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
 
 
-def measure(name: str, version: str, sdist: bool, jobs: int, with_baseline: bool, repeat: int = 1
-            ) -> CorpusResult:
+def measure(name: str, version: str, sdist: bool, jobs: int, with_baseline: bool, repeat: int = 1) -> CorpusResult:
     root = corpora.fetch(name, version, sdist=sdist)
     files = corpora.python_files(root)
     lines = sum(p.read_bytes().count(b"\n") for p in files)
@@ -187,13 +201,16 @@ def measure(name: str, version: str, sdist: bool, jobs: int, with_baseline: bool
             tool(root, jobs, Path(cache_home))  # fills the cache
             warm = min((tool(root, jobs, Path(cache_home)) for _ in range(repeat)), key=lambda run: run.seconds)
         with tempfile.TemporaryDirectory(prefix="ascend-port-bench-cache-") as cache_home:
-            fixed = min((tool(root, jobs, Path(cache_home), "--no-cache", "--select", "NPU630") for _ in range(repeat)),
-                        key=lambda run: run.seconds)
+            fixed = min(
+                (tool(root, jobs, Path(cache_home), "--no-cache", "--select", "NPU630") for _ in range(repeat)),
+                key=lambda run: run.seconds,
+            )
         if _fingerprint() == before:
             break
         print(f"  (the package changed during the {name} runs: measuring again)", flush=True)
-    base, base_cpu = min(baseline(files, jobs) for _ in range(repeat)) if with_baseline \
-        else (float("nan"), float("nan"))
+    base, base_cpu = (
+        min(baseline(files, jobs) for _ in range(repeat)) if with_baseline else (float("nan"), float("nan"))
+    )
     return CorpusResult(f"{name} {version}", len(files), lines, jobs, base, base_cpu, cold, warm, fixed)
 
 
@@ -202,8 +219,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--corpus", action="append", help="name==version (repeatable; default: the pinned three)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the (slow) LibCST baseline")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of every measure (the baseline's too), the "
-                        "fastest of which counts: other load only ever slows a run (default 1)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs of every measure (the baseline's too), the "
+        "fastest of which counts: other load only ever slows a run (default 1)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     pinned = {name: (name, version, sdist) for name, version, sdist in corpora.PINNED}
@@ -217,13 +239,24 @@ def main() -> None:
         results.append(result)
         print("\n".join(result.lines_out()), flush=True)
     if len(results) > 1:
-        total = CorpusResult("all", sum(r.files for r in results), sum(r.lines for r in results), args.jobs,
-                             sum(r.baseline_s for r in results), sum(r.baseline_cpu_s for r in results),
-                             *(ToolRun(sum(getattr(r, kind).seconds for r in results),
-                                       sum(getattr(r, kind).cpu_seconds for r in results),
-                                       max(getattr(r, kind).tree_rss_mib for r in results),
-                                       max(getattr(r, kind).process_rss_mib for r in results), "")
-                               for kind in ("cold", "warm")))
+        total = CorpusResult(
+            "all",
+            sum(r.files for r in results),
+            sum(r.lines for r in results),
+            args.jobs,
+            sum(r.baseline_s for r in results),
+            sum(r.baseline_cpu_s for r in results),
+            *(
+                ToolRun(
+                    sum(getattr(r, kind).seconds for r in results),
+                    sum(getattr(r, kind).cpu_seconds for r in results),
+                    max(getattr(r, kind).tree_rss_mib for r in results),
+                    max(getattr(r, kind).process_rss_mib for r in results),
+                    "",
+                )
+                for kind in ("cold", "warm")
+            ),
+        )
         print("\n".join(line for line in total.lines_out() if line.strip()))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=2))

@@ -33,9 +33,21 @@ NPU = "torch_npu/npu/"
 def download_wheel(version: str, dest: Path) -> Path:
     """Download the cp311 manylinux x86_64 wheel of torch-npu (without dependencies)."""
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-         "--python-version", "3.11", "--platform", "manylinux_2_28_x86_64",
-         f"torch-npu=={version}", "-d", str(dest)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.11",
+            "--platform",
+            "manylinux_2_28_x86_64",
+            f"torch-npu=={version}",
+            "-d",
+            str(dest),
+        ],
         check=True,
     )
     wheels = sorted(dest.glob("torch_npu-*.whl"))
@@ -64,16 +76,24 @@ def dunder_all(tree: ast.Module) -> list[str] | None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value:
                 names = string_list(node.value) or []
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) \
-                and node.target.id == "__all__" and isinstance(node.op, ast.Add):
+        elif (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "__all__"
+            and isinstance(node.op, ast.Add)
+        ):
             names = (names or []) + (string_list(node.value) or [])
-        elif isinstance(node, ast.Expr) and isinstance(call := node.value, ast.Call) \
-                and isinstance(func := call.func, ast.Attribute) \
-                and isinstance(func.value, ast.Name) and func.value.id == "__all__" and call.args:
+        elif (
+            isinstance(node, ast.Expr)
+            and isinstance(call := node.value, ast.Call)
+            and isinstance(func := call.func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "__all__"
+            and call.args
+        ):
             if func.attr == "extend":
                 names = (names or []) + (string_list(call.args[0]) or [])
-            elif func.attr == "append" and isinstance(arg := call.args[0], ast.Constant) \
-                    and isinstance(arg.value, str):
+            elif func.attr == "append" and isinstance(arg := call.args[0], ast.Constant) and isinstance(arg.value, str):
                 names = (names or []) + [arg.value]
     return names
 
@@ -101,7 +121,7 @@ def npu_submodules(wheel: zipfile.ZipFile) -> dict[str, str]:
     """Public modules and subpackages directly under torch_npu/npu/, name -> source path."""
     found: dict[str, str] = {}
     for path in wheel.namelist():
-        rest = path[len(NPU):] if path.startswith(NPU) else ""
+        rest = path[len(NPU) :] if path.startswith(NPU) else ""
         parts = rest.split("/")
         if len(parts) == 1 and rest.endswith(".py"):
             name = rest[:-3]
@@ -116,32 +136,36 @@ def npu_submodules(wheel: zipfile.ZipFile) -> dict[str, str]:
 
 def documented_ops(tree: ast.Module) -> list[str]:
     """First string argument of every ``_add_torch_npu_docstr("name", ...)`` call."""
-    return sorted({
-        node.args[0].value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        and node.func.id == "_add_torch_npu_docstr" and node.args
-        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-    })
+    return sorted(
+        {
+            node.args[0].value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "_add_torch_npu_docstr"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        }
+    )
 
 
 def extract(wheel_path: Path) -> dict[str, object]:
     with zipfile.ZipFile(wheel_path) as wheel:
+
         def parse(path: str) -> ast.Module:
             return ast.parse(wheel.read(path).decode("utf-8"), filename=path)
 
         distributed = parse("torch_npu/distributed/__init__.py")
         if "is_hccl_available" not in ast.unparse(distributed):
-            print("warning: torch_npu/distributed/__init__.py does not mention is_hccl_available",
-                  file=sys.stderr)
+            print("warning: torch_npu/distributed/__init__.py does not mention is_hccl_available", file=sys.stderr)
         return {
             "schema": 1,
             "torch_npu_version": wheel_path.name.split("-")[1],
             "source": wheel_path.name,
             "sha256": hashlib.sha256(wheel_path.read_bytes()).hexdigest(),
             "npu": sorted(set(dunder_all(parse(NPU + "__init__.py")) or [])),
-            "npu_submodules": {name: public_api(parse(path))
-                               for name, path in npu_submodules(wheel).items()},
+            "npu_submodules": {name: public_api(parse(path)) for name, path in npu_submodules(wheel).items()},
             "optim": public_api(parse("torch_npu/optim/__init__.py")),
             "profiler": public_api(parse("torch_npu/profiler/__init__.py")),
             "ops": documented_ops(parse("torch_npu/_op_plugin_docs.py")),

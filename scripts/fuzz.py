@@ -85,16 +85,19 @@ def main() -> int:
         source = mutate(source, rng)
         try:
             outcome = check(source, selection)
-        except Exception as error:  # noqa: BLE001 - any escape is a finding to save
+        except Exception as error:
             failures += 1
             outcome = "FAILED"
             args.out.mkdir(parents=True, exist_ok=True)
             stem = args.out / f"seed{args.seed}-round{round_no}"
             stem.with_suffix(".py").write_text(source, "utf-8", errors="surrogateescape")
             stem.with_suffix(".txt").write_text(
-                f"origin: {origin}\nselection: {selection}\n\n{''.join(traceback.format_exception(error))}")
-            print(f"round {round_no}: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''} "
-                  f"({origin}) -> {stem}.py")
+                f"origin: {origin}\nselection: {selection}\n\n{''.join(traceback.format_exception(error))}"
+            )
+            print(
+                f"round {round_no}: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''} "
+                f"({origin}) -> {stem}.py"
+            )
         counts[outcome] = counts.get(outcome, 0) + 1
         if round_no % 100 == 0:
             print(f"round {round_no}: {counts}", flush=True)

@@ -1,7 +1,7 @@
 """Write README.md's rule table from the rule catalogue (tests/test_rule_modules.py fails while it is stale).
 
-    python scripts/update_readme.py          # rewrite the table in place
-    python scripts/update_readme.py --check  # exit 1 if the table is stale
+python scripts/update_readme.py          # rewrite the table in place
+python scripts/update_readme.py --check  # exit 1 if the table is stale
 """
 
 from __future__ import annotations

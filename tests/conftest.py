@@ -10,7 +10,9 @@ def _private_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--update-golden", action="store_true", default=False,
+        "--update-golden",
+        action="store_true",
+        default=False,
         help="rewrite golden/**/*.out.* and *.findings from the current output for review (removes the .out files "
-             "of unchanged cases and the .findings files of cases without findings)",
+        "of unchanged cases and the .findings files of cases without findings)",
     )

@@ -7,13 +7,20 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
-from typing import Iterator
+from collections.abc import Iterator
 
 import gpu_reference as gpu
 import npu_reference as npu
 
-FLASH_NAMES = ("flash_attn_func", "flash_attn_qkvpacked_func", "flash_attn_kvpacked_func", "flash_attn_varlen_func",
-               "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func", "flash_attn_with_kvcache")
+FLASH_NAMES = (
+    "flash_attn_func",
+    "flash_attn_qkvpacked_func",
+    "flash_attn_kvpacked_func",
+    "flash_attn_varlen_func",
+    "flash_attn_varlen_qkvpacked_func",
+    "flash_attn_varlen_kvpacked_func",
+    "flash_attn_with_kvcache",
+)
 MASKS = ("LowerTriangularMask", "LowerTriangularFromBottomRightMask", "BlockDiagonalMask")
 GPU_PACKAGES = ("flash_attn", "xformers", "apex")
 NPU_PACKAGES = ("torch_npu", "mindiesd")
@@ -30,16 +37,20 @@ def gpu_modules() -> dict[str, types.ModuleType]:
     masks = {n: getattr(gpu, n) for n in MASKS}
     interface = _module("flash_attn.flash_attn_interface", **flash)
     attn_bias = _module("xformers.ops.fmha.attn_bias", **masks)
-    fmha = _module("xformers.ops.fmha", attn_bias=attn_bias,
-                   memory_efficient_attention=gpu.memory_efficient_attention, **masks)
+    fmha = _module(
+        "xformers.ops.fmha", attn_bias=attn_bias, memory_efficient_attention=gpu.memory_efficient_attention, **masks
+    )
     ops = _module("xformers.ops", fmha=fmha, memory_efficient_attention=gpu.memory_efficient_attention, **masks)
     normalization = _module("apex.normalization", FusedRMSNorm=gpu.FusedRMSNorm, FusedLayerNorm=gpu.FusedLayerNorm)
     return {
         "flash_attn": _module("flash_attn", flash_attn_interface=interface, **flash),
         "flash_attn.flash_attn_interface": interface,
-        "xformers": _module("xformers", ops=ops), "xformers.ops": ops, "xformers.ops.fmha": fmha,
+        "xformers": _module("xformers", ops=ops),
+        "xformers.ops": ops,
+        "xformers.ops.fmha": fmha,
         "xformers.ops.fmha.attn_bias": attn_bias,
-        "apex": _module("apex", normalization=normalization), "apex.normalization": normalization,
+        "apex": _module("apex", normalization=normalization),
+        "apex.normalization": normalization,
     }
 
 
@@ -58,8 +69,10 @@ def installed(side: str, calls: list[str] | None = None) -> Iterator[None]:
 
     With ``calls``, the name of every fake function called is appended to it (which kernel ran).
     """
-    modules = {**(gpu_modules() if side in ("gpu", "both") else {}),
-               **(npu_modules() if side in ("npu", "both") else {})}
+    modules = {
+        **(gpu_modules() if side in ("gpu", "both") else {}),
+        **(npu_modules() if side in ("npu", "both") else {}),
+    }
     blocked = {"gpu": NPU_PACKAGES, "npu": GPU_PACKAGES, "both": ()}[side]
     if calls is not None:
         for module in modules.values():
@@ -84,4 +97,5 @@ def _recording(function, name: str, calls: list[str]):
     def wrapper(*args, **kwargs):
         calls.append(name)
         return function(*args, **kwargs)
+
     return wrapper

@@ -22,12 +22,7 @@ from ascend_port.core.catalogue import DOMAINS
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError, decode_python, python_lines
-from ascend_port.port.python import (
-    active_transformers,
-    port_module,
-    port_source,
-    trigger_patterns,
-)
+from ascend_port.port.python import active_transformers, port_module, port_source, trigger_patterns
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -137,7 +132,7 @@ def _statement_starts(text: str, tree: ast.Module) -> list[tuple[int, str]]:
         decorators = getattr(node, "decorator_list", None)
         first = decorators[0] if decorators else node
         line = lines[first.lineno - 1] if first.lineno <= len(lines) else ""
-        head = line.encode("utf-8")[:first.col_offset].decode("utf-8", "replace")
+        head = line.encode("utf-8")[: first.col_offset].decode("utf-8", "replace")
         if decorators:
             head = head[:-1] if head.endswith("@") else "x"
         if head.strip() or line.lstrip().startswith("elif"):
@@ -157,7 +152,7 @@ def insert_statements(text: str, rng: random.Random, count: int) -> str:
             return text
         lines = python_lines(text)
         starts = _statement_starts(text, tree)
-        newline = next((ln[len(ln.rstrip("\r\n")):] for ln in lines if ln.rstrip("\r\n") != ln), "\n")
+        newline = next((ln[len(ln.rstrip("\r\n")) :] for ln in lines if ln.rstrip("\r\n") != ln), "\n")
         statement = rng.choice(pool)
         if not starts:
             if lines and not lines[-1].endswith(("\n", "\r")):
@@ -181,8 +176,14 @@ def wrap_expressions(text: str, rng: random.Random, count: int) -> str:
         except (SyntaxError, ValueError, RecursionError):
             return text
         in_fstrings = {id(n) for j in ast.walk(tree) if isinstance(j, ast.JoinedStr) for n in ast.walk(j)}
-        nodes = [n for n in ast.walk(tree) if isinstance(n, ast.expr) and id(n) not in in_fstrings
-                 and n.lineno == n.end_lineno and not isinstance(n, (ast.Starred, ast.Slice))]
+        nodes = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.expr)
+            and id(n) not in in_fstrings
+            and n.lineno == n.end_lineno
+            and not isinstance(n, (ast.Starred, ast.Slice))
+        ]
         if not nodes:
             return text
         node = rng.choice(nodes)

@@ -26,8 +26,15 @@ class FakeDomains(PortTransformer):
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         if original.value == "fake_dist_call":
-            return self.fix(FAKE_DIST, original, updated.with_changes(value="fake_hccl_call"),
-                            "fake_dist_call -> fake_hccl_call") or updated
+            return (
+                self.fix(
+                    FAKE_DIST,
+                    original,
+                    updated.with_changes(value="fake_hccl_call"),
+                    "fake_dist_call -> fake_hccl_call",
+                )
+                or updated
+            )
         if original.value == "fake_kernel":
             self.todo(FAKE_KERNEL, original, "fake_kernel needs a hand port")
         return updated
@@ -64,11 +71,16 @@ def step(x):
 """
 
 # After each domain's commit (the device commit adds the import and the .npu()/torch.npu rewrites, ...).
-TRAIN_DEVICE = TRAIN.replace("import torch\n", "import torch\nimport torch_npu\n").replace(".cuda()", ".npu()") \
+TRAIN_DEVICE = (
+    TRAIN.replace("import torch\n", "import torch\nimport torch_npu\n")
+    .replace(".cuda()", ".npu()")
     .replace("torch.cuda.synchronize", "torch.npu.synchronize")
+)
 TRAIN_DIST = TRAIN_DEVICE.replace("fake_dist_call", "fake_hccl_call")
 TRAIN_KERNEL = TRAIN_DIST.replace(
-    "    y = fake_kernel(x)", "    # TODO(ascend-port): NPU598 [low] fake_kernel needs a hand port\n    y = fake_kernel(x)")
+    "    y = fake_kernel(x)",
+    "    # TODO(ascend-port): NPU598 [low] fake_kernel needs a hand port\n    y = fake_kernel(x)",
+)
 
 DIST_ONLY = "import torch\n\nfake_dist_call()\n"
 DIST_ONLY_PORTED = "import torch\nimport torch_npu\n\nfake_dist_call()\n".replace("fake_dist_call", "fake_hccl_call")
@@ -99,8 +111,11 @@ def make_repo(root: Path, files: dict[str, str] | None = None) -> Path:
 
 def state(repo: Path) -> dict[str, object]:
     """Everything the tool must not change on failure: HEAD, branches, status, index and file bytes."""
-    files = {p.relative_to(repo).as_posix(): p.read_bytes() for p in sorted(repo.rglob("*"))
-             if p.is_file() and ".git" not in p.relative_to(repo).parts and ".ascend-port" not in p.parts}
+    files = {
+        p.relative_to(repo).as_posix(): p.read_bytes()
+        for p in sorted(repo.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(repo).parts and ".ascend-port" not in p.parts
+    }
     return {
         "head": git(repo, "symbolic-ref", "-q", "HEAD", check=False) or git(repo, "rev-parse", "HEAD"),
         "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"),

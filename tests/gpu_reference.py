@@ -46,8 +46,19 @@ def _window(sq: int, sk: int, causal: bool, window_size) -> torch.Tensor:
     return allowed
 
 
-def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
-                    alibi_slopes=None, deterministic=False, return_attn_probs=False):
+def flash_attn_func(
+    q,
+    k,
+    v,
+    dropout_p=0.0,
+    softmax_scale=None,
+    causal=False,
+    window_size=(-1, -1),
+    softcap=0.0,
+    alibi_slopes=None,
+    deterministic=False,
+    return_attn_probs=False,
+):
     if softcap or alibi_slopes is not None or return_attn_probs:
         raise NotImplementedError("softcap, alibi_slopes and return_attn_probs are not in this reference")
     assert q.dim() == 4 and q.dtype in (torch.float16, torch.bfloat16, torch.float32)
@@ -63,30 +74,89 @@ def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=Fa
     return flash_attn_func(q, kv[:, :, 0], kv[:, :, 1], dropout_p, softmax_scale, causal, **kwargs)
 
 
-def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
-                           softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
-                           deterministic=False, return_attn_probs=False, block_table=None):
+def flash_attn_varlen_func(
+    q,
+    k,
+    v,
+    cu_seqlens_q,
+    cu_seqlens_k,
+    max_seqlen_q,
+    max_seqlen_k,
+    dropout_p=0.0,
+    softmax_scale=None,
+    causal=False,
+    window_size=(-1, -1),
+    softcap=0.0,
+    alibi_slopes=None,
+    deterministic=False,
+    return_attn_probs=False,
+    block_table=None,
+):
     """q (total_q, H, D), k/v (total_k, Hk, D); cu_seqlens: (batch + 1,) int32 cumulative offsets from 0."""
     assert cu_seqlens_q.dtype == torch.int32 and cu_seqlens_k.dtype == torch.int32 and block_table is None
     assert max_seqlen_q >= int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
     out = torch.empty(q.shape[0], q.shape[1], v.shape[2], dtype=q.dtype)
     for b in range(len(cu_seqlens_q) - 1):
         q0, q1, k0, k1 = (int(x) for x in (cu_seqlens_q[b], cu_seqlens_q[b + 1], cu_seqlens_k[b], cu_seqlens_k[b + 1]))
-        out[q0:q1] = flash_attn_func(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], dropout_p, softmax_scale, causal,
-                                     window_size, softcap, alibi_slopes, deterministic, return_attn_probs)[0]
+        out[q0:q1] = flash_attn_func(
+            q[None, q0:q1],
+            k[None, k0:k1],
+            v[None, k0:k1],
+            dropout_p,
+            softmax_scale,
+            causal,
+            window_size,
+            softcap,
+            alibi_slopes,
+            deterministic,
+            return_attn_probs,
+        )[0]
     return out
 
 
-def flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_seqlen, dropout_p=0.0, softmax_scale=None, causal=False,
-                                     **kwargs):
-    return flash_attn_varlen_func(qkv[:, 0], qkv[:, 1], qkv[:, 2], cu_seqlens, cu_seqlens, max_seqlen, max_seqlen,
-                                  dropout_p, softmax_scale, causal, **kwargs)
+def flash_attn_varlen_qkvpacked_func(
+    qkv, cu_seqlens, max_seqlen, dropout_p=0.0, softmax_scale=None, causal=False, **kwargs
+):
+    return flash_attn_varlen_func(
+        qkv[:, 0],
+        qkv[:, 1],
+        qkv[:, 2],
+        cu_seqlens,
+        cu_seqlens,
+        max_seqlen,
+        max_seqlen,
+        dropout_p,
+        softmax_scale,
+        causal,
+        **kwargs,
+    )
 
 
-def flash_attn_varlen_kvpacked_func(q, kv, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
-                                    softmax_scale=None, causal=False, **kwargs):
-    return flash_attn_varlen_func(q, kv[:, 0], kv[:, 1], cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                  dropout_p, softmax_scale, causal, **kwargs)
+def flash_attn_varlen_kvpacked_func(
+    q,
+    kv,
+    cu_seqlens_q,
+    cu_seqlens_k,
+    max_seqlen_q,
+    max_seqlen_k,
+    dropout_p=0.0,
+    softmax_scale=None,
+    causal=False,
+    **kwargs,
+):
+    return flash_attn_varlen_func(
+        q,
+        kv[:, 0],
+        kv[:, 1],
+        cu_seqlens_q,
+        cu_seqlens_k,
+        max_seqlen_q,
+        max_seqlen_k,
+        dropout_p,
+        softmax_scale,
+        causal,
+        **kwargs,
+    )
 
 
 def flash_attn_with_kvcache(*args, **kwargs):

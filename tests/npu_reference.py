@@ -60,10 +60,27 @@ def _attend(q, k, v, allowed, scale: float, keep_prob: float) -> torch.Tensor:
     return (probs @ v).to(q.dtype)
 
 
-def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None,
-                         scale=1.0, keep_prob=1.0, pre_tockens=INT_MAX, next_tockens=INT_MAX, inner_precise=0,
-                         prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0,
-                         gen_mask_parallel=True, sync=False):
+def npu_fusion_attention(
+    query,
+    key,
+    value,
+    head_num,
+    input_layout,
+    pse=None,
+    padding_mask=None,
+    atten_mask=None,
+    scale=1.0,
+    keep_prob=1.0,
+    pre_tockens=INT_MAX,
+    next_tockens=INT_MAX,
+    inner_precise=0,
+    prefix=None,
+    actual_seq_qlen=None,
+    actual_seq_kvlen=None,
+    sparse_mode=0,
+    gen_mask_parallel=True,
+    sync=False,
+):
     """torch_npu.npu_fusion_attention: y = Softmax(Mask(scale * q k^T, atten_mask), keep_prob) @ value.
 
     Note the documented default scale=1.0 (not 1/sqrt(D)); head_num is the number of query heads.
@@ -101,7 +118,7 @@ def npu_fusion_attention(query, key, value, head_num, input_layout, pse=None, pa
 
 
 def _rms(x: torch.Tensor, gamma: torch.Tensor, epsilon: float, offset: float):
-    assert 1 <= x.dim() <= 8 and gamma.shape == x.shape[x.dim() - gamma.dim():], "gamma: trailing dims of x"
+    assert 1 <= x.dim() <= 8 and gamma.shape == x.shape[x.dim() - gamma.dim() :], "gamma: trailing dims of x"
     dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
     rstd = torch.rsqrt(x.float().pow(2).mean(dims, keepdim=True) + epsilon)
     return (x.float() * rstd * (offset + gamma.float())).to(x.dtype), rstd
@@ -136,8 +153,7 @@ def npu_swiglu(self, dim=-1):
     return (F.silu(a) * b).to(self.dtype)
 
 
-def mindiesd_attention_forward(query, key, value, attn_mask=None, scale=None, fused=True, head_first=False,
-                               **kwargs):
+def mindiesd_attention_forward(query, key, value, attn_mask=None, scale=None, fused=True, head_first=False, **kwargs):
     """MindIE-SD attention_forward: BSND (head_first=False) or BNSD; scale default head_dim ** -0.5; attn_mask in
     SDPA polarity (True = attend)."""
     assert query.dim() == 4 and key.shape[-2 if not head_first else 1] == query.shape[-2 if not head_first else 1]

@@ -14,8 +14,8 @@ from ascend_port.core.selection import Selection
 from ascend_port.port.python import port_module, port_source
 
 
-def port(text: str, selection: Selection = Selection(), **options) -> str:
-    outcome = port_source(textwrap.dedent(text), selection, options)
+def port(text: str, selection: Selection | None = None, **options) -> str:
+    outcome = port_source(textwrap.dedent(text), selection or Selection(), options)
     assert outcome.new_text is not None
     ast.parse(outcome.new_text)
     return outcome.new_text
@@ -47,8 +47,11 @@ TWO_USERS = """\
 def test_helpers_are_written_once_before_their_first_user():
     ported = port(TWO_USERS)
     assert ported.count("def _npu_flash_attn(") == 1 and ported.count("def _npu_memory_efficient_attention(") == 1
-    assert ported.index("def _npu_flash_attn(") < ported.index("def _npu_memory_efficient_attention(") \
+    assert (
+        ported.index("def _npu_flash_attn(")
+        < ported.index("def _npu_memory_efficient_attention(")
         < ported.index("# the first user\nclass A")
+    )
     assert ported.startswith('"""Two modules, three call sites, two helpers."""\nfrom __future__ import annotations\n')
     assert "flash_attn import" not in ported and "xformers" not in ported.split("def _npu_flash_attn")[0]
     assert port_source(ported, Selection(), {}).new_text in (None, ported)  # idempotent
@@ -74,13 +77,18 @@ def test_an_existing_helper_is_reused_and_a_missing_one_added():
         """)
     again = port(more)
     assert again.count("def _npu_flash_attn(") == 1 and again.count("def _npu_memory_efficient_attention(") == 1
-    assert again.index("def attend(") < again.index("def _npu_memory_efficient_attention(") \
+    assert (
+        again.index("def attend(")
+        < again.index("def _npu_memory_efficient_attention(")
         < again.index("def attend_again(")
+    )
 
 
 def test_crlf_and_tab_indented_modules_stay_consistent():
-    source = "import torch\r\nfrom flash_attn import flash_attn_func\r\n\r\n\r\ndef f(q, k, v):\r\n" \
-             "\treturn flash_attn_func(q, k, v, causal=True)\r\n"
+    source = (
+        "import torch\r\nfrom flash_attn import flash_attn_func\r\n\r\n\r\ndef f(q, k, v):\r\n"
+        "\treturn flash_attn_func(q, k, v, causal=True)\r\n"
+    )
     ported = port_source(source, Selection(), {}).new_text
     assert ported is not None and "\n" not in ported.replace("\r\n", "")
     assert "\treturn _npu_flash_attn(q, k, v, causal=True)\r\n" in ported
@@ -102,7 +110,8 @@ def test_mindiesd_backend_and_unknown_backend():
 
 
 def test_ignored_window_rule_leaves_that_call_and_its_import():
-    ported = port("""\
+    ported = port(
+        """\
         from flash_attn import flash_attn_func
 
 
@@ -112,28 +121,38 @@ def test_ignored_window_rule_leaves_that_call_and_its_import():
 
         def full(q, k, v):
             return flash_attn_func(q, k, v)
-        """, Selection(ignore=("NPU402",)))
+        """,
+        Selection(ignore=("NPU402",)),
+    )
     assert "return flash_attn_func(q, k, v, window_size=(4, 0))" in ported
     assert "return _npu_flash_attn(q, k, v)" in ported
     assert "from flash_attn import flash_attn_func" in ported  # still used
 
 
 def test_sdpa_is_reported_as_compatible_not_changed():
-    source = ("import torch.nn.functional as F\n\n\n"
-              "def f(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n")
+    source = (
+        "import torch.nn.functional as F\n\n\ndef f(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n"
+    )
     outcome = port_source(source, Selection(), {})
     assert outcome.new_text is None
     [finding] = outcome.findings
     assert finding.rule.id == "NPU407" and not finding.applied and finding.line == 5
 
 
-@pytest.mark.parametrize("guard, kept", [
-    ("try:\n    from flash_attn import flash_attn_func\nexcept Exception:\n    pass\n", "except Exception"),
-    ("try:\n    from flash_attn import flash_attn_func\n    setup()\nexcept ImportError:\n    pass\n",
-     "try:\n    setup()\nexcept ImportError:"),
-    ("try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n    pass\nfinally:\n    done()\n",
-     "try:\n    pass\nexcept ImportError:"),
-])
+@pytest.mark.parametrize(
+    "guard, kept",
+    [
+        ("try:\n    from flash_attn import flash_attn_func\nexcept Exception:\n    pass\n", "except Exception"),
+        (
+            "try:\n    from flash_attn import flash_attn_func\n    setup()\nexcept ImportError:\n    pass\n",
+            "try:\n    setup()\nexcept ImportError:",
+        ),
+        (
+            "try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n    pass\nfinally:\n    done()\n",
+            "try:\n    pass\nexcept ImportError:",
+        ),
+    ],
+)
 def test_guards_that_can_still_matter_are_kept(guard, kept):
     ported = port(guard + "\n\ndef f(q, k, v):\n    return flash_attn_func(q, k, v)\n")
     assert kept in ported and "from flash_attn" not in ported

@@ -16,15 +16,7 @@ from ascend_port.core.findings import Finding
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import PythonHandler
 from ascend_port.rules.registry import get_rule
-from ascend_port.run.cache import (
-    Entry,
-    ResultCache,
-    cache_root,
-    config_fingerprint,
-    decode,
-    encode,
-    fingerprint,
-)
+from ascend_port.run.cache import Entry, ResultCache, cache_root, config_fingerprint, decode, encode, fingerprint
 from ascend_port.run.engine import RunConfig, port_file, run
 
 CUDA_MODULE = "import torch\n\nx = torch.ones(2).cuda()\ntorch.cuda.synchronize()\n"
@@ -56,8 +48,17 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def snapshot(result) -> list[tuple]:
-    return [(f.path, [(x.rule.id, x.line, x.message, x.applied) for x in f.findings], f.new_bytes, f.diff, f.error,
-             f.skipped) for f in result.files]
+    return [
+        (
+            f.path,
+            [(x.rule.id, x.line, x.message, x.applied) for x in f.findings],
+            f.new_bytes,
+            f.diff,
+            f.error,
+            f.skipped,
+        )
+        for f in result.files
+    ]
 
 
 def entries() -> list[Path]:
@@ -128,16 +129,19 @@ def test_a_new_tool_fingerprint_misses(tree: Path, calls: list[bytes], monkeypat
     assert len(calls) == 2
 
 
-@pytest.mark.parametrize("damage", [
-    lambda raw: raw[:-1],  # truncated blob
-    lambda raw: raw[: len(cache_module.MAGIC) + 10],  # truncated checksum
-    lambda raw: b"",
-    lambda raw: raw[:60] + bytes([raw[60] ^ 0x20]) + raw[61:],  # one flipped bit in the header
-    lambda raw: raw[:-1] + bytes([raw[-1] ^ 0x01]),  # one flipped bit in the diff: only the checksum sees it
-    lambda raw: b"garbage" + raw,
-    lambda raw: raw + b"\0",
-    lambda raw: os.urandom(len(raw)),
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw[:-1],  # truncated blob
+        lambda raw: raw[: len(cache_module.MAGIC) + 10],  # truncated checksum
+        lambda raw: b"",
+        lambda raw: raw[:60] + bytes([raw[60] ^ 0x20]) + raw[61:],  # one flipped bit in the header
+        lambda raw: raw[:-1] + bytes([raw[-1] ^ 0x01]),  # one flipped bit in the diff: only the checksum sees it
+        lambda raw: b"garbage" + raw,
+        lambda raw: raw + b"\0",
+        lambda raw: os.urandom(len(raw)),
+    ],
+)
 def test_a_damaged_entry_is_a_miss_and_is_replaced(tree: Path, calls: list[bytes], damage) -> None:
     cold = run([tree / "train.py"], RunConfig(jobs=1))
     (entry,) = entries()
@@ -153,27 +157,30 @@ def _forge(key: str, header_edit) -> bytes:
     """A well-formed entry (right magic and checksum) whose content breaks one rule of the format."""
     good = Entry((Finding(get_rule("NPU101"), 3, "m", True),), b"new", b"diff")
     raw = encode(good, key)
-    body = raw[len(cache_module.MAGIC) + cache_module.DIGEST_SIZE:]
+    body = raw[len(cache_module.MAGIC) + cache_module.DIGEST_SIZE :]
     size = int.from_bytes(body[:4], "big")
-    header = header_edit(body[4:4 + size].decode())
-    new_body = len(header).to_bytes(4, "big") + header.encode() + body[4 + size:]
+    header = header_edit(body[4 : 4 + size].decode())
+    new_body = len(header).to_bytes(4, "big") + header.encode() + body[4 + size :]
     import hashlib
 
     return cache_module.MAGIC + hashlib.blake2b(new_body, digest_size=cache_module.DIGEST_SIZE).digest() + new_body
 
 
-@pytest.mark.parametrize("edit", [
-    lambda h: h.replace('"NPU101"', '"NPU999"'),  # a rule this version does not know
-    lambda h: h.replace('"key": "', '"key": "0'),  # an entry of another key
-    lambda h: h.replace('"new": 3', '"new": 4'),  # blob lengths that do not add up
-    lambda h: h.replace('"new": 3', '"new": -2'),
-    lambda h: h.replace(", 3, ", ', "3", '),  # a line that is not a number
-    lambda h: h.replace("true", "1"),  # applied must be a bool
-    lambda h: h.replace('"error": null', '"error": ["x"]'),
-    lambda h: h.replace('"findings": [[', '"findings": [["x"], ['),
-    lambda h: "[]",
-    lambda h: "{not json",
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda h: h.replace('"NPU101"', '"NPU999"'),  # a rule this version does not know
+        lambda h: h.replace('"key": "', '"key": "0'),  # an entry of another key
+        lambda h: h.replace('"new": 3', '"new": 4'),  # blob lengths that do not add up
+        lambda h: h.replace('"new": 3', '"new": -2'),
+        lambda h: h.replace(", 3, ", ', "3", '),  # a line that is not a number
+        lambda h: h.replace("true", "1"),  # applied must be a bool
+        lambda h: h.replace('"error": null', '"error": ["x"]'),
+        lambda h: h.replace('"findings": [[', '"findings": [["x"], ['),
+        lambda h: "[]",
+        lambda h: "{not json",
+    ],
+)
 def test_a_well_formed_but_invalid_entry_is_rejected(edit) -> None:
     key = "ab" * 32
     assert decode(_forge(key, lambda h: h), key).new_bytes == b"new"  # the forge itself works
@@ -208,8 +215,9 @@ def test_the_cache_is_read_and_no_cache_bypasses_it(tree: Path, calls: list[byte
     assert "planted" in runner.invoke(app, ["scan", "train.py"], catch_exceptions=False).stdout
 
 
-def test_the_diff_header_follows_the_working_directory(tree: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       calls: list[bytes]) -> None:
+def test_the_diff_header_follows_the_working_directory(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, calls: list[bytes]
+) -> None:
     (tree / "sub").mkdir()
     (tree / "sub" / "mod.py").write_text(CUDA_MODULE)
     assert port_file(tree / "sub" / "mod.py", RunConfig()).diff.startswith(b"--- a/sub/mod.py\n+++ b/sub/mod.py\n")
@@ -230,8 +238,9 @@ def test_the_diff_header_is_in_the_file_system_encoding(tree: Path) -> None:
         assert " s = 'é'\n".encode("latin-1") in result.diff
 
 
-def test_an_unusable_cache_folder_does_not_stop_a_run(tree: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unusable_cache_folder_does_not_stop_a_run(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))

@@ -15,7 +15,7 @@ from ascend_port.core.selection import Selection
 from ascend_port.port.python import port_module, port_source
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import corpora  # noqa: E402
+import corpora
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 # By design, a call through an alias of a flash_attn function has no trigger: the import gets NPU409's TODO.

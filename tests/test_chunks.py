@@ -76,12 +76,15 @@ def test_a_chunk_includes_the_comments_above_it() -> None:
     assert chunks(Trigger("cuda", statement), text) == [(3, 4)]
 
 
-@pytest.mark.parametrize("changes", [
-    {},  # nothing
-    {"2:2": "import torch_npu\nimport torch\n"},  # a top-level chunk that gains a statement
-    {"5:18": "# TODO(ascend-port): NPU000 [low] x\nclass Model:\n    pass\n"},  # a shorter class
-    {"11:11": "        y = 2\n        y2 = 3\n"},  # a nested chunk: only the class's last line moves
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},  # nothing
+        {"2:2": "import torch_npu\nimport torch\n"},  # a top-level chunk that gains a statement
+        {"5:18": "# TODO(ascend-port): NPU000 [low] x\nclass Model:\n    pass\n"},  # a shorter class
+        {"11:11": "        y = 2\n        y2 = 3\n"},  # a nested chunk: only the class's last line moves
+    ],
+)
 def test_the_statements_after_splicing_are_those_of_the_spliced_text(changes: dict[str, str]) -> None:
     lines = python_lines(MODULE)
     tree = ast.parse(MODULE)
@@ -129,14 +132,17 @@ def test_import_torch_npu_goes_only_between_top_level_statements() -> None:
     assert not _between_top_level_statements(lines, 2)  # between a statement and its clause
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("x = a.cuda()\n\n\ndef f():\n    pass\n", 15),  # cut at the next top-level def
-    ("x = a.cuda()\n\n\ndef f():\n    import os\n", None),  # an import follows, at any depth
-    ("x = a.cuda()\n\n\ndef f():\n    pass\nif x:\n    y = 1\n", None),  # a block follows
-    ("x = a.cuda()\n\n\nclass A:\n    pass\n\n\nz = 1\n", 15),  # simple statements may follow
-    ("x = a.cuda()\n", None),  # nothing follows
-    ("x = a.cuda()\r\n\r\ndef f():\r\n    pass\r\n", None),  # (\r line endings: no cut)
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("x = a.cuda()\n\n\ndef f():\n    pass\n", 15),  # cut at the next top-level def
+        ("x = a.cuda()\n\n\ndef f():\n    import os\n", None),  # an import follows, at any depth
+        ("x = a.cuda()\n\n\ndef f():\n    pass\nif x:\n    y = 1\n", None),  # a block follows
+        ("x = a.cuda()\n\n\nclass A:\n    pass\n\n\nz = 1\n", 15),  # simple statements may follow
+        ("x = a.cuda()\n", None),  # nothing follows
+        ("x = a.cuda()\r\n\r\ndef f():\r\n    pass\r\n", None),  # (\r line endings: no cut)
+    ],
+)
 def test_where_a_module_is_cut(text: str, expected: int | None) -> None:
     from ascend_port.port.python import _cut
 
@@ -156,7 +162,7 @@ def test_a_rule_that_needs_the_rest_of_the_module_reads_it() -> None:
     from ascend_port.core.selection import Selection
     from ascend_port.port.python import port_source
 
-    text = textwrap.dedent('''\
+    text = textwrap.dedent("""\
         import torch
 
 
@@ -170,5 +176,5 @@ def test_a_rule_that_needs_the_rest_of_the_module_reads_it() -> None:
             x1 = x[..., : x.shape[-1] // 2]
             x2 = x[..., x.shape[-1] // 2 :]
             return torch.cat((-x2, x1), dim=-1)
-        ''')
+        """)
     assert "torch_npu.npu_rotary_mul(q, cos, sin)" in port_source(text, Selection()).new_text

@@ -91,8 +91,13 @@ def test_output_file_leaves_stdout_empty(project: Path) -> None:
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout
 
 
@@ -202,14 +207,17 @@ def test_exclude_from_config(project: Path) -> None:
     assert "vendored" not in result.stderr and "would port train.py" in result.stderr
 
 
-@pytest.mark.parametrize("body, reason", [
-    ('colour = "red"\n', "unknown key 'colour'"),
-    ('min-confidence = "sure"\n', "unknown confidence"),
-    ('select = ["NPU999"]\n', "matches no rule"),
-    ("select = 3\n", "select must be a string or a list of strings"),
-    ('attention-backend = "cudnn"\n', "attention-backend 'cudnn'"),
-    ("select = [\n", "invalid TOML"),
-])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ('colour = "red"\n', "unknown key 'colour'"),
+        ('min-confidence = "sure"\n', "unknown confidence"),
+        ('select = ["NPU999"]\n', "matches no rule"),
+        ("select = 3\n", "select must be a string or a list of strings"),
+        ('attention-backend = "cudnn"\n', "attention-backend 'cudnn'"),
+        ("select = [\n", "invalid TOML"),
+    ],
+)
 def test_bad_config_exits_2_naming_the_file_and_the_reason(project: Path, body: str, reason: str) -> None:
     write_config(project, body)
     result = invoke("scan", ".")
@@ -237,7 +245,8 @@ def test_attention_backend_reaches_the_run_options(project: Path) -> None:
     settings = config.resolve([project])
     assert settings.run_config().options == {"attention_backend": "mindiesd"}
     assert config.resolve([project], {"attention-backend": "torch_npu"}).run_config().options == {
-        "attention_backend": "torch_npu"}
+        "attention_backend": "torch_npu"
+    }
 
 
 # --- pre-commit and GitHub Action -------------------------------------------------------------------------------

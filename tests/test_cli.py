@@ -65,14 +65,24 @@ def test_apply_without_a_mode_is_refused(project: Path) -> None:
     assert (project / "train.py").read_text() == CUDA_MODULE
 
 
-@pytest.mark.parametrize("data, expected", [
-    (b"\xef\xbb\xbfimport torch\r\nx = t.cuda()\r\n", b"\xef\xbb\xbfimport torch\r\nimport torch_npu\r\nx = t.npu()\r\n"),
-    ("# -*- coding: latin-1 -*-\nimport torch\ns = 'é'\nx = t.cuda()\n".encode("latin-1"),
-     "# -*- coding: latin-1 -*-\nimport torch\nimport torch_npu\ns = 'é'\nx = t.npu()\n".encode("latin-1")),
-    (b"import torch\nx = t.cuda()", b"import torch\nimport torch_npu\nx = t.npu()"),
-    (b"import torch\n\ndef f(t):\n\tif t:\n\t\treturn t.cuda()\n",
-     b"import torch\nimport torch_npu\n\ndef f(t):\n\tif t:\n\t\treturn t.npu()\n"),
-])
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        (
+            b"\xef\xbb\xbfimport torch\r\nx = t.cuda()\r\n",
+            b"\xef\xbb\xbfimport torch\r\nimport torch_npu\r\nx = t.npu()\r\n",
+        ),
+        (
+            "# -*- coding: latin-1 -*-\nimport torch\ns = 'é'\nx = t.cuda()\n".encode("latin-1"),
+            "# -*- coding: latin-1 -*-\nimport torch\nimport torch_npu\ns = 'é'\nx = t.npu()\n".encode("latin-1"),
+        ),
+        (b"import torch\nx = t.cuda()", b"import torch\nimport torch_npu\nx = t.npu()"),
+        (
+            b"import torch\n\ndef f(t):\n\tif t:\n\t\treturn t.cuda()\n",
+            b"import torch\nimport torch_npu\n\ndef f(t):\n\tif t:\n\t\treturn t.npu()\n",
+        ),
+    ],
+)
 def test_bytes_encoding_bom_and_line_endings_are_kept(project: Path, data: bytes, expected: bytes) -> None:
     (project / "train.py").write_bytes(data)
     assert invoke("apply", "train.py", "--no-git").exit_code == 0
@@ -178,9 +188,19 @@ def test_parallel_run_matches_sequential(project: Path) -> None:
 
 def test_libcst_runner_gives_the_same_port(project: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "libcst.tool", "codemod", "-x", "--no-format",
-         "ascend_port.port.libcst_command.PortToNpuCommand", "train.py"],
-        cwd=project, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "libcst.tool",
+            "codemod",
+            "-x",
+            "--no-format",
+            "ascend_port.port.libcst_command.PortToNpuCommand",
+            "train.py",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr
     assert (project / "train.py").read_text() == PORTED_MODULE

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import corpora  # noqa: E402
+import corpora
 
 EXE = Path(sys.executable).with_name("ascend-port")
 ERROR_LINE = re.compile(r"^error: (?P<path>.+?\.py): (?P<reason>.+)$", re.M)
@@ -50,8 +50,9 @@ def test_scan_and_dry_run_on_real_code_never_crash(corpus: str, tmp_path: Path) 
     env = {**os.environ, "COLUMNS": "10000"}  # one error per line, unwrapped
     outputs = {}
     for command in (["scan"], ["apply", "--dry-run"]):
-        result = subprocess.run([str(EXE), *command, str(root), "--jobs", "2"], cwd=tmp_path, env=env,
-                                capture_output=True, timeout=900)
+        result = subprocess.run(
+            [str(EXE), *command, str(root), "--jobs", "2"], cwd=tmp_path, env=env, capture_output=True, timeout=900
+        )
         stderr = result.stderr.decode("utf-8", "replace")
         assert result.returncode in (0, 1, 2), stderr[-3000:]
         assert "Traceback" not in stderr and "internal error" not in stderr, stderr[-3000:]

@@ -9,16 +9,7 @@ from pathlib import Path
 
 import hypothesmith
 import pytest
-from fuzzing import (
-    GOLDEN,
-    SELECTIONS,
-    InvariantBroken,
-    check,
-    insert_statements,
-    mutate,
-    read_source,
-    wrap_expressions,
-)
+from fuzzing import GOLDEN, SELECTIONS, InvariantBroken, check, insert_statements, mutate, read_source, wrap_expressions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,8 +39,7 @@ def test_generated_syntax_trees_with_cuda_code(source: str, rng: random.Random) 
 
 
 @settings(FUZZ, max_examples=25)
-@given(path=st.sampled_from(REAL_FILES), selection=st.sampled_from(SELECTIONS),
-       rng=st.randoms(use_true_random=False))
+@given(path=st.sampled_from(REAL_FILES), selection=st.sampled_from(SELECTIONS), rng=st.randoms(use_true_random=False))
 def test_mutated_real_files(path: Path, selection, rng: random.Random) -> None:
     check(mutate(read_source(path), rng), selection)
 

@@ -95,10 +95,14 @@ def test_report_diffs_apply_with_git_apply_on_the_original_branch(repo: Path) ->
         # The hunks are those unidiff reads, and the ones the review offers.
         path = name.removesuffix(".diff")
         parsed = PatchSet(patch.decode())
-        change = FileChange(path, git(repo, "show", f"main:{path}").encode() + b"\n",
-                            git(repo, "show", f"ascend-port/npu:{path}").encode() + b"\n")
-        assert [(h.source_start, h.source_length, h.target_start, h.target_length) for h in parsed[0]] == \
-            [_header(change.hunk_text(group)) for group in change.groups()]
+        change = FileChange(
+            path,
+            git(repo, "show", f"main:{path}").encode() + b"\n",
+            git(repo, "show", f"ascend-port/npu:{path}").encode() + b"\n",
+        )
+        assert [(h.source_start, h.source_length, h.target_start, h.target_length) for h in parsed[0]] == [
+            _header(change.hunk_text(group)) for group in change.groups()
+        ]
         git(repo, "apply", "--check", str(report / name))
         git(repo, "apply", str(report / name))
     assert git(repo, "diff", "ascend-port/npu") == ""  # the diffs rebuild the branch exactly
@@ -106,9 +110,11 @@ def test_report_diffs_apply_with_git_apply_on_the_original_branch(repo: Path) ->
 
 def _header(hunk: bytes) -> tuple[int, int, int, int]:
     old, new = hunk.split(b"\n", 1)[0].decode().split()[1:3]
+
     def parse(text: str) -> tuple[int, int]:
         start, _, length = text[1:].partition(",")
         return int(start), int(length or 1)
+
     return (*parse(old), *parse(new))
 
 
@@ -303,8 +309,9 @@ def test_no_identity_is_refused_before_anything(repo: Path, monkeypatch: pytest.
 
 @pytest.mark.parametrize("fail_after", [0, 1, 2, 3])
 @pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
-def test_failure_part_way_leaves_the_original_branch_unchanged(repo: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               fail_after: int, error: type[BaseException]) -> None:
+def test_failure_part_way_leaves_the_original_branch_unchanged(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, fail_after: int, error: type[BaseException]
+) -> None:
     # The device commit writes train.py; the distributed one train.py and dist_only.py; the kernels one train.py:
     # failing after 0..3 writes stops before, inside and between commits.
     before = state(repo)
@@ -320,8 +327,9 @@ def test_failure_part_way_leaves_the_original_branch_unchanged(repo: Path, monke
     monkeypatch.setattr(gitflow, "write_file", failing_write)
     result = invoke(str(repo), "-j", "1")
     assert result.exit_code == (130 if error is KeyboardInterrupt else 2), result.output
-    assert ("interrupted: the port was undone" if error is KeyboardInterrupt else "writing the port failed") \
-        in flat(result.output)
+    assert ("interrupted: the port was undone" if error is KeyboardInterrupt else "writing the port failed") in flat(
+        result.output
+    )
     assert "you are on main with your files as they were" in flat(result.output)
     assert state(repo) == before
     assert not (repo / ".ascend-port").exists()

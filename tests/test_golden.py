@@ -28,8 +28,9 @@ def test_golden(case: Case, request: pytest.FixtureRequest) -> None:
         else:
             case.expected.write_bytes(ported.source.encode(output))
         return
-    expected = case.expected.read_bytes().decode(ported.source.encoding) if case.expected.exists() \
-        else ported.source.text
+    expected = (
+        case.expected.read_bytes().decode(ported.source.encoding) if case.expected.exists() else ported.source.text
+    )
     assert output == expected
     # Idempotent: the port of the port changes nothing.
     again = port(case, ported.source.encode(output))
@@ -68,8 +69,7 @@ def test_findings_files_belong_to_cases() -> None:
 
 def test_every_rule_has_a_golden_case_where_it_fires() -> None:
     fired = {
-        case.rule for case in CASES
-        if case.rule in {f.rule.id for f in port(case, case.input.read_bytes()).findings}
+        case.rule for case in CASES if case.rule in {f.rule.id for f in port(case, case.input.read_bytes()).findings}
     }
     missing = [r.id for r in all_rules() if r.id not in fired]
     assert not missing, f"rules without a golden case in their folder that fires them: {missing}"

@@ -20,8 +20,9 @@ LINES = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "x = 1\n", "\n", "  y\r\n
 
 def _text(lines: list[str]) -> bytes:
     # Only the last line may lack its newline.
-    return "".join(line if line.endswith("\n") or i == len(lines) - 1 else line + "\n"
-                   for i, line in enumerate(lines)).encode()
+    return "".join(
+        line if line.endswith("\n") or i == len(lines) - 1 else line + "\n" for i, line in enumerate(lines)
+    ).encode()
 
 
 @settings(max_examples=300, deadline=None)
@@ -43,8 +44,10 @@ def test_diff_is_difflibs_unified_diff_and_unidiff_reads_it(old_lines: list[str]
     ours = change.diff().decode()
     if "\r" not in ours:  # str.splitlines would also split at a lone CR; git (and we) do not
         a, b = old.decode().splitlines(keepends=True), new.decode().splitlines(keepends=True)
-        theirs = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                         for line in difflib.unified_diff(a, b, "a/f.py", "b/f.py"))
+        theirs = "".join(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in difflib.unified_diff(a, b, "a/f.py", "b/f.py")
+        )
         assert ours == theirs
     if ours:
         patch = PatchSet(ours)
@@ -64,8 +67,11 @@ def test_diff_against_unidiff_and_git_apply(tmp_path: Path) -> None:
     change = FileChange("sub dir/f.py", old, new)
     assert len(change.groups()) == 3
     patch = PatchSet(change.diff().decode())
-    assert [(h.source_start, h.source_length, h.target_start, h.target_length) for h in patch[0]] == \
-        [(1, 8, 1, 7), (19, 6, 18, 8), (38, 4, 39, 4)]
+    assert [(h.source_start, h.source_length, h.target_start, h.target_length) for h in patch[0]] == [
+        (1, 8, 1, 7),
+        (19, 6, 18, 8),
+        (38, 4, 39, 4),
+    ]
     (tmp_path / "sub dir").mkdir()
     (tmp_path / "sub dir/f.py").write_bytes(old)
     (tmp_path / "p.diff").write_bytes(change.diff())
@@ -87,11 +93,16 @@ def test_import_line_is_its_own_change() -> None:
     rewrite can be refused while the import is applied."""
     old = b"import torch\ntorch.cuda.synchronize()\n"
     new = b"import torch\nimport torch_npu\ntorch.npu.synchronize()\n"
-    findings = [Finding(get_rule("NPU100"), 2, "import torch_npu added", True),
-                Finding(get_rule("NPU106"), 2, "torch.cuda.synchronize -> torch.npu.synchronize", True)]
+    findings = [
+        Finding(get_rule("NPU100"), 2, "import torch_npu added", True),
+        Finding(get_rule("NPU106"), 2, "torch.cuda.synchronize -> torch.npu.synchronize", True),
+    ]
     change = FileChange("f.py", old, new, findings)
     assert len(change.changes) == 2
-    assert apply_edits(change.old_lines, change.edits((0,))) == b"import torch\nimport torch_npu\ntorch.cuda.synchronize()\n"
+    assert (
+        apply_edits(change.old_lines, change.edits((0,)))
+        == b"import torch\nimport torch_npu\ntorch.cuda.synchronize()\n"
+    )
     assert [f.rule.id for f in change.findings_of[0]] == ["NPU100"]
     assert [f.rule.id for f in change.findings_of[1]] == ["NPU106"]
 

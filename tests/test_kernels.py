@@ -15,11 +15,7 @@ from ascend_port.core.findings import TODO_PATTERN
 from ascend_port.core.selection import Selection, parse_patterns
 from ascend_port.port.handlers import handler_for
 from ascend_port.python.names import ImportIndex
-from ascend_port.python.transformer import (
-    PortContext,
-    PortTransformer,
-    run_transformers,
-)
+from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
 from ascend_port.rules.cuda_sources import global_kernels, strip_code
 from ascend_port.rules.kernels import KERNEL_EQUIVALENTS, kernel_equivalent
 from ascend_port.rules.libraries import LibraryTransformer
@@ -33,10 +29,15 @@ def triton_kernels(source: str) -> dict[str, str]:
     of the tool): a function whose decorator's last name is jit/autotune/heuristics and mentions triton, or is
     imported from triton."""
     tree = ast.parse(source)
-    from_triton = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                   and (n.module or "").split(".")[0] == "triton" for a in n.names}
-    triton_aliases = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
-                      for a in n.names if a.name == "triton"}
+    from_triton = {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "triton"
+        for a in n.names
+    }
+    triton_aliases = {
+        a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names if a.name == "triton"
+    }
     lines = source.splitlines(keepends=True)
     kernels = {}
     for node in ast.walk(tree):
@@ -46,10 +47,11 @@ def triton_kernels(source: str) -> dict[str, str]:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             text = ast.unparse(target)
             head, _, last = text.rpartition(".")
-            if (last in TRITON_DECORATOR_NAMES and head.split(".")[0] in triton_aliases) or \
-                    (not head and last in from_triton and last in TRITON_DECORATOR_NAMES):
+            if (last in TRITON_DECORATOR_NAMES and head.split(".")[0] in triton_aliases) or (
+                not head and last in from_triton and last in TRITON_DECORATOR_NAMES
+            ):
                 first = node.decorator_list[0].lineno
-                kernels[node.name] = "".join(lines[first - 1:node.end_lineno])
+                kernels[node.name] = "".join(lines[first - 1 : node.end_lineno])
                 break
     return kernels
 
@@ -125,8 +127,7 @@ def test_global_kernels_skip_comments_strings_macros_and_declarations() -> None:
     text = (GOLDEN / "NPU503" / "kernels.in.cu").read_text("utf-8")
     assert global_kernels(text) == [("softmax_kernel", 11), ("bias_gelu_kernel", 16), ("decl_only", 24)]
     assert global_kernels("__global__ void k() {}\n// __global__ void c() {}\n") == [("k", 1)]
-    assert global_kernels('auto s = R"x(__global__ void raw() {})x";\n__global__ void real(int n) {}') == \
-        [("real", 2)]
+    assert global_kernels('auto s = R"x(__global__ void raw() {})x";\n__global__ void real(int n) {}') == [("real", 2)]
 
 
 def test_strip_code_keeps_lines_and_offsets() -> None:
@@ -180,8 +181,7 @@ def test_apex_norm_todo_only_if_nobody_rewrote_it(order: str) -> None:
     source = "import apex\n\nnorm = apex.normalization.FusedRMSNorm(1024)\nln = apex.normalization.FusedLayerNorm(8)\n"
     module = cst.parse_module(source)
     ctx = PortContext(imports=ImportIndex.from_ast(ast.parse(source)))
-    classes = [_NormRewriter, LibraryTransformer] if order == "rewriter-first" else [LibraryTransformer,
-                                                                                       _NormRewriter]
+    classes = [_NormRewriter, LibraryTransformer] if order == "rewriter-first" else [LibraryTransformer, _NormRewriter]
     new = run_transformers(module, ctx, classes).code
     assert "norm = torch.nn.RMSNorm(1024)" in new
     assert "FusedRMSNorm" not in new  # no TODO about a construct that is gone
@@ -192,8 +192,10 @@ def test_apex_norm_todo_only_if_nobody_rewrote_it(order: str) -> None:
 
 
 def test_graph_and_nvtx_names_are_not_flagged_or_renamed_by_the_device_rules() -> None:
-    source = ("import torch\nfrom torch.cuda import CUDAGraph, nvtx\ng = torch.cuda.CUDAGraph()\n"
-              "torch.cuda.nvtx.range_push('x')\nwith torch.cuda.graph(g):\n    pass\n")
+    source = (
+        "import torch\nfrom torch.cuda import CUDAGraph, nvtx\ng = torch.cuda.CUDAGraph()\n"
+        "torch.cuda.nvtx.range_push('x')\nwith torch.cuda.graph(g):\n    pass\n"
+    )
     device_only = handler_for(Path("m.py")).port(source.encode(), Selection(select=("NPU1",)), {})
     assert device_only.new_text is None  # not renamed at high confidence, no NPU107 "unsupported" TODO
     ported = handler_for(Path("m.py")).port(source.encode(), Selection(), {})

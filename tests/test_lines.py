@@ -27,8 +27,11 @@ def _compare(code: str) -> None:
     module = cst.parse_module(code)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     lines = start_lines(module)
-    wrong = [(type(n).__name__, r.start.line, lines.get(id(n))) for n, r in positions.items()
-             if lines.get(id(n)) != r.start.line]
+    wrong = [
+        (type(n).__name__, r.start.line, lines.get(id(n)))
+        for n, r in positions.items()
+        if lines.get(id(n)) != r.start.line
+    ]
     assert not wrong
 
 

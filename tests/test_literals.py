@@ -10,25 +10,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ascend_port.core.selection import Selection
-from ascend_port.port.python import (
-    active_transformers,
-    trigger_filter,
-    trigger_patterns,
-)
+from ascend_port.port.python import active_transformers, trigger_filter, trigger_patterns
 from ascend_port.python.literals import TriggerFilter, line_local, required_strings
 from ascend_port.python.scopes import Trigger
 
 
-@pytest.mark.parametrize("fragment, expected", [
-    (r"\bgraph\b", {"graph"}),
-    ("[Cc][Uu][Dd][Aa]", {"cuda"}),
-    ("nccl|NCCL", {"nccl"}),
-    (r"(?:float64|\.double\(|torch\.double\b)", {"float64", ".double(", "torch.double"}),
-    (r"def \w*(?:[Rr]otary|rope)\w*[\s\S]{0,40}?float64", {"float64"}),
-    (r"\.cuh?[\"']", {".cu"}),
-    (r"(?<!\w)jit\b", {"jit"}),
-    (r"(?:abcd)+ef", {"abcd"}),  # a group repeated at least once is required too
-])
+@pytest.mark.parametrize(
+    "fragment, expected",
+    [
+        (r"\bgraph\b", {"graph"}),
+        ("[Cc][Uu][Dd][Aa]", {"cuda"}),
+        ("nccl|NCCL", {"nccl"}),
+        (r"(?:float64|\.double\(|torch\.double\b)", {"float64", ".double(", "torch.double"}),
+        (r"def \w*(?:[Rr]otary|rope)\w*[\s\S]{0,40}?float64", {"float64"}),
+        (r"\.cuh?[\"']", {".cu"}),
+        (r"(?<!\w)jit\b", {"jit"}),
+        (r"(?:abcd)+ef", {"abcd"}),  # a group repeated at least once is required too
+    ],
+)
 def test_required_strings(fragment: str, expected: set[str]) -> None:
     assert required_strings(fragment) == expected
 
@@ -36,8 +35,9 @@ def test_required_strings(fragment: str, expected: set[str]) -> None:
 @pytest.mark.parametrize("fragment", [r"\w+", "a|bcdef", "(?:xyz)?", "[a-z]{5}", r"(a)\1", "ab", "(?:abc)*"])
 def test_fragments_without_a_required_string_are_always_run(fragment: str) -> None:
     assert required_strings(fragment) is None
-    assert TriggerFilter([Trigger(fragment, "statement")]).matches("abcdef xyz xyz") == \
-        [(m.start(), "statement") for m in re.finditer(fragment, "abcdef xyz xyz")]
+    assert TriggerFilter([Trigger(fragment, "statement")]).matches("abcdef xyz xyz") == [
+        (m.start(), "statement") for m in re.finditer(fragment, "abcdef xyz xyz")
+    ]
 
 
 def test_no_match_when_no_literal_occurs() -> None:
@@ -55,30 +55,94 @@ def test_a_trigger_counts_only_with_what_it_also_needs() -> None:
     assert search.matches("y = x.mean().rsqrt()\nw = nn.Parameter(w)\n") == [(13, "class")]
 
 
-@pytest.mark.parametrize("fragment, expected", [
-    (r"\bgraph\b", True), ("[Cc][Uu][Dd][Aa]", True), (r"(?<!self\.)\blayer_norm\(", True), (r"[^\n]*x", True),
-    (r"a\s*b", False), (r"[\s\S]{0,9}x", False), (r"a[^b]", False), (r"a$", False), (r"^a", False),
-    (r"(?s)a.b", False), (r"a.b", True), (r"x(?=[^\n]*\n[^\n]*y)", False), (r"(a)\1", False),
-])
+@pytest.mark.parametrize(
+    "fragment, expected",
+    [
+        (r"\bgraph\b", True),
+        ("[Cc][Uu][Dd][Aa]", True),
+        (r"(?<!self\.)\blayer_norm\(", True),
+        (r"[^\n]*x", True),
+        (r"a\s*b", False),
+        (r"[\s\S]{0,9}x", False),
+        (r"a[^b]", False),
+        (r"a$", False),
+        (r"^a", False),
+        (r"(?s)a.b", False),
+        (r"a.b", True),
+        (r"x(?=[^\n]*\n[^\n]*y)", False),
+        (r"(a)\1", False),
+    ],
+)
 def test_line_local(fragment: str, expected: bool) -> None:
     assert line_local(fragment) is expected
 
 
 def _reference(classes, text: str) -> set[tuple[int, object]]:
     """Every fragment on its own over the whole text, but not on comment lines nor without what it also needs."""
+
     def comment(offset: int) -> bool:
         return re.split(r"\r\n|\r|\n", text[:offset])[-1].lstrip().startswith("#")
 
-    return {(m.start(), trigger.scope) for cls in classes for trigger in cls.triggers()
-            if all(s in text.lower() for s in trigger.also)
-            for m in re.finditer(trigger.pattern, text) if not comment(m.start())}
+    return {
+        (m.start(), trigger.scope)
+        for cls in classes
+        for trigger in cls.triggers()
+        if all(s in text.lower() for s in trigger.also)
+        for m in re.finditer(trigger.pattern, text)
+        if not comment(m.start())
+    }
 
 
-WORDS = ["cuda", "CUDA", "Cuda", ".cuda()", "nccl", "graph", "graphs", "_graph", "compile", "jit", "@triton.jit",
-         "float64", ".double(", "rotary", "def apply_rotary(x):", "class RotaryEmbedding:", "inv_freq", "silu(",
-         "torch.sqrt(", "FusedLayerNorm", "autocast", "flash_attn", "\n", " ", "(", ")", "x", "=", "'", '"',
-         "device_id", ".cu'", ".cuh\"", "try:\n    from triton.language.extra.cann import libdevice\n", "İ", "K",
-         "self.", "layer_norm(", ".float()", "float32)", ").type_as(", "\r", "rotate_half(q) ", "* ", "rsqrt", "# ", "mean(", "Parameter"]
+WORDS = [
+    "cuda",
+    "CUDA",
+    "Cuda",
+    ".cuda()",
+    "nccl",
+    "graph",
+    "graphs",
+    "_graph",
+    "compile",
+    "jit",
+    "@triton.jit",
+    "float64",
+    ".double(",
+    "rotary",
+    "def apply_rotary(x):",
+    "class RotaryEmbedding:",
+    "inv_freq",
+    "silu(",
+    "torch.sqrt(",
+    "FusedLayerNorm",
+    "autocast",
+    "flash_attn",
+    "\n",
+    " ",
+    "(",
+    ")",
+    "x",
+    "=",
+    "'",
+    '"',
+    "device_id",
+    ".cu'",
+    '.cuh"',
+    "try:\n    from triton.language.extra.cann import libdevice\n",
+    "İ",
+    "K",
+    "self.",
+    "layer_norm(",
+    ".float()",
+    "float32)",
+    ").type_as(",
+    "\r",
+    "rotate_half(q) ",
+    "* ",
+    "rsqrt",
+    "# ",
+    "mean(",
+    "Parameter",
+]
 
 
 @settings(max_examples=300, deadline=None)

@@ -5,8 +5,8 @@ bf16 within its rounding), and each run must really go through its side's kernel
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import pytest
 
@@ -27,8 +27,11 @@ def rand(*shape, dtype=torch.float32, seed=0):
 
 
 def qkv(q_shape, kv_shape, dtype, seed=0):
-    return rand(*q_shape, dtype=dtype, seed=seed), rand(*kv_shape, dtype=dtype, seed=seed + 1), \
-        rand(*kv_shape, dtype=dtype, seed=seed + 2)
+    return (
+        rand(*q_shape, dtype=dtype, seed=seed),
+        rand(*kv_shape, dtype=dtype, seed=seed + 1),
+        rand(*kv_shape, dtype=dtype, seed=seed + 2),
+    )
 
 
 def cu(lengths):
@@ -54,80 +57,141 @@ def _module(ns, name, *args, weights_seed=None, dtype=torch.float32):
 
 SPECS: dict[str, Spec] = {
     # causal with seqlen_q != seqlen_k (bottom-right), GQA (4 query heads on 2), default scale, dropout in eval
-    "NPU400/causal_gqa": Spec(lambda ns, dt: _module(ns, "CausalSelfAttention")(
-        *qkv((2, 5, 4, 16), (2, 9, 2, 16), dt))),
+    "NPU400/causal_gqa": Spec(
+        lambda ns, dt: _module(ns, "CausalSelfAttention")(*qkv((2, 5, 4, 16), (2, 9, 2, 16), dt))
+    ),
     # explicit scale, positional arguments
     "NPU400/interface_positional": Spec(lambda ns, dt: ns["attention"](*qkv((2, 6, 3, 8), (2, 6, 3, 8), dt))),
-    "NPU400/module_import": Spec(lambda ns, dt: (
-        ns["attend"](*qkv((1, 4, 2, 8), (1, 7, 2, 8), dt)), ns["attend"](*qkv((1, 4, 2, 8), (1, 7, 1, 8), dt),
-                                                                         causal=False))),
-    "NPU400/packed": Spec(lambda ns, dt: (
-        ns["self_attention"](rand(2, 5, 3, 2, 8, dtype=dt)),
-        ns["cross_attention"](rand(2, 4, 2, 8, dtype=dt), rand(2, 6, 2, 1, 8, dtype=dt, seed=1), 0.3))),
+    "NPU400/module_import": Spec(
+        lambda ns, dt: (
+            ns["attend"](*qkv((1, 4, 2, 8), (1, 7, 2, 8), dt)),
+            ns["attend"](*qkv((1, 4, 2, 8), (1, 7, 1, 8), dt), causal=False),
+        )
+    ),
+    "NPU400/packed": Spec(
+        lambda ns, dt: (
+            ns["self_attention"](rand(2, 5, 3, 2, 8, dtype=dt)),
+            ns["cross_attention"](rand(2, 4, 2, 8, dtype=dt), rand(2, 6, 2, 1, 8, dtype=dt, seed=1), 0.3),
+        )
+    ),
     # varlen with 3 sequences, seqlen_q != seqlen_k in each, GQA
-    "NPU401/varlen": Spec(lambda ns, dt: (
-        ns["packed_attention"](*qkv((10, 4, 8), (15, 2, 8), dt), cu([3, 5, 2]), cu([4, 5, 6]), 5, 6),
-        ns["packed_full"](*qkv((10, 4, 8), (15, 2, 8), dt), cu([3, 5, 2]), cu([4, 5, 6]), 5, 6))),
-    "NPU401/varlen_packed": Spec(lambda ns, dt: (
-        ns["self_attention"](rand(11, 3, 2, 8, dtype=dt), cu([4, 3, 4]), 4),
-        ns["cross_attention"](rand(9, 2, 8, dtype=dt), rand(12, 2, 2, 8, dtype=dt, seed=1), cu([2, 3, 4]),
-                              cu([5, 3, 4]), 4, 5))),
+    "NPU401/varlen": Spec(
+        lambda ns, dt: (
+            ns["packed_attention"](*qkv((10, 4, 8), (15, 2, 8), dt), cu([3, 5, 2]), cu([4, 5, 6]), 5, 6),
+            ns["packed_full"](*qkv((10, 4, 8), (15, 2, 8), dt), cu([3, 5, 2]), cu([4, 5, 6]), 5, 6),
+        )
+    ),
+    "NPU401/varlen_packed": Spec(
+        lambda ns, dt: (
+            ns["self_attention"](rand(11, 3, 2, 8, dtype=dt), cu([4, 3, 4]), 4),
+            ns["cross_attention"](
+                rand(9, 2, 8, dtype=dt), rand(12, 2, 2, 8, dtype=dt, seed=1), cu([2, 3, 4]), cu([5, 3, 4]), 4, 5
+            ),
+        )
+    ),
     # no `import torch` in the module: the helper imports it under its own name
-    "NPU401/module_without_torch": Spec(lambda ns, dt: ns["self_attention"](rand(11, 3, 2, 8, dtype=dt), cu([4, 3, 4]), 4)),
-    "NPU402/window": Spec(lambda ns, dt: (
-        _module(ns, "SlidingWindowAttention", 2)(*qkv((1, 8, 2, 8), (1, 10, 2, 8), dt)),
-        ns["local_attention"](*qkv((1, 8, 2, 8), (1, 10, 2, 8), dt), 2, 1),
-        ns["local_attention"](*qkv((1, 8, 2, 8), (1, 8, 2, 8), dt), -1, 0),
-        ns["local_varlen"](*qkv((10, 2, 8), (13, 2, 8), dt), cu([3, 5, 2]), cu([4, 5, 4]), 5, 5),
-        ns["no_window"](*qkv((1, 6, 2, 8), (1, 6, 2, 8), dt)))),
-    "NPU403/unsupported": Spec(lambda ns, dt: ns["defaults_are_fine"](*qkv((1, 6, 2, 8), (1, 6, 2, 8), dt)),
-                               ported_imports_gpu=True),
+    "NPU401/module_without_torch": Spec(
+        lambda ns, dt: ns["self_attention"](rand(11, 3, 2, 8, dtype=dt), cu([4, 3, 4]), 4)
+    ),
+    "NPU402/window": Spec(
+        lambda ns, dt: (
+            _module(ns, "SlidingWindowAttention", 2)(*qkv((1, 8, 2, 8), (1, 10, 2, 8), dt)),
+            ns["local_attention"](*qkv((1, 8, 2, 8), (1, 10, 2, 8), dt), 2, 1),
+            ns["local_attention"](*qkv((1, 8, 2, 8), (1, 8, 2, 8), dt), -1, 0),
+            ns["local_varlen"](*qkv((10, 2, 8), (13, 2, 8), dt), cu([3, 5, 2]), cu([4, 5, 4]), 5, 5),
+            ns["no_window"](*qkv((1, 6, 2, 8), (1, 6, 2, 8), dt)),
+        )
+    ),
+    "NPU403/unsupported": Spec(
+        lambda ns, dt: ns["defaults_are_fine"](*qkv((1, 6, 2, 8), (1, 6, 2, 8), dt)), ported_imports_gpu=True
+    ),
     # xformers: top-left causal with seqlen_q < seqlen_k (differs from bottom-right), none, bottom-right, scale
-    "NPU405/xformers_masks": Spec(lambda ns, dt: (
-        _module(ns, "Attention")(*qkv((2, 4, 2, 8), (2, 7, 2, 8), dt), causal=True),
-        _module(ns, "Attention")(*qkv((2, 4, 2, 8), (2, 7, 2, 8), dt)),
-        ns["decoder_step"](*qkv((2, 4, 2, 8), (2, 7, 2, 8), dt)))),
+    "NPU405/xformers_masks": Spec(
+        lambda ns, dt: (
+            _module(ns, "Attention")(*qkv((2, 4, 2, 8), (2, 7, 2, 8), dt), causal=True),
+            _module(ns, "Attention")(*qkv((2, 4, 2, 8), (2, 7, 2, 8), dt)),
+            ns["decoder_step"](*qkv((2, 4, 2, 8), (2, 7, 2, 8), dt)),
+        )
+    ),
     # BMK (3-D) inputs, default and explicit scale
-    "NPU405/diffusers_bmk": Spec(lambda ns, dt: (
-        ns["XFormersAttnProcessor"]()(*qkv((6, 5, 8), (6, 7, 8), dt)),
-        ns["XFormersAttnProcessor"]()(*qkv((6, 5, 8), (6, 7, 8), dt), scale=0.2))),
-    "NPU408/try_guard": Spec(lambda ns, dt: (
-        ns["attention"](*qkv((2, 6, 2, 8), (2, 6, 2, 8), dt)),
-        ns["attention"](*qkv((2, 6, 2, 8), (2, 9, 2, 8), dt), causal=False))),
-    "NPU408/partial": Spec(lambda ns, dt: ns["attention"](*qkv((2, 3, 2, 8), (2, 5, 2, 8), dt)),
-                           ported_imports_gpu=True),
+    "NPU405/diffusers_bmk": Spec(
+        lambda ns, dt: (
+            ns["XFormersAttnProcessor"]()(*qkv((6, 5, 8), (6, 7, 8), dt)),
+            ns["XFormersAttnProcessor"]()(*qkv((6, 5, 8), (6, 7, 8), dt), scale=0.2),
+        )
+    ),
+    "NPU408/try_guard": Spec(
+        lambda ns, dt: (
+            ns["attention"](*qkv((2, 6, 2, 8), (2, 6, 2, 8), dt)),
+            ns["attention"](*qkv((2, 6, 2, 8), (2, 9, 2, 8), dt), causal=False),
+        )
+    ),
+    "NPU408/partial": Spec(
+        lambda ns, dt: ns["attention"](*qkv((2, 3, 2, 8), (2, 5, 2, 8), dt)), ported_imports_gpu=True
+    ),
     "NPU408/lazy_import": Spec(lambda ns, dt: ns["attention"](*qkv((2, 3, 2, 8), (2, 5, 2, 8), dt))),
-    "NPU420/hf_llama": Spec(lambda ns, dt: _module(ns, "LlamaRMSNorm", 16, weights_seed=1, dtype=dt)(
-        rand(2, 3, 16, dtype=dt)), kernels={"npu_rms_norm"}),
-    "NPU420/meta_llama": Spec(lambda ns, dt: _module(ns, "RMSNorm", 16, weights_seed=1, dtype=dt)(
-        rand(2, 3, 16, dtype=dt)), kernels={"npu_rms_norm"}),
-    "NPU420/t5": Spec(lambda ns, dt: _module(ns, "T5LayerNorm", 16, weights_seed=1, dtype=dt)(
-        rand(2, 3, 16, dtype=dt)), kernels={"npu_rms_norm"}),
-    "NPU420/variants": Spec(lambda ns, dt: _module(ns, "SqrtRMSNorm", 16, weights_seed=1, dtype=dt)(
-        rand(2, 3, 16, dtype=dt)), kernels={"npu_rms_norm"}),
-    "NPU420/nested_class": Spec(lambda ns, dt: _module(ns, "RMSNorm", 16, weights_seed=1, dtype=dt)(
-        rand(2, 3, 16, dtype=dt)), kernels={"npu_rms_norm"}),
-    "NPU421/gemma": Spec(lambda ns, dt: _module(ns, "GemmaRMSNorm", 16, weights_seed=1, dtype=dt)(
-        rand(2, 3, 16, dtype=dt)), kernels={"npu_gemma_rms_norm"}),
+    "NPU420/hf_llama": Spec(
+        lambda ns, dt: _module(ns, "LlamaRMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+        kernels={"npu_rms_norm"},
+    ),
+    "NPU420/meta_llama": Spec(
+        lambda ns, dt: _module(ns, "RMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+        kernels={"npu_rms_norm"},
+    ),
+    "NPU420/t5": Spec(
+        lambda ns, dt: _module(ns, "T5LayerNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+        kernels={"npu_rms_norm"},
+    ),
+    "NPU420/variants": Spec(
+        lambda ns, dt: _module(ns, "SqrtRMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+        kernels={"npu_rms_norm"},
+    ),
+    "NPU420/nested_class": Spec(
+        lambda ns, dt: _module(ns, "RMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+        kernels={"npu_rms_norm"},
+    ),
+    "NPU421/gemma": Spec(
+        lambda ns, dt: _module(ns, "GemmaRMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+        kernels={"npu_gemma_rms_norm"},
+    ),
     # HF layout: q/k (B, N, S, D), cos/sin (B, S, D) unsqueezed to (B, 1, S, D); k with fewer heads
-    "NPU422/hf_rotary": Spec(lambda ns, dt: ns["apply_rotary_pos_emb"](
-        rand(2, 4, 5, 8, dtype=dt), rand(2, 2, 5, 8, dtype=dt, seed=1), rand(2, 5, 8, dtype=dt, seed=2),
-        rand(2, 5, 8, dtype=dt, seed=3)), kernels={"npu_rotary_mul"}),
+    "NPU422/hf_rotary": Spec(
+        lambda ns, dt: ns["apply_rotary_pos_emb"](
+            rand(2, 4, 5, 8, dtype=dt),
+            rand(2, 2, 5, 8, dtype=dt, seed=1),
+            rand(2, 5, 8, dtype=dt, seed=2),
+            rand(2, 5, 8, dtype=dt, seed=3),
+        ),
+        kernels={"npu_rotary_mul"},
+    ),
     # the same in a method, factors the other way round
-    "NPU422/in_a_method": Spec(lambda ns, dt: _module(ns, "Attention", 8, dtype=dt).rotate(
-        rand(2, 4, 5, 8, dtype=dt), rand(2, 5, 8, dtype=dt, seed=2), rand(2, 5, 8, dtype=dt, seed=3)),
-        kernels={"npu_rotary_mul"}),
+    "NPU422/in_a_method": Spec(
+        lambda ns, dt: _module(ns, "Attention", 8, dtype=dt).rotate(
+            rand(2, 4, 5, 8, dtype=dt), rand(2, 5, 8, dtype=dt, seed=2), rand(2, 5, 8, dtype=dt, seed=3)
+        ),
+        kernels={"npu_rotary_mul"},
+    ),
     # BSND q/k with a (seq, dim) table broadcast to (1, S, 1, D)
-    "NPU422/table_broadcast": Spec(lambda ns, dt: ns["apply_rotary"](
-        rand(2, 5, 4, 8, dtype=dt), rand(2, 5, 2, 8, dtype=dt, seed=1), rand(5, 8, seed=2), rand(5, 8, seed=3)),
-        kernels={"npu_rotary_mul"}),
-    "NPU423/swiglu": Spec(lambda ns, dt: (
-        _module(ns, "FusedMLP", 8, 6, weights_seed=1, dtype=dt)(rand(2, 3, 8, dtype=dt)),
-        ns["swiglu"](rand(2, 3, 12, dtype=dt))), kernels={"npu_swiglu"}),
+    "NPU422/table_broadcast": Spec(
+        lambda ns, dt: ns["apply_rotary"](
+            rand(2, 5, 4, 8, dtype=dt), rand(2, 5, 2, 8, dtype=dt, seed=1), rand(5, 8, seed=2), rand(5, 8, seed=3)
+        ),
+        kernels={"npu_rotary_mul"},
+    ),
+    "NPU423/swiglu": Spec(
+        lambda ns, dt: (
+            _module(ns, "FusedMLP", 8, 6, weights_seed=1, dtype=dt)(rand(2, 3, 8, dtype=dt)),
+            ns["swiglu"](rand(2, 3, 12, dtype=dt)),
+        ),
+        kernels={"npu_swiglu"},
+    ),
     # each norm on its own as well (an RMSNorm after an RMSNorm would hide the first one's epsilon)
-    "NPU424/apex_norms": Spec(lambda ns, dt: (lambda block, x: (
-        block(x), block.attn_norm(x), block.mlp_norm(x), block.final_norm(x)))(
-        _module(ns, "Block", 16, weights_seed=1, dtype=dt), rand(2, 3, 16, dtype=dt)), kernels=set()),
+    "NPU424/apex_norms": Spec(
+        lambda ns, dt: (lambda block, x: (block(x), block.attn_norm(x), block.mlp_norm(x), block.final_norm(x)))(
+            _module(ns, "Block", 16, weights_seed=1, dtype=dt), rand(2, 3, 16, dtype=dt)
+        ),
+        kernels=set(),
+    ),
 }
 
 
@@ -136,7 +200,10 @@ def _changing_cases():
     out = []
     for case in cases():
         if case.rule.startswith("NPU4") and case.expected.exists():
-            code = lambda text: [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+
+            def code(text: str) -> list[str]:
+                return [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+
             if code(case.input.read_text("utf-8")) != code(case.expected.read_text("utf-8")):
                 out.append(case)
     return out
@@ -175,8 +242,9 @@ def test_port_computes_what_the_original_computes(case, dtype):
     expected = execute(original_text, case.id, "gpu", spec, dtype, gpu_calls)
     actual = execute(ported_text, case.id, "both" if spec.ported_imports_gpu else "npu", spec, dtype, npu_calls)
     assert spec.kernels <= set(npu_calls), f"the port did not call {spec.kernels - set(npu_calls)}"
-    assert not {"flash_attn_func", "flash_attn_varlen_func", "memory_efficient_attention"} & set(npu_calls), \
+    assert not {"flash_attn_func", "flash_attn_varlen_func", "memory_efficient_attention"} & set(npu_calls), (
         "the port still called a GPU function"
+    )
     expected, actual = flatten(expected), flatten(actual)
     assert len(expected) == len(actual)
     for e, a in zip(expected, actual):
@@ -184,12 +252,15 @@ def test_port_computes_what_the_original_computes(case, dtype):
         torch.testing.assert_close(a, e, **TOLERANCE[dtype])
 
 
-@pytest.mark.parametrize("mistake", [
-    ("scale=softmax_scale,", ""),  # the op's default scale 1.0
-    ("2 if top_left else 3", "2"),  # causal aligned top-left although seqlen_q != seqlen_k
-    ("q.shape[2]", "k.shape[2]"),  # key/value heads as head_num
-    ("diagonal=1", "diagonal=0"),  # a mask that hides the diagonal
-])
+@pytest.mark.parametrize(
+    "mistake",
+    [
+        ("scale=softmax_scale,", ""),  # the op's default scale 1.0
+        ("2 if top_left else 3", "2"),  # causal aligned top-left although seqlen_q != seqlen_k
+        ("q.shape[2]", "k.shape[2]"),  # key/value heads as head_num
+        ("diagonal=1", "diagonal=0"),  # a mask that hides the diagonal
+    ],
+)
 def test_the_comparison_catches_a_wrong_port(mistake):
     """The equivalence test can fail: each plausible mistake in the helper makes it fail on the same golden case."""
     case = next(c for c in CHANGING if c.id == "NPU400/causal_gqa")
@@ -240,11 +311,15 @@ def test_mindiesd_backend_uses_attention_forward_when_it_can():
     assert ported is not None and "from mindiesd import attention_forward" in ported
     spec = Spec(lambda ns, dt: ns["plain"](*qkv((2, 6, 2, 8), (2, 7, 2, 8), dt)))
     calls: list[str] = []
-    torch.testing.assert_close(execute(ported, "mindiesd", "npu", spec, torch.float32, calls),
-                               execute(source, "mindiesd", "gpu", spec, torch.float32, []))
+    torch.testing.assert_close(
+        execute(ported, "mindiesd", "npu", spec, torch.float32, calls),
+        execute(source, "mindiesd", "gpu", spec, torch.float32, []),
+    )
     assert calls == ["attention_forward"]
     spec = Spec(lambda ns, dt: ns["causal"](*qkv((2, 6, 2, 8), (2, 7, 2, 8), dt)))
     calls.clear()
-    torch.testing.assert_close(execute(ported, "mindiesd", "npu", spec, torch.float32, calls),
-                               execute(source, "mindiesd", "gpu", spec, torch.float32, []))
+    torch.testing.assert_close(
+        execute(ported, "mindiesd", "npu", spec, torch.float32, calls),
+        execute(source, "mindiesd", "gpu", spec, torch.float32, []),
+    )
     assert calls == ["npu_fusion_attention"]  # causal: MindIE-SD's attention_forward has no causal mode

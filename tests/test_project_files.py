@@ -22,10 +22,7 @@ from ascend_port.formats.shell_lexer import lex
 from ascend_port.port.filetypes import file_kind
 from ascend_port.port.handlers import handler_for
 from ascend_port.port.notebook import port_notebook
-from ascend_port.rules.project.requirements import (
-    parse_requirement,
-    torch_npu_specifier,
-)
+from ascend_port.rules.project.requirements import parse_requirement, torch_npu_specifier
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "cuda_trainer"
@@ -36,21 +33,46 @@ def invoke(*args: str):
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 
-@pytest.mark.parametrize("name,kind", [
-    ("requirements.txt", "requirements"), ("requirements-dev.txt", "requirements"),
-    ("dev-requirements.txt", "requirements"), ("constraints.txt", "requirements"),
-    ("requirements/base.txt", "requirements"), ("requirements.in", "requirements"),
-    ("pyproject.toml", "pyproject"), ("setup.py", "setup.py"), ("setup.cfg", "setup.cfg"),
-    ("scripts/train.sh", "shell"), ("run.bash", "shell"), ("Makefile", "makefile"), ("GNUmakefile", "makefile"),
-    ("rules.mk", "makefile"), ("Dockerfile", "dockerfile"), ("Dockerfile.gpu", "dockerfile"),
-    ("gpu.Dockerfile", "dockerfile"), ("configs/train.yaml", "yaml"), ("default_config.yml", "yaml"),
-    ("ds_config.json", "json"), ("zero3_offload.json", "json"), ("accelerate_config.json", "json"),
-    ("notebooks/explore.ipynb", "notebook"),
-    # Not configs, or not the project's: never read.
-    ("package.json", None), ("package-lock.json", None), ("tsconfig.json", None), ("data/train.json", None),
-    ("vocab.json", None), (".github/workflows/ci.yml", None), (".vscode/settings.json", None),
-    ("pnpm-lock.yaml", None), ("README.md", None), ("notes.txt", None), ("Cargo.toml", None),
-])
+@pytest.mark.parametrize(
+    "name,kind",
+    [
+        ("requirements.txt", "requirements"),
+        ("requirements-dev.txt", "requirements"),
+        ("dev-requirements.txt", "requirements"),
+        ("constraints.txt", "requirements"),
+        ("requirements/base.txt", "requirements"),
+        ("requirements.in", "requirements"),
+        ("pyproject.toml", "pyproject"),
+        ("setup.py", "setup.py"),
+        ("setup.cfg", "setup.cfg"),
+        ("scripts/train.sh", "shell"),
+        ("run.bash", "shell"),
+        ("Makefile", "makefile"),
+        ("GNUmakefile", "makefile"),
+        ("rules.mk", "makefile"),
+        ("Dockerfile", "dockerfile"),
+        ("Dockerfile.gpu", "dockerfile"),
+        ("gpu.Dockerfile", "dockerfile"),
+        ("configs/train.yaml", "yaml"),
+        ("default_config.yml", "yaml"),
+        ("ds_config.json", "json"),
+        ("zero3_offload.json", "json"),
+        ("accelerate_config.json", "json"),
+        ("notebooks/explore.ipynb", "notebook"),
+        # Not configs, or not the project's: never read.
+        ("package.json", None),
+        ("package-lock.json", None),
+        ("tsconfig.json", None),
+        ("data/train.json", None),
+        ("vocab.json", None),
+        (".github/workflows/ci.yml", None),
+        (".vscode/settings.json", None),
+        ("pnpm-lock.yaml", None),
+        ("README.md", None),
+        ("notes.txt", None),
+        ("Cargo.toml", None),
+    ],
+)
 def test_file_kinds_by_name(name: str, kind: str | None) -> None:
     assert file_kind(Path(name)) == kind
     assert (handler_for(Path(name)) is not None) == (kind is not None or name.endswith(".py"))
@@ -109,9 +131,21 @@ def test_notebook_outputs_and_metadata_are_kept() -> None:
 
 
 def test_notebook_written_with_ascii_escapes_keeps_escaping_new_lines() -> None:
-    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [],
-                           "source": ["# caf\u00e9\n", "x = y.cuda()  # \u00e9t\u00e9"]}],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": "a",
+                "metadata": {},
+                "outputs": [],
+                "source": ["# caf\u00e9\n", "x = y.cuda()  # \u00e9t\u00e9"],
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     text = json.dumps(notebook, indent=1, ensure_ascii=True) + "\n"
     new_text, findings = port_notebook(text, Selection(), {})
     assert new_text is not None and new_text.isascii()
@@ -121,10 +155,22 @@ def test_notebook_written_with_ascii_escapes_keeps_escaping_new_lines() -> None:
 
 
 def test_notebook_cell_source_written_as_one_string_stays_one_string() -> None:
-    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [],
-                           "source": "import torch\nx = torch.ones(1).cuda()\n"},
-                          {"cell_type": "raw", "id": "b", "metadata": {}, "source": "x.cuda()"}],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": "a",
+                "metadata": {},
+                "outputs": [],
+                "source": "import torch\nx = torch.ones(1).cuda()\n",
+            },
+            {"cell_type": "raw", "id": "b", "metadata": {}, "source": "x.cuda()"},
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     new_text, findings = port_notebook(json.dumps(notebook, indent=2), Selection(), {})
     cells = json.loads(new_text)["cells"]
     assert cells[0]["source"] == "import torch\nimport torch_npu\nx = torch.ones(1).npu()\n"
@@ -133,20 +179,36 @@ def test_notebook_cell_source_written_as_one_string_stays_one_string() -> None:
 
 
 def test_notebook_with_a_cell_that_is_not_python_names_the_cell() -> None:
-    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [],
-                           "source": ["x = [y.cuda(\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": "a",
+                "metadata": {},
+                "outputs": [],
+                "source": ["x = [y.cuda(\n"],
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     with pytest.raises(PortError, match="cell 1"):
         port_notebook(json.dumps(notebook, indent=1), Selection(), {})
 
 
-@pytest.mark.parametrize("name,data,reason", [
-    ("configs/bad.yaml", b"device: [cuda\nbackend: nccl\n", "invalid YAML"),
-    ("ds_config.json", b'{"device": "cuda",}', "invalid JSON"),
-    ("pyproject.toml", b'[project]\ndependencies = ["flash-attn"\n', "invalid TOML"),
-    ("explore.ipynb", b'{"cells": [', "invalid notebook JSON"),
-    ("old.ipynb", b'{"nbformat": 3, "worksheets": []}', "nbformat 4"),
-    ("setup.cfg", b"[options\ninstall_requires = flash-attn\n", "invalid setup.cfg"),
-])
+@pytest.mark.parametrize(
+    "name,data,reason",
+    [
+        ("configs/bad.yaml", b"device: [cuda\nbackend: nccl\n", "invalid YAML"),
+        ("ds_config.json", b'{"device": "cuda",}', "invalid JSON"),
+        ("pyproject.toml", b'[project]\ndependencies = ["flash-attn"\n', "invalid TOML"),
+        ("explore.ipynb", b'{"cells": [', "invalid notebook JSON"),
+        ("old.ipynb", b'{"nbformat": 3, "worksheets": []}', "nbformat 4"),
+        ("setup.cfg", b"[options\ninstall_requires = flash-attn\n", "invalid setup.cfg"),
+    ],
+)
 def test_bad_files_are_refused_with_their_reason(name: str, data: bytes, reason: str) -> None:
     with pytest.raises(PortError, match=reason):
         handler_for(Path(name)).port(data, Selection(), {})
@@ -170,10 +232,20 @@ def test_rules_can_be_selected_per_file_type() -> None:
     assert "triton==3.1.0" in only_removals.new_text and "torch-npu" not in only_removals.new_text
 
 
-@pytest.mark.parametrize("spec,expected", [
-    ("==2.5.1", "==2.5.1.*"), ("==2.5.1+cu121", "==2.5.1.*"), ("==2.5", "==2.5.0.*"), ("==2.4.*", "==2.4.*"),
-    (">=2.1,<2.6", ""), ("", ""), ("~=2.5.1", ""), ("==1.13.1", None), ("==2.0.1", None),
-])
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        ("==2.5.1", "==2.5.1.*"),
+        ("==2.5.1+cu121", "==2.5.1.*"),
+        ("==2.5", "==2.5.0.*"),
+        ("==2.4.*", "==2.4.*"),
+        (">=2.1,<2.6", ""),
+        ("", ""),
+        ("~=2.5.1", ""),
+        ("==1.13.1", None),
+        ("==2.0.1", None),
+    ],
+)
 def test_torch_npu_pairing(spec: str, expected: str | None) -> None:
     assert torch_npu_specifier(spec)[0] == expected
 
@@ -186,10 +258,12 @@ def test_requirement_reader_keeps_marker_and_rejects_non_requirements() -> None:
 
 
 def test_shell_lexer_never_sees_words_in_comments_quotes_or_heredocs() -> None:
-    script = ("echo 'nvidia-smi' \"$(nvidia-smi -L)\"  # nvidia-smi\n"
-              "cat <<EOF\nnvidia-smi\nEOF\n"
-              "x=$(( 1 + 2 )) `nvidia-smi`\n")
-    commands = [[script[w.start:w.end] for w in command] for command in lex(script).commands]
+    script = (
+        "echo 'nvidia-smi' \"$(nvidia-smi -L)\"  # nvidia-smi\n"
+        "cat <<EOF\nnvidia-smi\nEOF\n"
+        "x=$(( 1 + 2 )) `nvidia-smi`\n"
+    )
+    commands = [[script[w.start : w.end] for w in command] for command in lex(script).commands]
     assert ["nvidia-smi", "-L"] in commands and ["nvidia-smi"] in commands
     assert sum(words.count("nvidia-smi") for words in commands) == 2
 
@@ -208,8 +282,12 @@ def test_example_project_is_covered_by_scan_and_apply(tmp_path: Path, monkeypatc
 
     dry = invoke("apply", "cuda_trainer", "--dry-run")
     assert dry.exit_code == 1
-    for header in ("+++ b/cuda_trainer/requirements.txt", "+++ b/cuda_trainer/scripts/train.sh",
-                   "+++ b/cuda_trainer/configs/train.yaml", "+++ b/cuda_trainer/notebooks/explore.ipynb"):
+    for header in (
+        "+++ b/cuda_trainer/requirements.txt",
+        "+++ b/cuda_trainer/scripts/train.sh",
+        "+++ b/cuda_trainer/configs/train.yaml",
+        "+++ b/cuda_trainer/notebooks/explore.ipynb",
+    ):
         assert header in dry.stdout, header
 
     untouched = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}

@@ -13,7 +13,7 @@ from ascend_port.port.handlers import handler_for
 from ascend_port.run.engine import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import corpora  # noqa: E402
+import corpora
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from ascend_port.port.handlers import handler_for
 from ascend_port.run.engine import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import corpora  # noqa: E402
+import corpora
 
 DEEPSPEED = ("deepspeed", "0.16.4")
 
@@ -37,8 +37,13 @@ def deepspeed() -> Path:
 def _cuda_extension_statements(tree: ast.Module) -> list[ast.stmt]:
     """The innermost statements that call a name imported as torch.utils.cpp_extension.CUDAExtension (under any
     alias, even one that is also bound to something else, as DeepSpeed's `ExtensionBuilder`)."""
-    names = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-             and n.module == "torch.utils.cpp_extension" for a in n.names if a.name == "CUDAExtension"}
+    names = {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module == "torch.utils.cpp_extension"
+        for a in n.names
+        if a.name == "CUDAExtension"
+    }
     found = []
 
     def visit(statements: list[ast.stmt]) -> None:
@@ -46,8 +51,11 @@ def _cuda_extension_statements(tree: ast.Module) -> list[ast.stmt]:
             inner = [getattr(statement, f, []) for f in ("body", "orelse", "finalbody")]
             inner += [h.body for h in getattr(statement, "handlers", [])]
             blocks = [b for b in inner if b and isinstance(b[0], ast.stmt)]
-            own = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                   and n.func.id in names]
+            own = [
+                n
+                for n in ast.walk(statement)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+            ]
             nested = {id(n) for b in blocks for s in b for n in ast.walk(s)}
             if any(id(call) not in nested for call in own):
                 found.append(statement)
@@ -86,8 +94,14 @@ def test_deepspeed_kernels_and_extensions_are_tagged_once(deepspeed: Path) -> No
             while i >= 0 and lines[i].lstrip().startswith("#"):
                 above.append(lines[i])
                 i -= 1
-            tagged = [c for c in above if (m := TODO_PATTERN.search(c)) and m["rule"] == "NPU502"
-                      and "CUDA extension" in m["text"] and "JIT" not in m["text"]]
+            tagged = [
+                c
+                for c in above
+                if (m := TODO_PATTERN.search(c))
+                and m["rule"] == "NPU502"
+                and "CUDA extension" in m["text"]
+                and "JIT" not in m["text"]
+            ]
             assert len(tagged) == 1, (path, statement.lineno, above)
     assert kernels == 17
     assert extensions == 2  # op_builder/builder.py, shipped twice
@@ -98,8 +112,10 @@ def test_deepspeed_kernels_and_extensions_are_tagged_once(deepspeed: Path) -> No
     cuda_files = [f for f in result.files if Path(f.path).suffix in (".cu", ".cuh")]
     assert len(cuda_files) == 95 and not any(f.changed for f in cuda_files)
     assert all([x.rule.id for x in f.findings] == ["NPU503"] for f in cuda_files)
-    assert sum("kernel" in f.findings[0].message and "no __global__" not in f.findings[0].message
-               for f in cuda_files) >= 30
+    assert (
+        sum("kernel" in f.findings[0].message and "no __global__" not in f.findings[0].message for f in cuda_files)
+        >= 30
+    )
 
     for file in result.changed:
         if file.path.endswith(".py"):

@@ -17,8 +17,9 @@ def rand(*shape, dtype=torch.float32, seed=0):
 
 
 def sdpa_bsnd(q, k, v, **kwargs):
-    return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), **kwargs)\
-        .transpose(1, 2)
+    return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), **kwargs).transpose(
+        1, 2
+    )
 
 
 def bottom_right(sq, sk):
@@ -28,20 +29,23 @@ def bottom_right(sq, sk):
 def test_flash_reference_matches_sdpa():
     q, k, v = rand(2, 5, 4, 8, seed=1), rand(2, 7, 4, 8, seed=2), rand(2, 7, 4, 8, seed=3)
     torch.testing.assert_close(gpu.flash_attn_func(q, k, v), sdpa_bsnd(q, k, v))
-    torch.testing.assert_close(gpu.flash_attn_func(q, k, v, causal=True),
-                               sdpa_bsnd(q, k, v, attn_mask=bottom_right(5, 7)))
+    torch.testing.assert_close(
+        gpu.flash_attn_func(q, k, v, causal=True), sdpa_bsnd(q, k, v, attn_mask=bottom_right(5, 7))
+    )
     torch.testing.assert_close(gpu.flash_attn_func(q, k, v, softmax_scale=0.3), sdpa_bsnd(q, k, v, scale=0.3))
     kv = rand(2, 7, 2, 8, seed=4), rand(2, 7, 2, 8, seed=5)  # GQA: 4 query heads on 2 key/value heads
-    torch.testing.assert_close(gpu.flash_attn_func(q, *kv, causal=True),
-                               sdpa_bsnd(q, *kv, attn_mask=bottom_right(5, 7), enable_gqa=True))
+    torch.testing.assert_close(
+        gpu.flash_attn_func(q, *kv, causal=True), sdpa_bsnd(q, *kv, attn_mask=bottom_right(5, 7), enable_gqa=True)
+    )
 
 
 def test_flash_reference_window_and_varlen():
     q, k, v = rand(1, 6, 2, 8, seed=1), rand(1, 6, 2, 8, seed=2), rand(1, 6, 2, 8, seed=3)
     i, j = torch.arange(6).view(6, 1), torch.arange(6).view(1, 6)
     band = (j >= i - 2) & (j <= i)
-    torch.testing.assert_close(gpu.flash_attn_func(q, k, v, causal=True, window_size=(2, 5)),
-                               sdpa_bsnd(q, k, v, attn_mask=band))
+    torch.testing.assert_close(
+        gpu.flash_attn_func(q, k, v, causal=True, window_size=(2, 5)), sdpa_bsnd(q, k, v, attn_mask=band)
+    )
     cu = torch.tensor([0, 2, 6], dtype=torch.int32)
     out = gpu.flash_attn_varlen_func(q[0], k[0], v[0], cu, cu, 4, 4, causal=True)
     torch.testing.assert_close(out[2:], sdpa_bsnd(q[:, 2:], k[:, 2:], v[:, 2:], is_causal=True)[0])
@@ -51,11 +55,14 @@ def test_npu_reference_sparse_modes():
     q, k, v = rand(2, 3, 5, 8, seed=1), rand(2, 3, 7, 8, seed=2), rand(2, 3, 7, 8, seed=3)  # BNSD
     mask = npu.compressed_causal_mask()
     top_left = npu.npu_fusion_attention(q, k, v, 3, "BNSD", atten_mask=mask, sparse_mode=2, scale=0.25)[0]
-    torch.testing.assert_close(top_left, F.scaled_dot_product_attention(
-        q, k, v, attn_mask=torch.ones(5, 7, dtype=torch.bool).tril(), scale=0.25))
+    torch.testing.assert_close(
+        top_left,
+        F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(5, 7, dtype=torch.bool).tril(), scale=0.25),
+    )
     bottom = npu.npu_fusion_attention(q, k, v, 3, "BNSD", atten_mask=mask, sparse_mode=3, scale=0.25)[0]
-    torch.testing.assert_close(bottom, F.scaled_dot_product_attention(q, k, v, attn_mask=bottom_right(5, 7),
-                                                                      scale=0.25))
+    torch.testing.assert_close(
+        bottom, F.scaled_dot_product_attention(q, k, v, attn_mask=bottom_right(5, 7), scale=0.25)
+    )
     explicit = torch.rand(5, 7, generator=torch.Generator().manual_seed(9)) > 0.5
     explicit[:, 0] = False
     masked = npu.npu_fusion_attention(q, k, v, 3, "BNSD", atten_mask=explicit, scale=0.25)[0]  # True = masked out
@@ -64,26 +71,39 @@ def test_npu_reference_sparse_modes():
 
 def test_npu_reference_default_scale_is_one():
     q, k, v = rand(1, 2, 4, 16, seed=1), rand(1, 2, 4, 16, seed=2), rand(1, 2, 4, 16, seed=3)
-    torch.testing.assert_close(npu.npu_fusion_attention(q, k, v, 2, "BNSD")[0],
-                               F.scaled_dot_product_attention(q, k, v, scale=1.0))
+    torch.testing.assert_close(
+        npu.npu_fusion_attention(q, k, v, 2, "BNSD")[0], F.scaled_dot_product_attention(q, k, v, scale=1.0)
+    )
 
 
 def test_npu_reference_tnd_is_per_sequence_bsnd():
     q, k, v = rand(9, 4, 8, seed=1), rand(12, 2, 8, seed=2), rand(12, 2, 8, seed=3)
     mask = npu.compressed_causal_mask()
-    out = npu.npu_fusion_attention(q, k, v, 4, "TND", atten_mask=mask, sparse_mode=3, scale=0.3,
-                                   actual_seq_qlen=[2, 6, 9], actual_seq_kvlen=[3, 8, 12])[0]
+    out = npu.npu_fusion_attention(
+        q,
+        k,
+        v,
+        4,
+        "TND",
+        atten_mask=mask,
+        sparse_mode=3,
+        scale=0.3,
+        actual_seq_qlen=[2, 6, 9],
+        actual_seq_kvlen=[3, 8, 12],
+    )[0]
     for (q0, q1), (k0, k1) in zip([(0, 2), (2, 6), (6, 9)], [(0, 3), (3, 8), (8, 12)]):
-        one = npu.npu_fusion_attention(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], 4, "BSND", atten_mask=mask,
-                                       sparse_mode=3, scale=0.3)[0][0]
+        one = npu.npu_fusion_attention(
+            q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], 4, "BSND", atten_mask=mask, sparse_mode=3, scale=0.3
+        )[0][0]
         torch.testing.assert_close(out[q0:q1], one)
 
 
 def test_npu_reference_rejects_what_the_op_rejects():
     q = rand(1, 4, 2, 8)
     with pytest.raises(AssertionError, match="compressed"):
-        npu.npu_fusion_attention(q, q, q, 2, "BSND", atten_mask=torch.ones(2048, 2048, dtype=torch.bool).tril(),
-                                 sparse_mode=3)
+        npu.npu_fusion_attention(
+            q, q, q, 2, "BSND", atten_mask=torch.ones(2048, 2048, dtype=torch.bool).tril(), sparse_mode=3
+        )
     with pytest.raises(AssertionError, match="head_num"):
         npu.npu_fusion_attention(q, q, q, 4, "BSND")
     t = rand(4, 2, 8)
@@ -111,5 +131,7 @@ def test_xformers_reference_alignment_and_bmk():
     torch.testing.assert_close(top, sdpa_bsnd(q, k, v, attn_mask=torch.ones(3, 5, dtype=torch.bool).tril()))
     torch.testing.assert_close(bottom, sdpa_bsnd(q, k, v, attn_mask=bottom_right(3, 5)))
     q3, k3, v3 = (t[:, :, 0] for t in (q, k, v))
-    torch.testing.assert_close(gpu.memory_efficient_attention(q3, k3, v3, p=0.0, scale=0.5),
-                               sdpa_bsnd(q[:, :, :1], k[:, :, :1], v[:, :, :1], scale=0.5)[:, :, 0])
+    torch.testing.assert_close(
+        gpu.memory_efficient_attention(q3, k3, v3, p=0.0, scale=0.5),
+        sdpa_bsnd(q[:, :, :1], k[:, :, :1], v[:, :, :1], scale=0.5)[:, :, 0],
+    )

@@ -108,8 +108,9 @@ def test_edits_rebuild_the_ported_files_exactly(project: Path) -> None:
     for file in result.changed:
         old = Path(file.path).read_text().splitlines(keepends=True)
         new = list(old)
-        for edit in sorted((e for e in document["edits"] if e["path"] == file.path),
-                           key=lambda e: e["start_line"], reverse=True):
+        for edit in sorted(
+            (e for e in document["edits"] if e["path"] == file.path), key=lambda e: e["start_line"], reverse=True
+        ):
             start = edit["start_line"] - 1
             end = start if edit["operation"] == "INSERT" else edit["end_line"]
             assert "".join(old[start:end]) == edit["old_text"]
@@ -127,9 +128,14 @@ def test_dependency_matrix(project: Path) -> None:
     assert deps["torch"]["status"] == "compatible"
     assert deps["triton"]["status"] == "replace" and deps["triton"]["sources"] == ["kernels/add.py"]
     assert deps["numpy"]["status"] == "n.a." and deps["numpy"]["known"]
-    assert deps["some-private-lib"] == {"package": "some-private-lib", "status": "n.a.", "replacement": "",
-                                        "note": deps["some-private-lib"]["note"], "known": False,
-                                        "sources": ["requirements.txt:4"]}
+    assert deps["some-private-lib"] == {
+        "package": "some-private-lib",
+        "status": "n.a.",
+        "replacement": "",
+        "note": deps["some-private-lib"]["note"],
+        "known": False,
+        "sources": ["requirements.txt:4"],
+    }
     # The standard library and the project's own modules are not dependencies.
     assert not {"os", "model", "helpers", "kernels"} & set(deps)
 
@@ -160,15 +166,21 @@ def test_statistics_count_converted_and_manual_references(project: Path) -> None
     total = statistics["total"]
     assert total["converted"] == sum(s["converted"] for s in files.values())
     assert total["unconverted"] == sum(s["unconverted"] for s in files.values())
-    assert total["lines_total"] == sum(len(p.read_text().splitlines()) for p in project.rglob("*")
-                                       if p.is_file() and p.suffix in (".py", ".cu", ".txt"))
+    assert total["lines_total"] == sum(
+        len(p.read_text().splitlines())
+        for p in project.rglob("*")
+        if p.is_file() and p.suffix in (".py", ".cu", ".txt")
+    )
 
 
-@pytest.mark.parametrize("files, expected", [
-    ({"a.py": "import torch\nx = torch.ones(1).cuda()\n"}, "ready"),
-    ({"a.py": "import torch\ny = torch.cuda.memory_usage()\n"}, "needs adaptation"),
-    ({"a.py": "x = 1\n"}, "ready"),
-])
+@pytest.mark.parametrize(
+    "files, expected",
+    [
+        ({"a.py": "import torch\nx = torch.ones(1).cuda()\n"}, "ready"),
+        ({"a.py": "import torch\ny = torch.cuda.memory_usage()\n"}, "needs adaptation"),
+        ({"a.py": "x = 1\n"}, "ready"),
+    ],
+)
 def test_feasibility(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict, expected: str) -> None:
     monkeypatch.chdir(tmp_path)
     for name, text in files.items():
@@ -190,8 +202,9 @@ def test_csv_is_a_superset_of_change_list_csv(project: Path) -> None:
 
 def test_github_annotations(project: Path) -> None:
     lines = scan("--format", "github").splitlines()
-    assert "::warning file=train.py,line=8,title=ascend-port NPU101 cuda-method (high)::NPU101 .cuda() -> .npu()" \
-        in lines
+    assert (
+        "::warning file=train.py,line=8,title=ascend-port NPU101 cuda-method (high)::NPU101 .cuda() -> .npu()" in lines
+    )
     todo = next(line for line in lines if "NPU107" in line)
     assert todo.startswith("::error file=train.py,line=9,")  # low: manual work
 
@@ -205,8 +218,16 @@ def test_github_annotation_values_are_escaped(tmp_path: Path, monkeypatch: pytes
 
 def test_markdown_assessment_sections(project: Path) -> None:
     md = scan("--format", "md")
-    for heading in ("# Migration assessment", "## Executive summary", "## Dependencies", "## Findings per domain",
-                    "### device (NPU1xx)", "## Statistics", "## Kernels", "## Risk matrix"):
+    for heading in (
+        "# Migration assessment",
+        "## Executive summary",
+        "## Dependencies",
+        "## Findings per domain",
+        "### device (NPU1xx)",
+        "## Statistics",
+        "## Kernels",
+        "## Risk matrix",
+    ):
         assert heading in md
     assert "**Feasibility: hard.**" in md and "**Estimated effort:" in md
     assert "| flash-attn | replace | torch_npu.npu_fusion_attention |" in md
@@ -244,8 +265,9 @@ def test_example_project_assessment() -> None:
 
 def test_information_findings_are_not_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "attn.py").write_text("import torch.nn.functional as F\n\n\ndef f(q, k, v):\n"
-                                      "    return F.scaled_dot_product_attention(q, k, v)\n")
+    (tmp_path / "attn.py").write_text(
+        "import torch.nn.functional as F\n\n\ndef f(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n"
+    )
     result = runner.invoke(app, ["scan", ".", "--format", "json"], catch_exceptions=False)
     document = json.loads(result.stdout)
     assert [(f["rule"], f["role"]) for f in document["findings"]] == [("NPU407", "info")]  # SDPA runs natively

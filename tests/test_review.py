@@ -10,17 +10,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from gitrepo import (
-    DIST_ONLY_PORTED,
-    TRAIN,
-    editor_script,
-    fake_domains,
-    git,
-    invoke,
-    make_repo,
-    private_cache,
-    state,
-)
+from gitrepo import DIST_ONLY_PORTED, TRAIN, editor_script, fake_domains, git, invoke, make_repo, private_cache, state
 from rich.console import Console
 
 from ascend_port.core.selection import Selection
@@ -120,7 +110,8 @@ def test_split_applies_one_part_of_a_hunk() -> None:
     assert text(new) == SRC.replace("import torch\n", "import torch\n" + IMPORT_LINE)
     (new,), _ = review("s\nn\ny\nn\nn\n")  # the .cuda() rewrite only: its import comes with it
     assert text(new) == SRC.replace("import torch\n", "import torch\n" + IMPORT_LINE).replace(
-        "a = torch.ones(1).cuda()\n", NPU_LINE)
+        "a = torch.ones(1).cuda()\n", NPU_LINE
+    )
 
 
 def test_a_todo_alone_needs_no_import() -> None:
@@ -170,18 +161,32 @@ def test_help_and_unknown_keys() -> None:
 
 def test_edit_a_hunk_in_the_editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("VISUAL", raising=False)
-    monkeypatch.setenv("EDITOR", editor_script(tmp_path, (
-        "data = open(path).read().replace('+a = torch.ones(1).npu()', '+a = torch.ones(1).npu(0)')\n"
-        "open(path, 'w').write(data)\n")))
+    monkeypatch.setenv(
+        "EDITOR",
+        editor_script(
+            tmp_path,
+            (
+                "data = open(path).read().replace('+a = torch.ones(1).npu()', '+a = torch.ones(1).npu(0)')\n"
+                "open(path, 'w').write(data)\n"
+            ),
+        ),
+    )
     (new,), _ = review("e\nn\nn\n")
     assert "a = torch.ones(1).npu(0)\n" in text(new) and IMPORT_LINE in text(new)
 
 
 def test_an_edit_that_does_not_apply_can_be_redone_or_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("VISUAL", raising=False)
-    monkeypatch.setenv("EDITOR", editor_script(tmp_path, (
-        "data = open(path).read().replace(' b = 1', ' b = 100')\n"  # changes a context line
-        "open(path, 'w').write(data)\n")))
+    monkeypatch.setenv(
+        "EDITOR",
+        editor_script(
+            tmp_path,
+            (
+                "data = open(path).read().replace(' b = 1', ' b = 100')\n"  # changes a context line
+                "open(path, 'w').write(data)\n"
+            ),
+        ),
+    )
     (new,), output = review("e\nn\ny\nn\nn\n")
     assert "Your edit does not apply" in output and "Edit again? [y,n]" in output
     assert NPU_LINE in text(new) and "b = 1\n" in text(new)
@@ -202,7 +207,7 @@ def test_a_result_that_does_not_parse_leaves_the_file_unchanged() -> None:
 
 
 def test_other_file_types_are_checked_too() -> None:
-    change = FileChange("c.json", b'[1,\n 2,\n 3]\n', b'[[1,\n 2,\n 3]]\n')
+    change = FileChange("c.json", b"[1,\n 2,\n 3]\n", b"[[1,\n 2,\n 3]]\n")
     (new,), output = review("s\ny\nn\n", change)
     assert new is None and "c.json: the accepted hunks do not give valid code" in output
     assert review("y\n", change)[0] == [change.new]
@@ -251,15 +256,19 @@ def test_piped_partial_review_commits_the_accepted_hunks_per_domain(tmp_path: Pa
     assert "Split into 5 hunks." in result.output
     assert (repo / "pkg/dist_only.py").read_text() == DIST_ONLY_PORTED
     expected = TRAIN.replace("import torch\n", "import torch\nimport torch_npu\n").replace(
-        "fake_dist_call", "fake_hccl_call")
+        "fake_dist_call", "fake_hccl_call"
+    )
     assert (repo / "train.py").read_text() == expected
     # train.py's pulled-in import goes with the device layer, its call with its domain; dist_only.py was
     # accepted whole, so it is committed as without the review (its import comes with its only domain).
     shas = git(repo, "log", "--reverse", "--format=%H", "main..HEAD").splitlines()
     assert [git(repo, "log", "-1", "--format=%s", sha) for sha in shas] == [
-        "ascend-port: device layer (NPU1xx) in 1 file", "ascend-port: distributed (NPU2xx) in 2 files"]
+        "ascend-port: device layer (NPU1xx) in 1 file",
+        "ascend-port: distributed (NPU2xx) in 2 files",
+    ]
     assert git(repo, "show", f"{shas[0]}:train.py") + "\n" == TRAIN.replace(
-        "import torch\n", "import torch\nimport torch_npu\n")
+        "import torch\n", "import torch\nimport torch_npu\n"
+    )
     assert "NPU298 test-dist-call [high]: 2" in git(repo, "log", "-1", "--format=%B", shas[1])
     summary = (repo / ".ascend-port/summary.md").read_text()
     assert "Interactive review: 2 of 6 hunks accepted." in summary
@@ -291,9 +300,14 @@ class Terminal:
     def __init__(self, repo: Path, *args: str, **env: str) -> None:
         environment = {**os.environ, "TERM": "xterm", "COLUMNS": "200", **env}
         environment.pop("VISUAL", None)
-        self.child = pexpect.spawn(sys.executable, ["-c", "from ascend_port.cli import main; main()", "apply",
-                                                    str(repo), "-j", "1", *args],
-                                   env=environment, encoding="utf-8", timeout=60, dimensions=(50, 200))
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-c", "from ascend_port.cli import main; main()", "apply", str(repo), "-j", "1", *args],
+            env=environment,
+            encoding="utf-8",
+            timeout=60,
+            dimensions=(50, 200),
+        )
         self.transcript = io.StringIO()
         self.child.logfile_read = self.transcript
 
@@ -301,8 +315,9 @@ class Terminal:
         try:
             self.child.expect_exact(text)
         except (pexpect.EOF, pexpect.TIMEOUT) as error:
-            raise AssertionError(f"{text!r} not seen ({type(error).__name__}); the terminal showed:\n"
-                                 f"{self.transcript.getvalue()}") from None
+            raise AssertionError(
+                f"{text!r} not seen ({type(error).__name__}); the terminal showed:\n{self.transcript.getvalue()}"
+            ) from None
 
     def send(self, keys: str) -> None:
         self.child.send(keys)
@@ -342,9 +357,13 @@ def test_terminal_single_keys_without_enter(tmp_path: Path) -> None:
 
 def test_terminal_edit_and_quit(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"x.py": SRC})
-    editor = editor_script(tmp_path, (
-        "data = open(path).read().replace('+a = torch.ones(1).npu()', '+a = torch.ones(1).npu(1)')\n"
-        "open(path, 'w').write(data)\n"))
+    editor = editor_script(
+        tmp_path,
+        (
+            "data = open(path).read().replace('+a = torch.ones(1).npu()', '+a = torch.ones(1).npu(1)')\n"
+            "open(path, 'w').write(data)\n"
+        ),
+    )
     child = spawn(repo, "-i", EDITOR=editor)
     child.expect("(1/3) Apply this hunk to x.py")
     child.send("e")

@@ -40,8 +40,20 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # --- awkward contents -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("data", [b"", b"\n", b"\r\n", b"\xef\xbb\xbf", b"   \n\t\n", b"# x.cuda()\n",
-                                  b'"""torch.cuda.synchronize()"""\n', b"\x0c\n", b"\\\n"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n",
+        b"\r\n",
+        b"\xef\xbb\xbf",
+        b"   \n\t\n",
+        b"# x.cuda()\n",
+        b'"""torch.cuda.synchronize()"""\n',
+        b"\x0c\n",
+        b"\\\n",
+    ],
+)
 def test_empty_and_trivial_files_are_left_alone(tree: Path, data: bytes) -> None:
     (tree / "mod.py").write_bytes(data)
     result = invoke("apply", ".", "--no-git")
@@ -53,16 +65,23 @@ def test_empty_and_trivial_files_are_left_alone(tree: Path, data: bytes) -> None
 # Files whose lines Python, git and str.splitlines count differently; each is ported as Python reads it, and the
 # --dry-run diff applies with `git apply` to exactly what --no-git writes.
 AWKWARD = {
-    "mixed endings": (b"import torch\r\nx = 1\ny = t.cuda()\r\nz = 2\rw = t.cuda()\n",
-                      b"import torch\r\nimport torch_npu\r\nx = 1\ny = t.npu()\r\nz = 2\rw = t.npu()\n"),
+    "mixed endings": (
+        b"import torch\r\nx = 1\ny = t.cuda()\r\nz = 2\rw = t.cuda()\n",
+        b"import torch\r\nimport torch_npu\r\nx = 1\ny = t.npu()\r\nz = 2\rw = t.npu()\n",
+    ),
     "CR only": (b"import torch\rx = t.cuda()\r", b"import torch\rimport torch_npu\rx = t.npu()\r"),
-    "form feed": (b"import torch\n\x0c\ndef f(t):\n    return t.cuda()\n\x0c\ny = t.cuda()\n",
-                  b"import torch\nimport torch_npu\n\x0c\ndef f(t):\n    return t.npu()\n\x0c\ny = t.npu()\n"),
+    "form feed": (
+        b"import torch\n\x0c\ndef f(t):\n    return t.cuda()\n\x0c\ny = t.cuda()\n",
+        b"import torch\nimport torch_npu\n\x0c\ndef f(t):\n    return t.npu()\n\x0c\ny = t.npu()\n",
+    ),
     "line separators in strings": (
         'import torch\ns = "a\u2028b\x85c\x1cd"\nx = t.cuda()\n'.encode(),
-        'import torch\nimport torch_npu\ns = "a\u2028b\x85c\x1cd"\nx = t.npu()\n'.encode()),
-    "CR inside a line of CRLF": (b"import torch\r\n# a\rb\r\nx = t.cuda()\r\n",
-                                 b"import torch\r\nimport torch_npu\r\n# a\rb\r\nx = t.npu()\r\n"),
+        'import torch\nimport torch_npu\ns = "a\u2028b\x85c\x1cd"\nx = t.npu()\n'.encode(),
+    ),
+    "CR inside a line of CRLF": (
+        b"import torch\r\n# a\rb\r\nx = t.cuda()\r\n",
+        b"import torch\r\nimport torch_npu\r\n# a\rb\r\nx = t.npu()\r\n",
+    ),
     "removed line starting with --": (b"import torch\nx = --y\nz = t.cuda()", None),
 }
 
@@ -153,8 +172,9 @@ def test_an_unreadable_file_is_reported_and_the_run_goes_on(tree: Path) -> None:
         if probe.returncode == 0:
             pytest.skip("file permissions are not enforced here")
     try:
-        result = subprocess.run([*prefix, str(EXE), "apply", ".", "--no-git"], cwd=tree, capture_output=True,
-                                text=True, timeout=300)
+        result = subprocess.run(
+            [*prefix, str(EXE), "apply", ".", "--no-git"], cwd=tree, capture_output=True, text=True, timeout=300
+        )
         assert result.returncode == 2, result.stderr
         assert "secret.py" in result.stderr and "cannot read" in result.stderr
         assert (tree / "train.py").read_text() == PORTED_MODULE
@@ -211,8 +231,9 @@ def _state(root: Path, skip: Path | None = None) -> dict[str, tuple]:
     return out
 
 
-def test_nothing_is_written_outside_the_tree_and_its_report_folder(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_is_written_outside_the_tree_and_its_report_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "other.py").write_text(CUDA_MODULE)
@@ -229,8 +250,12 @@ def test_nothing_is_written_outside_the_tree_and_its_report_folder(tmp_path: Pat
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "init"], check=True)
     before = _state(tmp_path, skip=tree)
-    for args in (["scan", str(tree)], ["apply", str(tree), "--dry-run"], ["apply", str(tree), "--check"],
-                 ["apply", str(tree), "--no-git"]):
+    for args in (
+        ["scan", str(tree)],
+        ["apply", str(tree), "--dry-run"],
+        ["apply", str(tree), "--check"],
+        ["apply", str(tree), "--no-git"],
+    ):
         assert invoke(*args).exit_code in (0, 1), args
     subprocess.run([*git, "checkout", "-q", "--", "."], check=True)
     assert invoke("apply", str(tree)).exit_code == 0  # the git workflow: a branch and a report in tree/.ascend-port
@@ -259,8 +284,20 @@ def test_the_ported_code_is_never_imported_or_run(tmp_path: Path) -> None:
     markers = tmp_path / "markers"
     (tree / "pkg").mkdir(parents=True)
     markers.mkdir()
-    names = ["train.py", "torch.py", "torch_npu.py", "libcst.py", "typer.py", "sitecustomize.py", "usercustomize.py",
-             "conftest.py", "setup.py", "pkg/__init__.py", "pkg/__main__.py", "pkg/models.py"]
+    names = [
+        "train.py",
+        "torch.py",
+        "torch_npu.py",
+        "libcst.py",
+        "typer.py",
+        "sitecustomize.py",
+        "usercustomize.py",
+        "conftest.py",
+        "setup.py",
+        "pkg/__init__.py",
+        "pkg/__main__.py",
+        "pkg/models.py",
+    ]
     for name in names:
         trap = BOOBY_TRAP.format(marker=str(markers / name.replace("/", "_")), name=name)
         (tree / name).write_text(trap + CUDA_MODULE)

@@ -117,8 +117,10 @@ def test_rule_doc_example_reproduces(rule: Rule) -> None:
     assert rule.id in {f.rule.id for f in ported.findings}, f"{rule.id}'s example does not fire {rule.id}"
     if rule.id in REPORT_ONLY:
         assert ported.new_text is None, f"{rule.id} is report only, but the file changed"
-        output = "\n".join([UNCHANGED] + [f"{name}:{f.line}  {f.rule.id}  {f.rule.confidence.label}  {f.message}"
-                                          for f in ported.findings])
+        output = "\n".join(
+            [UNCHANGED]
+            + [f"{name}:{f.line}  {f.rule.id}  {f.rule.confidence.label}  {f.message}" for f in ported.findings]
+        )
     else:
         output = ported.new_text if ported.new_text is not None else ported.source.text
     if not matches(output, after):

@@ -27,8 +27,12 @@ def _documentation(tree: ast.Module) -> set[int]:
     docs: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+        ):
             docs.add(id(body[0].value))
         if isinstance(node, ast.Call) and _is_rule_call(node):
             docs.update(id(sub) for arg in node.args[1:] for sub in ast.walk(arg))
@@ -38,8 +42,12 @@ def _documentation(tree: ast.Module) -> set[int]:
 
 
 def _is_rule_call(node: ast.Call) -> bool:
-    return isinstance(node.func, ast.Name) and node.func.id == "rule" and bool(node.args) \
+    return (
+        isinstance(node.func, ast.Name)
+        and node.func.id == "rule"
+        and bool(node.args)
         and isinstance(node.args[0], ast.Constant)
+    )
 
 
 class Survey:
@@ -80,7 +88,8 @@ def test_every_rule_is_declared_once_in_the_rules_package() -> None:
 def test_each_rule_id_is_written_in_code_only_by_its_module() -> None:
     elsewhere = [
         f"{module}:{line} writes {rule_id} (declared in {SURVEY.declared[rule_id][0][0]}): use the rule object's .id"
-        for rule_id, places in SURVEY.written.items() for module, line in sorted(places)
+        for rule_id, places in SURVEY.written.items()
+        for module, line in sorted(places)
         if rule_id in SURVEY.declared and module != SURVEY.declared[rule_id][0][0]
     ]
     assert not elsewhere, "\n".join(elsewhere)
@@ -88,16 +97,24 @@ def test_each_rule_id_is_written_in_code_only_by_its_module() -> None:
 
 def test_each_rule_is_used_by_the_module_that_declares_it() -> None:
     """Declared and implemented together: the module reads its own rule object (a finding, a RULES tuple, .id)."""
-    unused = [f"{rule_id} ({module}.{name})" for rule_id, [(module, name)] in SURVEY.declared.items()
-              if name not in SURVEY.loads[module]]
+    unused = [
+        f"{rule_id} ({module}.{name})"
+        for rule_id, [(module, name)] in SURVEY.declared.items()
+        if name not in SURVEY.loads[module]
+    ]
     assert not unused, f"rules their own module never uses: {unused}"
 
 
 def test_the_survey_sees_what_it_must() -> None:
     survey = Survey.__new__(Survey)
     survey.declared, survey.written, survey.loads = defaultdict(list), defaultdict(set), {}
-    survey.read("m", ast.parse('"""NPU101 in a docstring."""\nX = rule("NPU999", "n", HIGH, "NPU102", "NPU103")\n'
-                               'f(X, note=f"see NPU104")\nopt(help="e.g. NPU105")\n'))
+    survey.read(
+        "m",
+        ast.parse(
+            '"""NPU101 in a docstring."""\nX = rule("NPU999", "n", HIGH, "NPU102", "NPU103")\n'
+            'f(X, note=f"see NPU104")\nopt(help="e.g. NPU105")\n'
+        ),
+    )
     assert dict(survey.declared) == {"NPU999": [("m", "X")]}
     assert dict(survey.written) == {"NPU999": {("m", 2)}, "NPU104": {("m", 3)}}
     assert "X" in survey.loads["m"]

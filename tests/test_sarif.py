@@ -79,7 +79,7 @@ def test_results_point_at_the_scanned_lines(project: Path) -> None:
 
 
 def _offset(lines: list[str], line: int, column: int) -> int:
-    return sum(len(text) for text in lines[:line - 1]) + column - 1
+    return sum(len(text) for text in lines[: line - 1]) + column - 1
 
 
 def _apply(text: str, replacements: list[dict]) -> str:
@@ -89,8 +89,13 @@ def _apply(text: str, replacements: list[dict]) -> str:
     spans = []
     for r in replacements:
         region = r["deletedRegion"]
-        spans.append((_offset(lines, region["startLine"], region["startColumn"]),
-                      _offset(lines, region["endLine"], region["endColumn"]), r["insertedContent"]["text"]))
+        spans.append(
+            (
+                _offset(lines, region["startLine"], region["startColumn"]),
+                _offset(lines, region["endLine"], region["endColumn"]),
+                r["insertedContent"]["text"],
+            )
+        )
     for start, end, new in sorted(set(spans), reverse=True):
         text = text[:start] + new + text[end:]
     return text
@@ -108,13 +113,16 @@ def test_fixes_turn_the_scanned_files_into_the_port(project: Path) -> None:
     assert _apply(CRLF.decode(), fixes["crlf.py"]).encode() == ported["crlf.py"]
     # train.py also has a TODO (not a fix): every line but the TODO comment comes from the fixes.
     fixed = _apply(TRAIN, fixes["train.py"])
-    expected = "".join(line for line in ported["train.py"].decode().splitlines(keepends=True)
-                       if "TODO(ascend-port)" not in line)
+    expected = "".join(
+        line for line in ported["train.py"].decode().splitlines(keepends=True) if "TODO(ascend-port)" not in line
+    )
     assert fixed == expected
     # Each fix alone is the rewrite of its own finding: the .cuda() fix does not carry the NPU107 TODO.
-    cuda_fix = next(r["fixes"][0] for r in log["runs"][0]["results"]
-                    if r["ruleId"] == "NPU101" and r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-                    == "train.py")
+    cuda_fix = next(
+        r["fixes"][0]
+        for r in log["runs"][0]["results"]
+        if r["ruleId"] == "NPU101" and r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "train.py"
+    )
     inserted = cuda_fix["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"]
     assert inserted == "x = torch.ones(2).npu()\n"
 

@@ -43,8 +43,9 @@ sys.stderr.write("LOADED " + " ".join(m for m in heavy if m in sys.modules) + "\
 
 
 def _cli(*args: str, cwd: Path) -> tuple[str, str]:
-    done = subprocess.run([sys.executable, "-c", CLI_RUN, *args], cwd=cwd, capture_output=True, text=True,
-                          env=os.environ, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", CLI_RUN, *args], cwd=cwd, capture_output=True, text=True, env=os.environ, timeout=120
+    )
     return done.stdout, done.stderr
 
 
@@ -101,34 +102,40 @@ def test_the_snapshot_is_the_catalogue(rules_state: None) -> None:
         get_rule("NPU999")
 
 
-@pytest.mark.parametrize("damage", [
-    lambda data: None,
-    lambda data: [],
-    lambda data: [*data, data[0]],  # a rule twice
-    lambda data: [{**data[0], "confidence": "certain"}, *data[1:]],
-    lambda data: [{k: v for k, v in data[0].items() if k != "doc"}, *data[1:]],
-    lambda data: [{**data[0], "retired": 0}, *data[1:]],
-    lambda data: ["NPU101", *data[1:]],
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: None,
+        lambda data: [],
+        lambda data: [*data, data[0]],  # a rule twice
+        lambda data: [{**data[0], "confidence": "certain"}, *data[1:]],
+        lambda data: [{k: v for k, v in data[0].items() if k != "doc"}, *data[1:]],
+        lambda data: [{**data[0], "retired": 0}, *data[1:]],
+        lambda data: ["NPU101", *data[1:]],
+    ],
+)
 def test_a_snapshot_that_does_not_check_out_is_refused(rules_state: None, damage) -> None:
     assert not use_snapshot(damage(snapshot_rules()))
     assert rules_module._SNAPSHOT is None
 
 
-@pytest.mark.parametrize("damage", [
-    lambda raw: b"",
-    lambda raw: raw[:-1],
-    lambda raw: raw[:-2] + bytes([raw[-2] ^ 0x01]) + raw[-1:],  # a flipped bit: only the checksum sees it
-    lambda raw: b"garbage" + raw,
-    "another tool",
-    "not a list",
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: b"",
+        lambda raw: raw[:-1],
+        lambda raw: raw[:-2] + bytes([raw[-2] ^ 0x01]) + raw[-1:],  # a flipped bit: only the checksum sees it
+        lambda raw: b"garbage" + raw,
+        "another tool",
+        "not a list",
+    ],
+)
 def test_a_damaged_stored_catalogue_is_ignored_and_replaced(rules_state: None, damage) -> None:
     use_stored_rules()  # none stored: the modules answer, and the catalogue is written
     good = _stored().read_bytes()
     assert rules_module._SNAPSHOT is None
     if isinstance(damage, str):  # well-formed (right magic and checksum), wrong content
-        stored = json.loads(good[len(cache_module.RULES_MAGIC) + cache_module.DIGEST_SIZE:])
+        stored = json.loads(good[len(cache_module.RULES_MAGIC) + cache_module.DIGEST_SIZE :])
         stored = {**stored, "tool": "0" * 32} if damage == "another tool" else {**stored, "rules": {"NPU101": 1}}
         body = json.dumps(stored).encode()
         import hashlib
@@ -194,8 +201,19 @@ def test_display_path_resolves_like_path_resolve(tmp_path: Path, monkeypatch: py
 
 def test_discovery_order_and_what_it_leaves_out(tmp_path: Path) -> None:
     root = tmp_path / "project"
-    for name in ("b.py", "a.py", "z/y.py", "z/x/w.py", "m/n.py", "build/skip.py", "venv2/mod.py", "pkg.egg-info/e.py",
-                 "requirements.txt", "README.md", "z/x/requirements-dev.txt"):
+    for name in (
+        "b.py",
+        "a.py",
+        "z/y.py",
+        "z/x/w.py",
+        "m/n.py",
+        "build/skip.py",
+        "venv2/mod.py",
+        "pkg.egg-info/e.py",
+        "requirements.txt",
+        "README.md",
+        "z/x/requirements-dev.txt",
+    ):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("x = 1\n")
     (root / "venv2" / "pyvenv.cfg").write_text("home = /usr\n")
@@ -204,7 +222,14 @@ def test_discovery_order_and_what_it_leaves_out(tmp_path: Path) -> None:
     os.symlink(root / "m", root / "linked_folder")
     found = discover([root], lambda p: handler_for(p) is not None)
     assert [p.relative_to(root).as_posix() for p in found] == [
-        "a.py", "b.py", "requirements.txt", "m/n.py", "z/y.py", "z/x/requirements-dev.txt", "z/x/w.py"]
+        "a.py",
+        "b.py",
+        "requirements.txt",
+        "m/n.py",
+        "z/y.py",
+        "z/x/requirements-dev.txt",
+        "z/x/w.py",
+    ]
     # An explicitly named file is taken, and a file found twice is found once.
     again = discover([root / "m" / "n.py", root, root / "link.py"], lambda p: handler_for(p) is not None)
     assert [p.relative_to(root).as_posix() for p in again][:2] == ["m/n.py", "a.py"] and len(again) == 7
@@ -236,8 +261,9 @@ def test_a_cold_cache_is_probed_then_left_to_the_workers(tmp_path: Path, monkeyp
     assert len(calls) == 1
 
 
-def test_the_command_tunes_the_collector_of_its_own_process_only(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_command_tunes_the_collector_of_its_own_process_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The `ascend-port` process freezes what it has loaded (see cli._run); the app called in-process (by tests, by
     a program that embeds it) leaves the caller's collector alone."""
     import gc

@@ -12,19 +12,19 @@ from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.run.todos import find_todos, render
 
-KERNEL = '''import triton
+KERNEL = """import triton
 import triton.language as tl
 
 
 @triton.jit
 def add_kernel(a, b, n):
     tl.store(b, tl.load(a))
-'''
-LIBRARIES = '''import pynvml
+"""
+LIBRARIES = """import pynvml
 import cupy as cp
 
 MESSAGE = "# TODO(ascend-port): NPU504 [low] this is a string, not a comment"
-'''
+"""
 
 
 def _port(text: str, name: str = "m.py") -> str:
@@ -100,7 +100,8 @@ def test_a_resolved_todo_does_not_come_back_unless_the_construct_is_still_there(
     assert invoke(str(tmp_path), "--check").exit_code == 0
 
     # Deleting only the comment while the kernel is still there: the next port writes it again.
-    only_comment_removed = "".join(line for line in _port(KERNEL).splitlines(keepends=True)
-                                   if "TODO(ascend-port)" not in line)
+    only_comment_removed = "".join(
+        line for line in _port(KERNEL).splitlines(keepends=True) if "TODO(ascend-port)" not in line
+    )
     assert only_comment_removed.count("TODO(ascend-port)") == 0
     assert _port(only_comment_removed).count("TODO(ascend-port): NPU500") == 1

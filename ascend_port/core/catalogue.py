@@ -24,7 +24,7 @@ class Confidence(enum.IntEnum):
         return self.name.lower()
 
     @classmethod
-    def parse(cls, text: str) -> "Confidence":
+    def parse(cls, text: str) -> Confidence:
         try:
             return cls[text.strip().upper()]
         except KeyError:
@@ -91,8 +91,7 @@ def rule(id: str, name: str, confidence: Confidence, summary: str, doc: str, *, 
     if id[:4] not in DOMAINS or len(id) != 6 or not id[3:].isdigit():
         raise ValueError(f"bad rule id {id!r}: expected NPUdxx with a domain digit 1-7")
     module = sys._getframe(1).f_globals.get("__name__", "")  # the caller: the module that implements the rule
-    new = Rule(id, name, confidence, summary, textwrap.dedent(doc).strip(), informational=informational,
-               module=module)
+    new = Rule(id, name, confidence, summary, textwrap.dedent(doc).strip(), informational=informational, module=module)
     _CATALOGUE[id] = new
     return new
 

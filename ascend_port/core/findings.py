@@ -10,7 +10,9 @@ from ascend_port.core.catalogue import Confidence, Rule
 # One greppable format for every TODO the tool writes, e.g.
 #   # TODO(ascend-port): NPU107 [low] torch.cuda.memory_usage has no torch.npu counterpart; ...
 TODO_PREFIX = "# TODO(ascend-port): "
-TODO_PATTERN = re.compile(r"#\s*TODO\(ascend-port\):\s*(?P<rule>NPU\d{3})\s*\[(?P<confidence>high|medium|low)\]\s*(?P<text>.*)")
+TODO_PATTERN = re.compile(
+    r"#\s*TODO\(ascend-port\):\s*(?P<rule>NPU\d{3})\s*\[(?P<confidence>high|medium|low)\]\s*(?P<text>.*)"
+)
 
 
 def todo_comment(rule: Rule, message: str) -> str:

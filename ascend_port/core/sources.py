@@ -10,9 +10,9 @@ import os
 import re
 import tempfile
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 
 class SourceError(Exception):

@@ -38,6 +38,7 @@ class Lexed:
 @dataclass
 class _CommandList:
     """What one ``_Lexer.commands`` call tracks; a nested list (``$(...)``, backquotes) has its own."""
+
     words: list[Word] = field(default_factory=list)  # the command being read
     paren: int = 0  # subshells ``( ... )`` opened in this list and not closed yet
     redirect_next: bool = False  # the next word is the target of a redirection
@@ -153,7 +154,7 @@ class _Lexer:
             self.i += 1
         delimiter = self.word()
         delimiter.redirect = True
-        raw = t[delimiter.start:delimiter.end]
+        raw = t[delimiter.start : delimiter.end]
         self.pending.append((re.sub(r"[\"'\\]", "", raw), op == "<<-"))
         state.words.append(delimiter)
 
@@ -165,7 +166,7 @@ class _Lexer:
         if state.redirect_next:
             word.redirect, state.redirect_next = True, False
             state.words.append(word)
-        elif self.t[word.start:word.end].isdigit() and self.i < self.n and self.t[self.i] in "<>":
+        elif self.t[word.start : word.end].isdigit() and self.i < self.n and self.t[self.i] in "<>":
             return  # a file descriptor number (2>&1)
         else:
             state.words.append(word)
@@ -176,7 +177,7 @@ class _Lexer:
             while self.i < self.n:
                 end = self.t.find("\n", self.i)
                 line_end = self.n if end < 0 else end
-                line = self.t[self.i:line_end].rstrip("\r")
+                line = self.t[self.i : line_end].rstrip("\r")
                 if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                     self.out.heredocs.append((start, self.i))
                     self.i = line_end + 1 if end >= 0 else self.n
@@ -206,12 +207,12 @@ class _Lexer:
                 if t.startswith("\n", self.i + 1):
                     self.i += 2
                     continue
-                parts.append(t[self.i + 1:self.i + 2])
+                parts.append(t[self.i + 1 : self.i + 2])
                 self.i += 2
             elif c == "'":
                 end = t.find("'", self.i + 1)
                 end = self.n if end < 0 else end
-                parts.append(t[self.i + 1:end])
+                parts.append(t[self.i + 1 : end])
                 self.i = end + 1
             elif c == '"':
                 value = self.double_quoted()
@@ -292,7 +293,7 @@ class _Lexer:
             while k < self.n and depth:
                 depth += 1 if t[k] == t[j] else -1 if t[k] == close else 0
                 k += 1
-            inner = t[j + 1:k - 1]
+            inner = t[j + 1 : k - 1]
             m = _NAME.fullmatch(inner)
             if m:
                 self.out.var_refs.append(VarRef(j + 1, k - 1, inner))
@@ -325,7 +326,7 @@ class _Lexer:
             while k < self.n and depth:
                 depth += {"{": 1, "}": -1}.get(t[k], 0)
                 k += 1
-            m = re.match(r"[#!]?([A-Za-z_][A-Za-z0-9_]*)", t[j + 1:k])
+            m = re.match(r"[#!]?([A-Za-z_][A-Za-z0-9_]*)", t[j + 1 : k])
             if m:
                 self.out.var_refs.append(VarRef(j + 1 + m.start(1), j + 1 + m.end(1), m.group(1)))
             self.i = k

@@ -4,8 +4,8 @@ change and keep every other byte (comments, quoting, indentation, line endings).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from ascend_port.core.catalogue import Rule
 from ascend_port.core.findings import Finding, todo_comment
@@ -30,7 +30,7 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     for edit in ordered:
         if edit.start < done:
             raise PortError("internal error: overlapping edits; the file is left unchanged")
-        pieces.append(text[done:edit.start])
+        pieces.append(text[done : edit.start])
         pieces.append(edit.new)
         done = edit.end
     pieces.append(text[done:])
@@ -71,7 +71,7 @@ class LineIndex:
     def line_text(self, line: int) -> str:
         """Line ``line`` (1-based) without its line ending."""
         start = self.starts[line - 1]
-        return self.text[start:self.line_end(start)]
+        return self.text[start : self.line_end(start)]
 
     def indent_at(self, offset: int) -> str:
         start = self.line_start(offset)
@@ -127,8 +127,16 @@ class TextPort:
         if self.enabled(rule):
             self.findings.append(Finding(rule, self.lines.line_of(offset), message, applied=False))
 
-    def todo(self, rule: Rule, offset: int, message: str, *, above: int | None = None, indent: str | None = None,
-             prefix: str = "#") -> None:
+    def todo(
+        self,
+        rule: Rule,
+        offset: int,
+        message: str,
+        *,
+        above: int | None = None,
+        indent: str | None = None,
+        prefix: str = "#",
+    ) -> None:
         """Record a finding and a TODO comment line inserted above the line starting at ``above`` (default: the
         line of ``offset``), indented like that line. Never written twice, nor when already there."""
         if not self.enabled(rule):

@@ -94,7 +94,7 @@ class _Scanner:
         if self.i < self.n and self.t[self.i] in "\"'":
             start = self.i
             self.string()
-            raw = self.t[start:self.i]
+            raw = self.t[start : self.i]
             if raw[0] == "'":
                 return raw[1:-1]
             try:

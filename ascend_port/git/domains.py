@@ -10,9 +10,9 @@ interactive review the accepted hunks are grouped by the domains of the findings
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from ascend_port.core.catalogue import DOMAIN_TABLE, DOMAINS, Rule
 from ascend_port.core.findings import Finding
@@ -73,9 +73,10 @@ def port_steps(plan: FilePlan, selection: Selection, options: Mapping[str, str])
             data, findings = plan.new, applied
         else:
             try:
-                outcome = handler.port(plan.old, DomainSelection(base=selection, prefixes=tuple(prefixes[:k + 1])),
-                                       options)
-            except Exception:  # noqa: BLE001 - the full port worked; without steps it is one commit
+                outcome = handler.port(
+                    plan.old, DomainSelection(base=selection, prefixes=tuple(prefixes[: k + 1])), options
+                )
+            except Exception:
                 continue
             data = outcome.source.encode(outcome.new_text) if outcome.new_text is not None else plan.old
             findings = [f for f in outcome.findings if f.applied]

@@ -79,7 +79,7 @@ class Hunk:
     def lines(self) -> tuple[int, int, list[tuple[bytes, bytes]]]:
         if self.edit is None:
             return self.file.hunk_lines(self.change_ids)
-        old = self.file.old_lines[self.edit.start:self.edit.end]
+        old = self.file.old_lines[self.edit.start : self.edit.end]
         return self.edit.start, -1, [(b"-", line) for line in old] + [(b"+", line) for line in self.edit.lines]
 
     def text(self) -> str:
@@ -115,7 +115,7 @@ def parses(path: str, data: bytes) -> str | None:
             from ruamel.yaml import YAML
 
             list(YAML(typ="safe", pure=True).load_all(data))
-    except Exception as error:  # noqa: BLE001 - each parser has its own errors; any of them means "invalid"
+    except Exception as error:
         line = getattr(error, "lineno", None)
         return f"line {line}: {getattr(error, 'msg', error)}" if line else f"{type(error).__name__}: {error}"
     return None
@@ -163,8 +163,7 @@ class Review:
         while any(h.decision is None for h in hunks):
             self._show(file, hunks, index)
             options = self._options(hunks, index)
-            answer = self.keys.key(f"({index + 1}/{len(hunks)}) Apply this hunk to {file.path} "
-                                   f"[{','.join(options)}]? ")
+            answer = self.keys.key(f"({index + 1}/{len(hunks)}) Apply this hunk to {file.path} [{','.join(options)}]? ")
             if answer is None:
                 answer = "q"
             if answer == "":
@@ -188,7 +187,7 @@ class Review:
         """Carry out y, n, a, d or e on hunk ``index``; False when the hunk is still undecided (an edit given up)."""
         hunk = hunks[index]
         if answer in "ad":
-            _decide_undecided(hunks[index + 1:], answer == "a")
+            _decide_undecided(hunks[index + 1 :], answer == "a")
             hunk.decision = answer == "a"
         elif answer == "e":
             self._edit(file, hunks, index)
@@ -206,7 +205,7 @@ class Review:
             return self._search(hunks, index)
         if answer == "s":
             parts = [Hunk(file, (i,)) for i in hunks[index].change_ids]
-            hunks[index:index + 1] = parts
+            hunks[index : index + 1] = parts
             self._say(f"Split into {len(parts)} hunks.")
         else:
             self._say(HELP, "red")
@@ -214,7 +213,7 @@ class Review:
 
     def _options(self, hunks: list[Hunk], index: int) -> list[str]:
         options = ["y", "n", "q", "a", "d"]
-        if any(h.decision is None for h in hunks[index + 1:]):
+        if any(h.decision is None for h in hunks[index + 1 :]):
             options.append("j")
         if index + 1 < len(hunks):
             options.append("J")
@@ -231,8 +230,12 @@ class Review:
     @staticmethod
     def _refusal(answer: str) -> str:
         return {
-            "j": "No next undecided hunk", "J": "No next hunk", "k": "No previous undecided hunk",
-            "K": "No previous hunk", "g": "No other hunks to go to", "/": "No other hunks to search",
+            "j": "No next undecided hunk",
+            "J": "No next hunk",
+            "k": "No previous undecided hunk",
+            "K": "No previous hunk",
+            "g": "No other hunks to go to",
+            "/": "No other hunks to search",
             "s": "Sorry, cannot split this hunk",
         }.get(answer, f"Unknown key {answer!r}: ? prints the help")
 
@@ -250,8 +253,9 @@ class Review:
         for i, hunk in enumerate(hunks):
             mark = {None: " ", True: "+", False: "-"}[hunk.decision]
             first = next((line for tag, line in hunk.lines()[2] if tag != b" "), b"")
-            self.console.print(f"{mark}{i + 1:3}: -{hunk.old_start + 1} "
-                               f"{first.decode('utf-8', 'replace').rstrip()[:60]}", markup=False)
+            self.console.print(
+                f"{mark}{i + 1:3}: -{hunk.old_start + 1} {first.decode('utf-8', 'replace').rstrip()[:60]}", markup=False
+            )
         answer = self.keys.line("go to which hunk? ")
         try:
             target = int((answer or "").strip())
@@ -288,8 +292,9 @@ class Review:
         start, _, lines = file.hunk_lines(hunk.change_ids)
         shown_old = [line for tag, line in lines if tag != b"+"]
         low = max((h.old_end if h.edit is None else h.edit.end for h in hunks[:index]), default=0)
-        high = min((h.old_start if h.edit is None else h.edit.start for h in hunks[index + 1:]),
-                   default=len(file.old_lines))
+        high = min(
+            (h.old_start if h.edit is None else h.edit.start for h in hunks[index + 1 :]), default=len(file.old_lines)
+        )
         content = f"# Hunk {index + 1} of {file.path}\n".encode() + text + EDIT_HELP
         while True:
             edited = self._run_editor(content)
@@ -355,8 +360,10 @@ class Review:
             self.console.print(Text(header.decode(), style="cyan"))
         body = Text()
         for tag, line in hunk.lines()[2]:
-            body.append(tag.decode() + line.decode("utf-8", "replace").rstrip("\r\n") + "\n",
-                        style={b"-": "red", b"+": "green"}.get(tag))
+            body.append(
+                tag.decode() + line.decode("utf-8", "replace").rstrip("\r\n") + "\n",
+                style={b"-": "red", b"+": "green"}.get(tag),
+            )
             if not line.endswith(b"\n"):
                 body.append("\\ No newline at end of file\n", style="dim")
         self.console.print(body, end="", soft_wrap=True)
@@ -371,8 +378,10 @@ class Review:
         new = apply_edits(file.old_lines, [edit for edit, _ in reviewed.units])
         problem = breaks(file.path, file.old, new)
         if problem:
-            self._say(f"{file.path}: the accepted hunks do not give valid code ({problem}); "
-                      "the file is left unchanged.", "red")
+            self._say(
+                f"{file.path}: the accepted hunks do not give valid code ({problem}); the file is left unchanged.",
+                "red",
+            )
             reviewed.units = []
             return reviewed
         reviewed.new = new if new != file.old else None
@@ -394,8 +403,9 @@ class Review:
         """Add to ``accepted_changes`` each ``import torch_npu`` change that neither it nor an edit covers."""
         for i, change in enumerate(file.changes):
             needed = any(f.rule.id == IMPORT_RULE for f in file.findings_of[i])
-            covered = i in accepted_changes or any(h.edit.start <= change.old_start < h.edit.end
-                                                   for h in edited if h.edit is not None)
+            covered = i in accepted_changes or any(
+                h.edit.start <= change.old_start < h.edit.end for h in edited if h.edit is not None
+            )
             if needed and not covered:
                 accepted_changes.add(i)
                 self._say(f"{file.path}: `import torch_npu` is applied too: the accepted rewrites need it.")
@@ -434,8 +444,9 @@ def parse_edited_hunk(data: bytes) -> tuple[list[bytes], list[bytes]] | None:
     return old, new
 
 
-def _edit_of_hunk(parsed: tuple[list[bytes], list[bytes]], shown_old: list[bytes], start: int,
-                  free: tuple[int, int], file_length: int) -> LineEdit:
+def _edit_of_hunk(
+    parsed: tuple[list[bytes], list[bytes]], shown_old: list[bytes], start: int, free: tuple[int, int], file_length: int
+) -> LineEdit:
     """The edit an edited hunk makes: its old and new sides less the lines they share at both ends.
 
     ``shown_old`` is the old side the user was shown (starting at line ``start``), ``free`` the lines no other hunk
@@ -443,15 +454,18 @@ def _edit_of_hunk(parsed: tuple[list[bytes], list[bytes]], shown_old: list[bytes
     """
     old, new = parsed
     if old != shown_old:
-        raise ValueError("the context and '-' lines no longer match the file "
-                         "(only '+' lines may be added or deleted, '-' lines turned into context)")
+        raise ValueError(
+            "the context and '-' lines no longer match the file "
+            "(only '+' lines may be added or deleted, '-' lines turned into context)"
+        )
     prefix, suffix = _common_ends(old, new)
-    edit = LineEdit(start + prefix, start + len(old) - suffix, tuple(new[prefix:len(new) - suffix]))
+    edit = LineEdit(start + prefix, start + len(old) - suffix, tuple(new[prefix : len(new) - suffix]))
     low, high = free
     if edit.start < low or edit.end > high:
         raise ValueError("the edit changes lines that belong to another hunk")
     if any(not line.endswith(b"\n") for line in edit.lines[:-1]) or (
-            edit.lines and not edit.lines[-1].endswith(b"\n") and edit.end < file_length):
+        edit.lines and not edit.lines[-1].endswith(b"\n") and edit.end < file_length
+    ):
         raise ValueError("only the last line of the file may end without a newline")
     return edit
 

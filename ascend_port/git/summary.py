@@ -42,18 +42,25 @@ def summary(plans: list[FilePlan], errors: list[FileResult], info: RunInfo) -> s
     lines += ["", "## Files", "", "| file | diff | rewrites | TODOs |", "|---|---|---:|---:|"]
     for plan in plans:
         kinds = Counter(f.rule.rewrites for f in plan.findings if f.applied)
-        lines.append(f"| {_cell(plan.path)} | [{_cell(plan.path)}.diff]({plan.path}.diff) | {kinds[True]} | "
-                     f"{kinds[False]} |")
+        lines.append(
+            f"| {_cell(plan.path)} | [{_cell(plan.path)}.diff]({plan.path}.diff) | {kinds[True]} | {kinds[False]} |"
+        )
     lines += ["", "## Findings", "", "| location | rule | confidence | domain | message |", "|---|---|---|---|---|"]
-    rows = sorted(((p.path, f) for p in plans for f in p.findings),
-                  key=lambda row: (row[0], row[1].line, row[1].rule.id))
+    rows = sorted(
+        ((p.path, f) for p in plans for f in p.findings), key=lambda row: (row[0], row[1].line, row[1].rule.id)
+    )
     for path, f in rows:
-        lines.append(f"| {_cell(path)}:{f.line} | {f.rule.id} | {f.confidence.label} | "
-                     f"{TITLES[f.rule.id[:4]]} | {_cell(f.message)} |")
+        lines.append(
+            f"| {_cell(path)}:{f.line} | {f.rule.id} | {f.confidence.label} | "
+            f"{TITLES[f.rule.id[:4]]} | {_cell(f.message)} |"
+        )
     by_domain = Counter((f.rule.id[:4], f.rule.rewrites) for _, f in rows)
     lines += ["", "## Per domain", "", "| domain | rewrites | TODOs |", "|---|---:|---:|"]
-    lines += [f"| {TITLES[d]} | {by_domain[(d, True)]} | {by_domain[(d, False)]} |"
-              for d in ORDER if by_domain[(d, True)] or by_domain[(d, False)]]
+    lines += [
+        f"| {TITLES[d]} | {by_domain[(d, True)]} | {by_domain[(d, False)]} |"
+        for d in ORDER
+        if by_domain[(d, True)] or by_domain[(d, False)]
+    ]
     if info.left_out:
         lines += ["", "## Left out", ""] + [f"- {_cell(path)}: {why}" for path, why in info.left_out]
     if errors:

@@ -14,9 +14,9 @@ import signal
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import git
 from rich.console import Console
@@ -137,14 +137,19 @@ def preflight(repo: git.Repo, options: GitOptions) -> RepoState:
     git_dir = Path(repo.git_dir)
     for name, what, way_out in IN_PROGRESS:
         if (git_dir / name).exists():
-            raise WorkflowError(f"{what} is in progress in {root}: finish or abort it first ({way_out}), "
-                                "then run the port again")
+            raise WorkflowError(
+                f"{what} is in progress in {root}: finish or abort it first ({way_out}), then run the port again"
+            )
     if (git_dir / "index.lock").exists():
-        raise WorkflowError(f"another git command seems to be running ({git_dir / 'index.lock'} exists); "
-                            "if none is, delete that file and run the port again")
+        raise WorkflowError(
+            f"another git command seems to be running ({git_dir / 'index.lock'} exists); "
+            "if none is, delete that file and run the port again"
+        )
     if not repo.head.is_valid():
-        raise WorkflowError("the repository has no commit yet: commit the project first "
-                            "(git add -A && git commit -m 'before the port'), or pass --no-git")
+        raise WorkflowError(
+            "the repository has no commit yet: commit the project first "
+            "(git add -A && git commit -m 'before the port'), or pass --no-git"
+        )
     try:
         repo.git.check_ref_format("--branch", options.branch)
     except git.GitCommandError:
@@ -154,29 +159,38 @@ def preflight(repo: git.Repo, options: GitOptions) -> RepoState:
         if not options.force_branch:
             raise WorkflowError(
                 f"branch {options.branch} already exists (from an earlier port?). Pass --branch NAME to use "
-                f"another name, --force-branch to replace it, or delete it: git branch -D {options.branch}")
+                f"another name, --force-branch to replace it, or delete it: git branch -D {options.branch}"
+            )
         if options.branch == branch:
-            raise WorkflowError(f"you are on {branch}, the branch the port would replace: switch to the branch "
-                                "you want to port (e.g. git switch main) and run again")
+            raise WorkflowError(
+                f"you are on {branch}, the branch the port would replace: switch to the branch "
+                "you want to port (e.g. git switch main) and run again"
+            )
     dirty = _dirty_paths(repo)
     if dirty and not options.allow_dirty:
         shown = ", ".join(sorted(dirty)[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
         raise WorkflowError(
             f"the working tree has uncommitted changes ({shown}). Commit or stash them first (git stash), or "
-            "pass --allow-dirty to port anyway: files with uncommitted changes are then left out of the port")
+            "pass --allow-dirty to port anyway: files with uncommitted changes are then left out of the port"
+        )
     if options.commit:
         try:
             repo.git.var("GIT_AUTHOR_IDENT")
             repo.git.var("GIT_COMMITTER_IDENT")
         except git.GitCommandError:
-            raise WorkflowError("git does not know who you are, so the port cannot be committed: set it with "
-                                "git config --global user.name 'Your Name' and user.email, or pass --no-commit"
-                                ) from None
+            raise WorkflowError(
+                "git does not know who you are, so the port cannot be committed: set it with "
+                "git config --global user.name 'Your Name' and user.email, or pass --no-commit"
+            ) from None
     return RepoState(root, branch, repo.head.commit.hexsha, dirty)
 
 
-def plan_files(repo: git.Repo, state: RepoState, result: RunResult, options: GitOptions,
-               ) -> tuple[list[FilePlan], list[tuple[str, str]]]:
+def plan_files(
+    repo: git.Repo,
+    state: RepoState,
+    result: RunResult,
+    options: GitOptions,
+) -> tuple[list[FilePlan], list[tuple[str, str]]]:
     """The changed files the branch will get, and the ones left out with the reason."""
     tracked = set(repo.git.ls_files("-z").split("\0"))
     plans: list[FilePlan] = []
@@ -201,8 +215,10 @@ def plan_files(repo: git.Repo, state: RepoState, result: RunResult, options: Git
     untracked = [path for path, why in left_out if why == "not tracked by git"]
     if untracked and not options.allow_dirty:
         shown_paths = ", ".join(untracked[:5]) + (f" and {len(untracked) - 5} more" if len(untracked) > 5 else "")
-        raise WorkflowError(f"the port would change files git does not track ({shown_paths}): commit them first "
-                            "(git add ... && git commit), or pass --allow-dirty to leave them out")
+        raise WorkflowError(
+            f"the port would change files git does not track ({shown_paths}): commit them first "
+            "(git add ... && git commit), or pass --allow-dirty to leave them out"
+        )
     return sorted(plans, key=lambda plan: plan.path), left_out
 
 
@@ -217,7 +233,7 @@ class DeferredInterrupt:
         self.fired = False
         self._saved = None
 
-    def __enter__(self) -> "DeferredInterrupt":
+    def __enter__(self) -> DeferredInterrupt:
         if threading.current_thread() is threading.main_thread():
             self._saved = signal.signal(signal.SIGINT, self._note)
         return self
@@ -251,8 +267,11 @@ class Transaction:
         self.index_backup = self.index.read_bytes() if self.index.exists() else None
         self.branch_before = _exists(repo, self.ref)
         # Locks that appear during the transaction can only be left by our own git children, stopped by Ctrl-C.
-        self.locks = [p for p in (self._git_path("index.lock"), self._git_path("HEAD.lock"),
-                                  self._git_path(f"{self.ref}.lock")) if not p.exists()]
+        self.locks = [
+            p
+            for p in (self._git_path("index.lock"), self._git_path("HEAD.lock"), self._git_path(f"{self.ref}.lock"))
+            if not p.exists()
+        ]
         self.branched = False
         self.originals: dict[Path, bytes] = {}
 
@@ -282,8 +301,15 @@ class Transaction:
             message_file.write_text(message, "utf-8")
             # Only these paths (anything else the user staged stays staged); --no-verify: the user's pre-commit
             # hooks (formatters) must not rewrite the port behind the reviewer's back.
-            self.repo.git.commit("--quiet", "--no-verify", "--file", str(message_file),
-                                 "--pathspec-from-file", str(spec), "--pathspec-file-nul")
+            self.repo.git.commit(
+                "--quiet",
+                "--no-verify",
+                "--file",
+                str(message_file),
+                "--pathspec-from-file",
+                str(spec),
+                "--pathspec-file-nul",
+            )
         return Commit(self.repo.head.commit.hexsha, message.splitlines()[0])
 
     def rollback(self) -> list[str]:
@@ -293,7 +319,7 @@ class Transaction:
         def attempt(what: str, action: Callable[[], object]) -> None:
             try:
                 action()
-            except Exception as error:  # noqa: BLE001 - restore as much as possible, then say what is left
+            except Exception as error:
                 problems.append(f"{what}: {error}")
 
         saved = None
@@ -304,8 +330,12 @@ class Transaction:
                 attempt(f"remove {lock}", lambda lock=lock: lock.unlink(missing_ok=True))
             if self.branched:
                 if self.state.branch:
-                    attempt("put HEAD back", lambda: self.repo.git.symbolic_ref(
-                        "-m", "ascend-port: undo", "HEAD", f"refs/heads/{self.state.branch}"))
+                    attempt(
+                        "put HEAD back",
+                        lambda: self.repo.git.symbolic_ref(
+                            "-m", "ascend-port: undo", "HEAD", f"refs/heads/{self.state.branch}"
+                        ),
+                    )
                 else:
                     attempt("put HEAD back", lambda: self.repo.git.update_ref("--no-deref", "HEAD", self.state.head))
             if self.index_backup is not None:
@@ -314,8 +344,9 @@ class Transaction:
                 attempt(f"restore {target}", lambda target=target, data=data: write_atomic(target, data))
             if self.branched:
                 if self.branch_before:
-                    attempt(f"restore {self.options.branch}",
-                            lambda: self.repo.git.update_ref(self.ref, self.branch_before))
+                    attempt(
+                        f"restore {self.options.branch}", lambda: self.repo.git.update_ref(self.ref, self.branch_before)
+                    )
                 elif _exists(self.repo, self.ref):
                     attempt(f"delete {self.options.branch}", lambda: self.repo.git.update_ref("-d", self.ref))
         finally:
@@ -332,8 +363,11 @@ def commit_message(prefix: str, batch: list[tuple[FilePlan, Step]]) -> str:
         rules.update(step.rules)
     files = sorted(plan.path for plan, _ in batch)
     plural = "s" if len(files) != 1 else ""
-    lines = [f"ascend-port: {TITLES[prefix]} ({prefix}xx) in {len(files)} file{plural}", "",
-             "Rules (number of changes):"]
+    lines = [
+        f"ascend-port: {TITLES[prefix]} ({prefix}xx) in {len(files)} file{plural}",
+        "",
+        "Rules (number of changes):",
+    ]
     lines += [f"  {rid} {rules[rid].name} [{rules[rid].confidence.label}]: {counts[rid]}" for rid in sorted(counts)]
     lines += ["", "Files:"] + [f"  {path}" for path in files]
     lines += ["", f"Made by ascend-port {__version__}; `ascend-port explain <rule>` documents each rule."]
@@ -370,12 +404,18 @@ def run_transaction(repo: git.Repo, state: RepoState, plans: list[FilePlan], opt
         problems = tx.rollback()
         where = f"you are on {state.base} with your files as they were"
         if problems:
-            where = ("the undo did not finish: " + "; ".join(problems)
-                     + f". Check `git status`, then `git switch {state.base}`")
+            where = (
+                "the undo did not finish: "
+                + "; ".join(problems)
+                + f". Check `git status`, then `git switch {state.base}`"
+            )
         if isinstance(error, KeyboardInterrupt) or interrupt.fired:
             raise WorkflowError(f"interrupted: the port was undone; {where}", EXIT_INTERRUPTED) from None
-        reason = error.stderr.strip() if isinstance(error, git.GitCommandError) and error.stderr else \
-            f"{type(error).__name__}: {error}"
+        reason = (
+            error.stderr.strip()
+            if isinstance(error, git.GitCommandError) and error.stderr
+            else f"{type(error).__name__}: {error}"
+        )
         raise WorkflowError(f"writing the port failed ({reason}); it was undone and {where}") from None
     return commits
 
@@ -383,8 +423,12 @@ def run_transaction(repo: git.Repo, state: RepoState, plans: list[FilePlan], opt
 # --- the command --------------------------------------------------------------------------------------------------
 
 
-def _review(plans: list[FilePlan], config: RunConfig, console: Console, keys: Keys | None,
-            ) -> tuple[list[FilePlan], str]:
+def _review(
+    plans: list[FilePlan],
+    config: RunConfig,
+    console: Console,
+    keys: Keys | None,
+) -> tuple[list[FilePlan], str]:
     changes = [FileChange(plan.path, plan.old, plan.new, plan.findings) for plan in plans]
     reviewed = review_files(changes, console, keys)
     kept = []
@@ -402,15 +446,23 @@ def _review(plans: list[FilePlan], config: RunConfig, console: Console, keys: Ke
     return kept, f"{accepted} of {sum(r.total for r in reviewed)} hunks accepted"
 
 
-def apply_to_repository(paths: list[Path], config: RunConfig, options: GitOptions, run_port: Callable[[], RunResult],
-                        out: Console, err: Console, keys: Keys | None = None) -> int:
+def apply_to_repository(
+    paths: list[Path],
+    config: RunConfig,
+    options: GitOptions,
+    run_port: Callable[[], RunResult],
+    out: Console,
+    err: Console,
+    keys: Keys | None = None,
+) -> int:
     """The whole git workflow; returns the exit code. Raises WorkflowError for refusals and failures."""
     repo = open_repository(paths)
     state = preflight(repo, options)
     folder = (options.report_dir or state.root / REPORT_DIR).resolve()
     if folder.is_relative_to(state.root) and repo.git.ls_files("-z", "--", folder.as_posix()):
-        raise WorkflowError(f"the report folder {folder} holds files tracked by git: choose a folder of its own "
-                            "with --report-dir")
+        raise WorkflowError(
+            f"the report folder {folder} holds files tracked by git: choose a folder of its own with --report-dir"
+        )
     try:
         result = run_port()
         plans, left_out = plan_files(repo, state, result, options)
@@ -428,15 +480,24 @@ def apply_to_repository(paths: list[Path], config: RunConfig, options: GitOption
         err.print(f"[red]error:[/red] {escape(file.path)}: {escape(file.error or '')}", highlight=False)
     status = EXIT_ERROR if result.errors else 0
     if not plans:
-        out.print("Nothing to port: no change was accepted." if options.interactive and reviewed
-                  else "Nothing to port: no file needs a change. No branch was created.")
+        out.print(
+            "Nothing to port: no change was accepted."
+            if options.interactive and reviewed
+            else "Nothing to port: no file needs a change. No branch was created."
+        )
         return status
 
     commits = run_transaction(repo, state, plans, options)
 
     # The port is complete from here on; the report is a by-product and its failure only a warning.
-    info = RunInfo(f"{state.base} at {state.head[:12]}", options.branch, [(c.sha[:12], c.subject) for c in commits],
-                   options.commit, left_out, reviewed)
+    info = RunInfo(
+        f"{state.base} at {state.head[:12]}",
+        options.branch,
+        [(c.sha[:12], c.subject) for c in commits],
+        options.commit,
+        left_out,
+        reviewed,
+    )
     with DeferredInterrupt():
         try:
             exclude_from_git(state.root / repo.git.rev_parse("--git-path", "info/exclude"), state.root, folder)
@@ -449,8 +510,9 @@ def apply_to_repository(paths: list[Path], config: RunConfig, options: GitOption
     return status
 
 
-def _print_outcome(out: Console, state: RepoState, options: GitOptions, plans: list[FilePlan],
-                   commits: list[Commit], folder: Path) -> None:
+def _print_outcome(
+    out: Console, state: RepoState, options: GitOptions, plans: list[FilePlan], commits: list[Commit], folder: Path
+) -> None:
     branch, base = options.branch, state.base
     back = f"git switch {base}" if state.branch else f"git switch --detach {base}"
     try:
@@ -459,19 +521,24 @@ def _print_outcome(out: Console, state: RepoState, options: GitOptions, plans: l
         shown_folder = folder.as_posix()
     files = f"{len(plans)} file{'s' if len(plans) != 1 else ''}"
     if options.commit:
-        lines = [f"Ported {files} on branch {branch} (from {base} at {state.head[:12]}), "
-                 f"{len(commits)} commit{'s' if len(commits) != 1 else ''}:"]
+        lines = [
+            f"Ported {files} on branch {branch} (from {base} at {state.head[:12]}), "
+            f"{len(commits)} commit{'s' if len(commits) != 1 else ''}:"
+        ]
         lines += [f"  {commit.sha[:12]} {commit.subject}" for commit in commits]
-        lines += [f"Per-file diffs and summary: {shown_folder}/",
-                  f"Compare:  git diff {base}...{branch}",
-                  f"Drop it:  {back} && git branch -D {branch}"]
+        lines += [
+            f"Per-file diffs and summary: {shown_folder}/",
+            f"Compare:  git diff {base}...{branch}",
+            f"Drop it:  {back} && git branch -D {branch}",
+        ]
     else:
-        lines = [f"The port of {files} is staged on branch {branch} (from {base} at {state.head[:12]}), "
-                 "not committed.",
-                 f"Per-file diffs and summary: {shown_folder}/",
-                 "Review:   git diff --cached",
-                 f"Commit:   git commit -m 'Port to Ascend NPU (ascend-port {__version__})'",
-                 f"Drop it:  git restore --staged --worktree --pathspec-from-file={shown_folder}/files.txt "
-                 f"&& {back} && git branch -D {branch}   (from the repository root)"]
+        lines = [
+            f"The port of {files} is staged on branch {branch} (from {base} at {state.head[:12]}), not committed.",
+            f"Per-file diffs and summary: {shown_folder}/",
+            "Review:   git diff --cached",
+            f"Commit:   git commit -m 'Port to Ascend NPU (ascend-port {__version__})'",
+            f"Drop it:  git restore --staged --worktree --pathspec-from-file={shown_folder}/files.txt "
+            f"&& {back} && git branch -D {branch}   (from the repository root)",
+        ]
     for line in lines:  # never wrapped: these are commands to copy
         out.print(line, markup=False, highlight=False, soft_wrap=True)

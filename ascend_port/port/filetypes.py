@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 _REQUIREMENTS = re.compile(r"(?i)^(?:.*[-_.])?(?:requirements|constraints)(?:[-_.].*)?\.(?:txt|in)$")
@@ -15,11 +15,15 @@ _DOCKERFILE = re.compile(r"(?i)^(?:dockerfile(?:[._-].*)?|.*[._-]dockerfile|cont
 _YAML = re.compile(r"(?i)\.ya?ml$")
 # JSON configs only: DeepSpeed (ds_config*.json, zero2.json, zero3_offload.json), accelerate/FSDP configs and
 # anything called *config*; never package manifests, editor/tool settings, or data files.
-_JSON_CONFIG = re.compile(r"(?i)^(?:.*config.*|ds[_-].*|.*deepspeed.*|zero[_-]?\d.*|zero[_-]?stage.*|.*accelerate.*"
-                          r"|fsdp.*)\.json$")
-_JSON_NOT_CONFIG = re.compile(r"(?i)^(?:package(?:-lock)?|tsconfig.*|jsconfig.*|composer|\.?eslintrc.*|"
-                              r"\.?babel.*|tslint|lerna|vercel|renovate|devcontainer|launch|settings|tasks|"
-                              r"extensions|manifest)\.json$")
+_JSON_CONFIG = re.compile(
+    r"(?i)^(?:.*config.*|ds[_-].*|.*deepspeed.*|zero[_-]?\d.*|zero[_-]?stage.*|.*accelerate.*"
+    r"|fsdp.*)\.json$"
+)
+_JSON_NOT_CONFIG = re.compile(
+    r"(?i)^(?:package(?:-lock)?|tsconfig.*|jsconfig.*|composer|\.?eslintrc.*|"
+    r"\.?babel.*|tslint|lerna|vercel|renovate|devcontainer|launch|settings|tasks|"
+    r"extensions|manifest)\.json$"
+)
 _SKIPPED_FOLDERS = {".github", ".vscode", ".idea", ".devcontainer", "node_modules"}
 # Matches every name that one of the tests below can take (and more): a name it does not match is no project file.
 _MAYBE = re.compile(r"(?i)\.(?:txt|in|sh|bash|mk|ya?ml|json)$|dockerfile|containerfile|makefile")
@@ -68,7 +72,7 @@ def file_kind(path: Path) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def handler(kind: str):
     module, cls = _HANDLERS[kind]
     return getattr(importlib.import_module(module), cls)()

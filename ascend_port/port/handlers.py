@@ -3,8 +3,8 @@ are not looked at. A handler ports the bytes of one file (``ascend_port.core.por
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ascend_port.core.porting import Handler, Ported
 from ascend_port.core.selection import Selection

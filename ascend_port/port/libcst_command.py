@@ -1,6 +1,6 @@
 """The port as a LibCST codemod command, so it composes with LibCST's own runner:
 
-    python -m libcst.tool codemod -x ascend_port.port.libcst_command.PortToNpuCommand src/
+python -m libcst.tool codemod -x ascend_port.port.libcst_command.PortToNpuCommand src/
 """
 
 from __future__ import annotations

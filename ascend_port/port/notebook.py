@@ -15,8 +15,9 @@ import copy
 import json
 import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from ascend_port.core.findings import Finding
 from ascend_port.core.porting import Ported, PortError
@@ -54,12 +55,16 @@ def _port_magic(context: str, text: str, selection: Selection) -> TextPort:
     above it in the cell, so a TODO written by an earlier run is seen and not written twice."""
     port = TextPort(context + text, selection)
     base = len(context)
-    indent = text[:len(text) - len(text.lstrip(" \t"))]
+    indent = text[: len(text) - len(text.lstrip(" \t"))]
     if m := _SHELL_MAGIC.match(text):
-        port_shell_code(port, text[m.end():], ShellContext(base=base + m.end(), todo_above=base, todo_indent=indent))
+        port_shell_code(port, text[m.end() :], ShellContext(base=base + m.end(), todo_above=base, todo_indent=indent))
     elif m := _ENV_MAGIC.match(text):
-        rename_site(port, base + m.start("name"), m.group("name"),
-                    lambda rule, at, message: port.todo(rule, at, message, above=base, indent=indent))
+        rename_site(
+            port,
+            base + m.start("name"),
+            m.group("name"),
+            lambda rule, at, message: port.todo(rule, at, message, above=base, indent=indent),
+        )
     return port
 
 
@@ -94,7 +99,7 @@ def _port_cell_magic(text: str, lines: list[str], selection: Selection) -> CellP
     first = lines[0].lstrip()
     if _SHELL_CELLS.match(first):
         port = TextPort(text, selection)
-        port_shell_code(port, text[len(lines[0]):], ShellContext(base=len(lines[0])))
+        port_shell_code(port, text[len(lines[0]) :], ShellContext(base=len(lines[0])))
         return CellPort(port.result(), port.findings)
     if not _PYTHON_CELLS.match(first):
         return CellPort(None)  # %%writefile, %%html, ...: not code this tool ports
@@ -115,9 +120,9 @@ def _mask_magics(lines: list[str]) -> tuple[list[str], list[tuple[int, list[str]
                 i += 1
                 line = lines[i]
                 group.append(line)
-            indent = group[0][:len(group[0]) - len(group[0].lstrip(" \t"))]
+            indent = group[0][: len(group[0]) - len(group[0].lstrip(" \t"))]
             for j, physical in enumerate(group):
-                ending = physical[len(physical.rstrip("\r\n")):]
+                ending = physical[len(physical.rstrip("\r\n")) :]
                 masked.append(indent + _PLACEHOLDER.format(f"{len(magics)}_{j}") + ending)
             magics.append((i - len(group) + 1, group))
         else:
@@ -126,8 +131,9 @@ def _mask_magics(lines: list[str]) -> tuple[list[str], list[tuple[int, list[str]
     return masked, magics
 
 
-def _port_magics(lines: list[str], magics: list[tuple[int, list[str]]],
-                 selection: Selection) -> tuple[list[str], list[Finding]]:
+def _port_magics(
+    lines: list[str], magics: list[tuple[int, list[str]]], selection: Selection
+) -> tuple[list[str], list[Finding]]:
     """Each magic's new text (its old text when unchanged) and the findings, with cell line numbers."""
     ported: list[str] = []
     findings: list[Finding] = []
@@ -138,7 +144,7 @@ def _port_magics(lines: list[str], magics: list[tuple[int, list[str]]],
         context = "".join(lines[above:first_line])
         magic = _port_magic(context, "".join(group), selection)
         new_magic = magic.result()
-        ported.append(new_magic[len(context):] if new_magic is not None else "".join(group))
+        ported.append(new_magic[len(context) :] if new_magic is not None else "".join(group))
         findings += [replace(f, line=f.line + above) for f in magic.findings]
     return ported, findings
 
@@ -154,15 +160,17 @@ def _port_python(text: str, selection: Selection, options: Mapping[str, str], pr
         outcome = port_source(text, selection, options)
     size = head.count("\n")
     findings = [replace(f, line=f.line - size) for f in outcome.findings]
-    return PortOutcome(None if outcome.new_text is None else outcome.new_text[len(head):], findings)
+    return PortOutcome(None if outcome.new_text is None else outcome.new_text[len(head) :], findings)
 
 
 def _cell_ast(text: str) -> ast.Module | None:
     """The cell's Python syntax tree with its magic lines masked (same line numbers), or None."""
     masked = "".join(
-        line[:len(line) - len(line.lstrip(" \t"))] + _PLACEHOLDER.format("0_0") + "\n"
-        if _MAGIC.match(line) or _HELP.match(line.rstrip("\r\n")) else line
-        for line in split_lines(text))
+        line[: len(line) - len(line.lstrip(" \t"))] + _PLACEHOLDER.format("0_0") + "\n"
+        if _MAGIC.match(line) or _HELP.match(line.rstrip("\r\n"))
+        else line
+        for line in split_lines(text)
+    )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -176,8 +184,12 @@ def cell_imports(text: str) -> list[str]:
     tree = _cell_ast(text)
     if tree is None:
         return []
-    return [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
+    return [
+        ast.unparse(node)
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+    ]
 
 
 def _unmask(text: str, magics: list[str]) -> str:
@@ -224,6 +236,8 @@ def port_notebook(text: str, selection: Selection, options: Mapping[str, str]) -
     data = _load_notebook(text)
     tree = parse(text)
     cells = tree.get("cells")
+    if cells is None:  # (never: _load_notebook found the list)
+        raise PortError("not an nbformat 4 notebook: no cells")
     lines = LineIndex(text)
     ensure_ascii = bool(re.search(r"\\u[0-9a-fA-F]{4}", text)) and text.isascii()
     findings: list[Finding] = []
@@ -258,9 +272,14 @@ def port_notebook(text: str, selection: Selection, options: Mapping[str, str]) -
             findings.append(added)
     if not new_sources:
         return None, findings
-    edits = [Edit(cells.items[k].get("source").start, cells.items[k].get("source").end,
-                  _source_json(text, cells.items[k].get("source"), new, ensure_ascii))
-             for k, new in new_sources.items()]
+    edits = [
+        Edit(
+            cells.items[k].get("source").start,
+            cells.items[k].get("source").end,
+            _source_json(text, cells.items[k].get("source"), new, ensure_ascii),
+        )
+        for k, new in new_sources.items()
+    ]
     from ascend_port.formats.textedit import apply_edits
 
     new_text = apply_edits(text, edits)
@@ -276,8 +295,10 @@ def _load_notebook(text: str) -> dict[str, Any]:
         raise PortError(f"invalid notebook JSON: {error}") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         version = data.get("nbformat") if isinstance(data, dict) else None
-        raise PortError(f"not an nbformat 4 notebook (nbformat {version}): convert it with "
-                        "`jupyter nbconvert --to notebook --nbformat 4`")
+        raise PortError(
+            f"not an nbformat 4 notebook (nbformat {version}): convert it with "
+            "`jupyter nbconvert --to notebook --nbformat 4`"
+        )
     return data
 
 
@@ -300,8 +321,9 @@ def _json_line(lines: LineIndex, source: JNode, cell_line: int) -> int:
     return lines.line_of(source.start)
 
 
-def _torch_npu_import(texts: dict[int, str], code_cells: list[int], new_sources: dict[int, str], cells: JNode,
-                      lines: LineIndex) -> Finding | None:
+def _torch_npu_import(
+    texts: dict[int, str], code_cells: list[int], new_sources: dict[int, str], cells: JNode, lines: LineIndex
+) -> Finding | None:
     """Add ``import torch_npu`` (to ``texts`` and ``new_sources``) unless a code cell imports it already; the
     finding for it, or None when nothing was added."""
     if any(re.search(r"^[ \t]*(?:import|from)[ \t]+torch_npu\b", texts[k], re.M) for k in code_cells):
@@ -311,8 +333,12 @@ def _torch_npu_import(texts: dict[int, str], code_cells: list[int], new_sources:
         return None
     k, cell_line = added
     new_sources[k] = texts[k]
-    return Finding(IMPORT_TORCH_NPU, _json_line(lines, cells.items[k].get("source"), cell_line),
-                   "import torch_npu added", applied=True)
+    return Finding(
+        IMPORT_TORCH_NPU,
+        _json_line(lines, cells.items[k].get("source"), cell_line),
+        "import torch_npu added",
+        applied=True,
+    )
 
 
 def _source_json(text: str, source: JNode, new: str, ensure_ascii: bool) -> str:
@@ -324,9 +350,9 @@ def _source_json(text: str, source: JNode, new: str, ensure_ascii: bool) -> str:
         old.setdefault(token.value, token.raw)
     raws = [old.get(line) or dumps_like(line, ensure_ascii) for line in split_lines(new)]
     items = source.items
-    open_ws = text[source.start + 1:items[0].start] if items else "\n"
-    close_ws = text[items[-1].end:source.end - 1] if items else ""
-    sep = text[items[0].end:items[1].start] if len(items) > 1 else "," + open_ws
+    open_ws = text[source.start + 1 : items[0].start] if items else "\n"
+    close_ws = text[items[-1].end : source.end - 1] if items else ""
+    sep = text[items[0].end : items[1].start] if len(items) > 1 else "," + open_ws
     return "[" + open_ws + sep.join(raws) + close_ws + "]" if raws else "[]"
 
 
@@ -347,11 +373,12 @@ def _verify(text: str, new_text: str, data: dict[str, Any], new_sources: dict[in
         warnings.simplefilter("ignore")
         try:
             valid_before = _valid(nbformat, text)
-        except Exception:  # noqa: BLE001 - nbformat raises many kinds; an unreadable original is not our failure
+        except Exception:
             valid_before = False
         if valid_before and not _valid(nbformat, new_text):
-            raise PortError("internal error: the ported notebook would not pass nbformat validation; "
-                            "it is left unchanged")
+            raise PortError(
+                "internal error: the ported notebook would not pass nbformat validation; it is left unchanged"
+            )
 
 
 def _valid(nbformat, text: str) -> bool:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Hashable, Mapping
 
 import libcst as cst
 
@@ -78,8 +78,9 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
     except RecursionError:
         # LibCST's visitors recurse once per level: thousands of implicitly concatenated strings or nested
         # brackets (generated tables such as pydoc_data/topics.py) exceed Python's recursion limit.
-        raise PortError("a statement is nested too deeply for LibCST (Python's recursion limit); "
-                        "the file is left unchanged") from None
+        raise PortError(
+            "a statement is nested too deeply for LibCST (Python's recursion limit); the file is left unchanged"
+        ) from None
 
 
 def _port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
@@ -96,8 +97,9 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
             return _port_whole_source(text, selection, options or {}, classes)
     imports = ImportIndex.from_ast(tree)
     module_ast = whole if whole is not None else lambda: _parse(text)
-    ctx_args = dict(imports=imports, selection=selection, options=options or {}, module_ast=module_ast,
-                    module_head=tree)
+    ctx_args = dict(
+        imports=imports, selection=selection, options=options or {}, module_ast=module_ast, module_head=tree
+    )
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
     lines = python_lines(text)
@@ -107,7 +109,7 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
             continue  # already ported as part of an enclosing statement (see the fallback below)
         first, last, chunk_text, prefix, module = _parse_hot_chunk(lines, chunk)
         ctx = PortContext(line_offset=first - 1 - (1 if prefix else 0), findings=findings, **ctx_args)
-        new_code = _keep_final_cr(chunk_text, run_transformers(module, ctx, classes).code[len(prefix):])
+        new_code = _keep_final_cr(chunk_text, run_transformers(module, ctx, classes).code[len(prefix) :])
         uses_npu |= ctx.uses_npu
         uses_torch_npu_name |= ctx.uses_torch_npu_name
         if new_code != chunk_text:
@@ -136,7 +138,7 @@ def _parse_hot_chunk(lines: list[str], chunk: Chunk) -> tuple[int, int, str, str
     """The span (first, last) that ``chunk`` ports, its text, the prefix that wraps an indented chunk (empty for a
     top-level one) and the parsed LibCST module (of the wrapped text)."""
     first, last = chunk.first, chunk.last
-    chunk_text = "".join(lines[first - 1:last])
+    chunk_text = "".join(lines[first - 1 : last])
     parse_text, prefix = wrap(chunk_text) if chunk.nested else (chunk_text, "")
     try:
         return first, last, chunk_text, prefix, cst.parse_module(parse_text)
@@ -145,7 +147,7 @@ def _parse_hot_chunk(lines: list[str], chunk: Chunk) -> tuple[int, int, str, str
             raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
     # A statement that only parses with its context: take the whole top-level statement instead.
     first, last = chunk.top
-    chunk_text = "".join(lines[first - 1:last])
+    chunk_text = "".join(lines[first - 1 : last])
     return first, last, chunk_text, "", _parse_chunk(chunk_text, first)
 
 
@@ -222,7 +224,7 @@ def _indentation(code: str) -> str:
     for line in code.splitlines():
         stripped = line.lstrip()
         if stripped and not stripped.startswith("#"):
-            return line[:len(line) - len(stripped)]
+            return line[: len(line) - len(stripped)]
     return ""
 
 
@@ -242,8 +244,11 @@ def _parse_chunk(text: str, first: int) -> cst.Module:
         raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
 
 
-def port_module(module: cst.Module, selection: Selection, options: Mapping[str, str] | None = None,
-                ) -> tuple[cst.Module, list[Finding]]:
+def port_module(
+    module: cst.Module,
+    selection: Selection,
+    options: Mapping[str, str] | None = None,
+) -> tuple[cst.Module, list[Finding]]:
     """Port a whole parsed module (LibCST's runner and the fallback path)."""
     classes = active_transformers(selection)
     tree = _parse(module.code)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import configparser
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -52,8 +52,7 @@ class _SetupLists(cst.CSTVisitor):
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
-                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
-                            else [small.target]
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                         for target in targets:
                             if isinstance(target, cst.Name):
                                 self.assignments[target.value] = (small.value, statement)
@@ -68,8 +67,9 @@ class _SetupLists(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) \
-            else None
+        name = (
+            func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        )
         if name != "setup" or not self._statement:
             return
         for arg in node.args:
@@ -95,8 +95,12 @@ class _SetupLists(cst.CSTVisitor):
 
 
 def _list_values(node: cst.List | cst.Tuple) -> list[str | None]:
-    return [e.value.evaluated_value if isinstance(e.value, cst.SimpleString)
-            and isinstance(e.value.evaluated_value, str) else None for e in node.elements]
+    return [
+        e.value.evaluated_value
+        if isinstance(e.value, cst.SimpleString) and isinstance(e.value.evaluated_value, str)
+        else None
+        for e in node.elements
+    ]
 
 
 def _find_lists(text: str) -> list[tuple[str, cst.List | cst.Tuple, cst.CSTNode, dict]]:
@@ -139,8 +143,10 @@ def port_setup_requirements(text: str, selection: Selection) -> TextPort:
         actual = [[v for v in _list_values(node) if v is not None] for _, node, _, _ in _find_lists(new_text)]
         wanted = [change.apply(values) if change else values for values, change in expected]
         if actual != wanted:
-            raise PortError("internal error: the edited setup.py would not hold the intended requirement lists; "
-                            "the file is left unchanged")
+            raise PortError(
+                "internal error: the edited setup.py would not hold the intended requirement lists; "
+                "the file is left unchanged"
+            )
     return port
 
 
@@ -254,8 +260,13 @@ def port_setup_cfg(text: str, selection: Selection) -> TextPort:
         entries = []
         for i in value.lines:
             line = lines[i].rstrip("\r\n")
-            body = line.split("=", 1)[1] if i == value.key_line and "=" in line else \
-                line.split(":", 1)[1] if i == value.key_line else line
+            body = (
+                line.split("=", 1)[1]
+                if i == value.key_line and "=" in line
+                else line.split(":", 1)[1]
+                if i == value.key_line
+                else line
+            )
             lead = len(line) - len(body)
             req_text = body.strip()
             entries.append((i, offsets[i] + lead + (len(body) - len(body.lstrip())), req_text))
@@ -264,8 +275,10 @@ def port_setup_cfg(text: str, selection: Selection) -> TextPort:
         _edit_cfg_value(port, value, entries, lines, offsets, newline, expected.get(key))
     new_text = port.result()
     if new_text is not None and _read_cfg(new_text) != expected:
-        raise PortError("internal error: the edited setup.cfg would not hold the intended requirement lists; "
-                        "the file is left unchanged")
+        raise PortError(
+            "internal error: the edited setup.cfg would not hold the intended requirement lists; "
+            "the file is left unchanged"
+        )
     return port
 
 
@@ -278,8 +291,15 @@ def _edit_cfg_value(port, value, entries, lines, offsets, newline, expected: lis
     _add_cfg_torch_npu(port, value, entries, requirements, lines, offsets, newline, expected)
 
 
-def _edit_cfg_requirement(port: TextPort, value: _CfgValue, entry: tuple[int, int, str], lines: list[str],
-                          offsets: list[int], newline: str, expected: list[str] | None) -> Requirement | None:
+def _edit_cfg_requirement(
+    port: TextPort,
+    value: _CfgValue,
+    entry: tuple[int, int, str],
+    lines: list[str],
+    offsets: list[int],
+    newline: str,
+    expected: list[str] | None,
+) -> Requirement | None:
     """Comment out a CUDA-only requirement or rename triton (keeping ``expected`` in step); the parsed requirement."""
     i, start, req_text = entry
     req = parse_requirement(req_text)
@@ -293,33 +313,45 @@ def _edit_cfg_requirement(port: TextPort, value: _CfgValue, entry: tuple[int, in
         note = f"# removed by ascend-port {CUDA_ONLY_DEPENDENCY.id}: {found.reason}"
         if on_key_line:
             cut = _blanks_before(lines, offsets, i, start)  # no trailing blanks after the emptied `key =`
-            edits = [Edit(cut, start + len(req_text), ""),
-                     Edit(offsets[i], offsets[i], f"# {req_text}  {note}{newline}")]
+            edits = [
+                Edit(cut, start + len(req_text), ""),
+                Edit(offsets[i], offsets[i], f"# {req_text}  {note}{newline}"),
+            ]
         else:
             edits = [Edit(start, start, "# "), Edit(start + len(req_text), start + len(req_text), f"  {note}")]
-        if port.fix(found.rule, start, edits, f"{req.name} removed from {value.key}: {found.reason}") \
-                and expected is not None:
+        if (
+            port.fix(found.rule, start, edits, f"{req.name} removed from {value.key}: {found.reason}")
+            and expected is not None
+        ):
             expected.remove(req_text)
     elif found.rule is TRITON_ASCEND_DEPENDENCY:
         new_req = found.new_requirement + req.marker
-        pad = "" if on_key_line else lines[i][:len(lines[i]) - len(lines[i].lstrip(" \t"))]
-        edits = [Edit(start + req.name_start, start + req.spec_end, found.new_requirement),
-                 Edit(offsets[i], offsets[i],
-                      f"{pad}# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}{newline}")]
+        pad = "" if on_key_line else lines[i][: len(lines[i]) - len(lines[i].lstrip(" \t"))]
+        edits = [
+            Edit(start + req.name_start, start + req.spec_end, found.new_requirement),
+            Edit(offsets[i], offsets[i], f"{pad}# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}{newline}"),
+        ]
         if port.fix(found.rule, start, edits, f"triton -> triton-ascend in {value.key}") and expected is not None:
             expected[expected.index(req_text)] = new_req
     return req
 
 
-def _add_cfg_torch_npu(port: TextPort, value: _CfgValue, entries: list[tuple[int, int, str]],
-                       requirements: list[Requirement | None], lines: list[str], offsets: list[int], newline: str,
-                       expected: list[str] | None) -> None:
+def _add_cfg_torch_npu(
+    port: TextPort,
+    value: _CfgValue,
+    entries: list[tuple[int, int, str]],
+    requirements: list[Requirement | None],
+    lines: list[str],
+    offsets: list[int],
+    newline: str,
+    expected: list[str] | None,
+) -> None:
     """NPU602: torch-npu on a line after torch's, with the indent of the value's other lines (four spaces if none)."""
     key_indent = "    "
     continuation = [i for i in value.lines if i != value.key_line]
     if continuation:
         first = lines[continuation[0]]
-        key_indent = first[:len(first) - len(first.lstrip(" \t"))]
+        key_indent = first[: len(first) - len(first.lstrip(" \t"))]
     parsed = [r for r in requirements if r is not None]
     placed = torch_npu_verdict(parsed) if port.enabled(TORCH_NPU_DEPENDENCY) else None
     if placed is None:
@@ -339,8 +371,10 @@ def _add_cfg_torch_npu(port: TextPort, value: _CfgValue, entries: list[tuple[int
         edit = Edit(cut, end, f"{newline}{key_indent}{req_text}{newline}{key_indent}{new_req}")
     else:
         edit = Edit(end, end, f"{newline}{key_indent}{new_req}")
-    if port.fix(TORCH_NPU_DEPENDENCY, start, [edit], f"{new_req} added to {value.key} ({found.reason})") \
-            and expected is not None:
+    if (
+        port.fix(TORCH_NPU_DEPENDENCY, start, [edit], f"{new_req} added to {value.key} ({found.reason})")
+        and expected is not None
+    ):
         expected.insert(expected.index(req_text) + 1, new_req)
 
 
@@ -357,4 +391,3 @@ class SetupCfgHandler:
         source = decode_text(data)
         port = port_setup_cfg(source.text, selection)
         return Ported(source, port.result(), port.findings)
-

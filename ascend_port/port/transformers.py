@@ -15,10 +15,18 @@ from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTrans
 
 # KernelTransformer turns some import statements into try statements, which ends the other transformers' handling
 # of that node: it goes last.
-TRANSFORMERS: tuple[type[PortTransformer], ...] = (DeviceTransformer, DistributedTransformer,
-                                                   PrecisionCallTransformer, PrecisionTransformer,
-                                                   LibraryTransformer, CompileTransformer, AttentionTransformer,
-                                                   NormTransformer, ApexNormTransformer, UnusedImportTransformer,
-                                                   KernelTransformer)
+TRANSFORMERS: tuple[type[PortTransformer], ...] = (
+    DeviceTransformer,
+    DistributedTransformer,
+    PrecisionCallTransformer,
+    PrecisionTransformer,
+    LibraryTransformer,
+    CompileTransformer,
+    AttentionTransformer,
+    NormTransformer,
+    ApexNormTransformer,
+    UnusedImportTransformer,
+    KernelTransformer,
+)
 
 __all__ = ["TRANSFORMERS", "PortContext", "PortTransformer", "run_transformers"]

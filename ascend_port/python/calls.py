@@ -4,7 +4,7 @@ and the commas between arguments after a rewrite changed them."""
 from __future__ import annotations
 
 import ast
-from typing import Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -51,8 +51,9 @@ def bind(call: cst.Call, params: Sequence[str], extra: Sequence[str]) -> tuple[d
         else:
             problems.append(f"argument {arg.keyword.value} is unknown")
     if positional > len(params):
-        problems.insert(0, f"positional arguments after `{params[-1]}` changed meaning between releases (pass them "
-                           "by keyword)")
+        problems.insert(
+            0, f"positional arguments after `{params[-1]}` changed meaning between releases (pass them by keyword)"
+        )
     return bound, problems
 
 
@@ -61,8 +62,11 @@ def finish_args(updated: cst.Call, args: list[cst.Arg]) -> list[cst.Arg]:
     gets the call's trailing comma (if it had one), the others the comma that separated its arguments."""
     old = updated.args
     trailing = old[-1].comma if old and isinstance(old[-1].comma, cst.Comma) else None
-    inner = old[-2].comma if len(old) >= 2 and isinstance(old[-2].comma, cst.Comma) else \
-        cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    inner = (
+        old[-2].comma
+        if len(old) >= 2 and isinstance(old[-2].comma, cst.Comma)
+        else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    )
     out: list[cst.Arg] = []
     for i, a in enumerate(args):
         if i == len(args) - 1:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ascend_port.core.sources import line_offsets, python_lines
 from ascend_port.python.names import ImportIndex
@@ -47,12 +47,12 @@ def _alone_on_its_lines(node: ast.stmt, lines: Sequence[str]) -> bool:
     """True when nothing but indentation precedes the statement and nothing but a comment follows it."""
     decorators = getattr(node, "decorator_list", ())
     start = decorators[0] if decorators else node
-    head = lines[start.lineno - 1].encode("utf-8")[:start.col_offset].strip()
+    head = lines[start.lineno - 1].encode("utf-8")[: start.col_offset].strip()
     if head not in ((b"@",) if decorators else (b"",)):
         return False
     if lines[start.lineno - 1].lstrip().startswith("elif"):
         return False  # an `elif` is an If in the AST but not a statement of its own
-    tail = lines[(node.end_lineno or node.lineno) - 1].encode("utf-8")[node.end_col_offset or 0:].strip()
+    tail = lines[(node.end_lineno or node.lineno) - 1].encode("utf-8")[node.end_col_offset or 0 :].strip()
     return not tail or tail.startswith(b"#")
 
 
@@ -63,8 +63,12 @@ def _with_comments_above(first: int, floor: int, lines: Sequence[str]) -> int:
     return first
 
 
-def _enclosing(stmts: Sequence[ast.stmt], line: int, lines: Sequence[str], floor: int,
-               ) -> list[tuple[ast.stmt, tuple[int, int] | None]]:
+def _enclosing(
+    stmts: Sequence[ast.stmt],
+    line: int,
+    lines: Sequence[str],
+    floor: int,
+) -> list[tuple[ast.stmt, tuple[int, int] | None]]:
     """The statements that contain ``line``, outermost first, each with its span (comments above included) or None
     when it cannot be parsed on its own: an `elif`, a statement that shares a line with another (its chunk is then
     its parent)."""
@@ -98,8 +102,9 @@ def top_spans(lines: Sequence[str], tree: ast.Module) -> list[tuple[int, int]]:
     return spans
 
 
-def hot_chunks(lines: Sequence[str], tree: ast.Module, matches: Sequence[tuple[int, Scope]],
-               imports: ImportIndex) -> list[Chunk]:
+def hot_chunks(
+    lines: Sequence[str], tree: ast.Module, matches: Sequence[tuple[int, Scope]], imports: ImportIndex
+) -> list[Chunk]:
     """The chunks to parse for the trigger ``matches`` (start offset, scope), in order, none inside another."""
     spans = top_spans(lines, tree)
     starts = [s for s, _ in spans]
@@ -130,8 +135,15 @@ def hot_chunks(lines: Sequence[str], tree: ast.Module, matches: Sequence[tuple[i
     return chunks
 
 
-def _span(members: Sequence[ast.stmt], top: tuple[int, int], line: int, column: int, lines: Sequence[str],
-          scope: Scope, imports: ImportIndex) -> tuple[int, int] | None:
+def _span(
+    members: Sequence[ast.stmt],
+    top: tuple[int, int],
+    line: int,
+    column: int,
+    lines: Sequence[str],
+    scope: Scope,
+    imports: ImportIndex,
+) -> tuple[int, int] | None:
     """The lines the match at ``line``, ``column`` needs parsed (within the top-level span ``top``), or None."""
     if len(members) != 1:
         return top  # top-level statements that share a line are parsed together
@@ -145,7 +157,7 @@ def _span(members: Sequence[ast.stmt], top: tuple[int, int], line: int, column: 
     index = next(i for i, (node, _) in enumerate(path) if node is chosen)
     # the chosen statement, or the innermost of its parents that parses on its own (an `elif` does not, but the
     # statements in its block do)
-    return next(span for _, span in reversed(path[:index + 1]) if span is not None)
+    return next(span for _, span in reversed(path[: index + 1]) if span is not None)
 
 
 def _inert(node: ast.stmt, line: int, column: int, lines: Sequence[str]) -> bool:
@@ -157,7 +169,7 @@ def _inert(node: ast.stmt, line: int, column: int, lines: Sequence[str]) -> bool
         return False
     text = lines[line - 1].encode("utf-8")
     at = len(lines[line - 1][:column].encode("utf-8"))  # ast counts columns in bytes
-    return at >= node.end_col_offset and text[node.end_col_offset:].lstrip().startswith(b"#")
+    return at >= node.end_col_offset and text[node.end_col_offset :].lstrip().startswith(b"#")
 
 
 @dataclass(frozen=True)
@@ -180,7 +192,7 @@ def splice(lines: Sequence[str], splices: Sequence[Splice]) -> str:
     pieces: list[str] = []
     done = 0  # lines[:done] are in pieces
     for s in splices:
-        pieces += [*lines[done:s.first - 1], s.new_code]
+        pieces += [*lines[done : s.first - 1], s.new_code]
         done = s.last
     pieces += lines[done:]
     return "".join(pieces)

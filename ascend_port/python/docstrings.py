@@ -13,7 +13,7 @@ a line that also holds a comment sign, another quote character or a backslash be
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _DELIMITER = re.compile(r'"""|\'\'\'')
 
@@ -45,7 +45,7 @@ def _plain_delimiter_line(text: str, start: int) -> bool:
     before a delimiter: there the delimiters can only open and close strings."""
     end = min(i for i in (text.find("\n", start), text.find("\r", start), len(text)) if i >= 0)
     line = text[start:end]
-    if "#" in line or "\\\"\"\"" in line or "\\'''" in line:
+    if "#" in line or '\\"""' in line or "\\'''" in line:
         return False
     rest = _DELIMITER.sub("", line)
     return '"' not in rest and "'" not in rest

@@ -8,8 +8,8 @@ syntactic part, after its leading comment lines) begins, gives the same start li
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -35,8 +35,9 @@ class _LineCounter(CodegenState):
         self.starts[id(node)] = self.line
 
     @contextmanager
-    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
-                                  end_node: cst.CSTNode | None = None) -> Iterator[None]:
+    def record_syntactic_position(
+        self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None
+    ) -> Iterator[None]:
         line = self.line
         yield
         self.starts[id(node)] = self.starts[id(start_node)] if start_node is not None else line

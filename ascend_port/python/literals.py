@@ -12,8 +12,8 @@ what each fragment run over the whole text would find.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Sequence
 
 from ascend_port.python.scopes import Trigger
 
@@ -171,8 +171,10 @@ class TriggerFilter:
     line are dropped: no rule rewrites a comment, and a file with no other match is not even parsed."""
 
     def __init__(self, triggers: Iterable[Trigger]) -> None:
-        self._fragments = [_Fragment(t.scope, re.compile(t.pattern), required_strings(t.pattern),
-                                     line_local(t.pattern), t.also) for t in triggers]
+        self._fragments = [
+            _Fragment(t.scope, re.compile(t.pattern), required_strings(t.pattern), line_local(t.pattern), t.also)
+            for t in triggers
+        ]
         strings = {s for f in self._fragments for s in (*(f.strings or ()), *f.also)}
         # the shorter strings each one contains ("cuda" in "cudagraph"): where they are absent, so is it
         self._inside = {s: [p for p in strings if p != s and p in s] for s in strings}
@@ -203,8 +205,9 @@ class TriggerFilter:
         """Each string is looked for once per text, and not at all when a string it contains is absent."""
         hit = present.get(string)
         if hit is None:
-            hit = present[string] = all(self._contains(p, lowered, present) for p in self._inside[string]) \
-                and string in lowered
+            hit = present[string] = (
+                all(self._contains(p, lowered, present) for p in self._inside[string]) and string in lowered
+            )
         return hit
 
 

@@ -38,7 +38,7 @@ class ImportIndex:
     aliases: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_ast(cls, tree: ast.AST) -> "ImportIndex":
+    def from_ast(cls, tree: ast.AST) -> ImportIndex:
         index = cls()
         for node in _walk_statements(tree):
             if isinstance(node, ast.Import):
@@ -55,7 +55,7 @@ class ImportIndex:
         return index
 
     @classmethod
-    def from_cst(cls, module: cst.Module) -> "ImportIndex":
+    def from_cst(cls, module: cst.Module) -> ImportIndex:
         """The same table from a LibCST tree, for code that Python's ``ast`` of this interpreter cannot parse."""
         index = cls()
         for node in _walk_imports(module):

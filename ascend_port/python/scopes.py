@@ -14,8 +14,8 @@ name defined outside the chunk reads the module's ``ast`` (``PortContext.module(
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from ascend_port.python.names import ImportIndex
 
@@ -42,16 +42,20 @@ def enclosing(path: Sequence[ast.stmt], *types: type[ast.stmt]) -> ast.stmt | No
 
 def innermost(*types: type[ast.stmt], otherwise: Scope = top) -> Scope:
     """The innermost enclosing statement of one of ``types``; ``otherwise`` when there is none."""
+
     def scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
         return enclosing(path, *types) or otherwise(path, imports)
+
     scope.__qualname__ = f"innermost({', '.join(t.__name__ for t in types)})"
     return scope
 
 
 def outermost(*types: type[ast.stmt], otherwise: Scope = top) -> Scope:
     """The outermost enclosing statement of one of ``types``; ``otherwise`` when there is none."""
+
     def scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
         return next((node for node in path if isinstance(node, types)), None) or otherwise(path, imports)
+
     scope.__qualname__ = f"outermost({', '.join(t.__name__ for t in types)})"
     return scope
 
@@ -64,9 +68,11 @@ def nothing(path: Sequence[ast.stmt], imports: ImportIndex) -> None:
 def imported(*modules: str, then: Scope = statement) -> Scope:
     """``then`` in a module that imports from one of ``modules``, else nothing: for a trigger that is a bare name
     (``graph``), which can only mean theirs through such an import (the dotted form has a trigger of its own)."""
+
     def scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
         found = any(target == m or target.startswith(m + ".") for target in imports.aliases.values() for m in modules)
         return then(path, imports) if found else None
+
     scope.__qualname__ = f"imported({', '.join(modules)})"
     return scope
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Callable, ClassVar, Mapping, Sequence
+from functools import cache
+from typing import ClassVar
 
 import libcst as cst
 
@@ -141,7 +142,7 @@ _LEAVE = re.compile(r"^leave_([A-Z][A-Za-z]*)$")
 _ATTRIBUTE_HOOK = re.compile(r"^(?:visit|leave)_[A-Z][A-Za-z]*_\w+$")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hooks(cls: type) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """(node type, method name) of the visit_*/leave_* methods ``cls`` overrides. Computed once per class: dir() of
     a CSTTransformer lists hundreds of names, and a composite is built for every chunk of every file."""
@@ -209,9 +210,7 @@ class CompositeTransformer(cst.CSTTransformer):
         existing = {line.comment.value for line in updated.leading_lines if line.comment}
         if original is self._first_statement:
             existing |= self._header_comments
-        new_lines = [
-            cst.EmptyLine(indent=True, comment=cst.Comment(text)) for text in todos if text not in existing
-        ]
+        new_lines = [cst.EmptyLine(indent=True, comment=cst.Comment(text)) for text in todos if text not in existing]
         if not new_lines:
             return updated
         return updated.with_changes(leading_lines=[*updated.leading_lines, *new_lines])

@@ -8,15 +8,19 @@ For the git workflow: ``write_assessment(result, folder, old=...)`` writes ``ass
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ascend_port.run.engine import RunResult
 
 FORMATS = ("text", "md", "json", "sarif", "csv", "github")
 _MODULES = {"md": "markdown", "json": "json_report", "sarif": "sarif", "csv": "csv_report", "github": "github"}
-ASSESSMENT_FILES = {"md": "assessment.md", "json": "assessment.json", "sarif": "assessment.sarif",
-                    "csv": "change_list.csv"}
+ASSESSMENT_FILES = {
+    "md": "assessment.md",
+    "json": "assessment.json",
+    "sarif": "assessment.sarif",
+    "csv": "change_list.csv",
+}
 
 
 def render(result: RunResult, fmt: str, old: Mapping[str, bytes] | None = None) -> str:

@@ -22,8 +22,17 @@ def rows(report: Report) -> list[tuple[str, int, int, str, str, str, str]]:
     for p in report.placed:
         if p.edit is not None:
             explained.add(id(p.edit))
-            out.append((p.path, p.edit.start_line, p.edit.last_line, p.edit.operation, p.finding.message, p.rule.id,
-                        p.rule.confidence.label))
+            out.append(
+                (
+                    p.path,
+                    p.edit.start_line,
+                    p.edit.last_line,
+                    p.edit.operation,
+                    p.finding.message,
+                    p.rule.id,
+                    p.rule.confidence.label,
+                )
+            )
         else:
             out.append((p.path, p.line, p.line, "REPORT", p.finding.message, p.rule.id, p.rule.confidence.label))
     for edit in report.edits:

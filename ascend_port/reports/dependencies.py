@@ -11,9 +11,9 @@ import ast
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from ascend_port.core.findings import FileResult
 from ascend_port.reports.packages import (
@@ -38,8 +38,9 @@ class Dependency:
     imported: bool = False  # some scanned module imports it (a requirement alone is the port's business: NPU6xx)
 
 
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b|import[ \t]+([A-Za-z_][\w., \t]*))",
-                     re.MULTILINE)
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b|import[ \t]+([A-Za-z_][\w., \t]*))", re.MULTILINE
+)
 
 
 def _top_level_imports(text: str) -> set[str]:
@@ -138,11 +139,29 @@ def dependencies(files: list[FileResult], texts: Mapping[str, bytes]) -> list[De
     for name, where in sources.items():
         package = lookup(name)
         if package is None:
-            out.append(Dependency(name, NOT_APPLICABLE, "", "not in ascend-port's package table: check it has no "
-                                  "CUDA-only code", False, list(dict.fromkeys(where)), name in imported))
+            out.append(
+                Dependency(
+                    name,
+                    NOT_APPLICABLE,
+                    "",
+                    "not in ascend-port's package table: check it has no CUDA-only code",
+                    False,
+                    list(dict.fromkeys(where)),
+                    name in imported,
+                )
+            )
         else:
-            out.append(Dependency(name, package.status, package.replacement, package.note, True,
-                                  list(dict.fromkeys(where)), name in imported))
+            out.append(
+                Dependency(
+                    name,
+                    package.status,
+                    package.replacement,
+                    package.note,
+                    True,
+                    list(dict.fromkeys(where)),
+                    name in imported,
+                )
+            )
     order = {UNSUPPORTED: 0, REPLACE: 1, COMPATIBLE: 2, NOT_APPLICABLE: 3}
     assert set(order) == set(STATUSES)
     return sorted(out, key=lambda d: (order[d.status], not d.known, d.name))

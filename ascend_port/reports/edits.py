@@ -114,10 +114,17 @@ def file_edits(file: FileResult, old: bytes) -> tuple[list[ReportEdit], dict[int
             if part.old_end == len(old_lines) and part.old_end and not old_lines[-1].endswith(b"\n"):
                 last = old_lines[-1].decode(encoding, errors="replace").lstrip("\ufeff")
                 end_line, end_column = part.old_end, len(last) + 1
-            edit = ReportEdit(file.path, part.old_start, part.old_end,
-                        b"".join(old_lines[part.old_start:part.old_end]).decode(encoding, errors="replace"),
-                        b"".join(new_lines[part.new_start:part.new_end]).decode(encoding, errors="replace"),
-                        part.new_end - part.new_start, end_line, end_column, findings)
+            edit = ReportEdit(
+                file.path,
+                part.old_start,
+                part.old_end,
+                b"".join(old_lines[part.old_start : part.old_end]).decode(encoding, errors="replace"),
+                b"".join(new_lines[part.new_start : part.new_end]).decode(encoding, errors="replace"),
+                part.new_end - part.new_start,
+                end_line,
+                end_column,
+                findings,
+            )
             edits.append(edit)
             for finding in findings:
                 by_finding[id(finding)] = edit

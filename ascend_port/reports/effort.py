@@ -57,11 +57,14 @@ def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, l
     manual = sum(line.hours for line in lines if not line.item.startswith("rewrite-"))
     reasons: list[str] = []
     if counts.get("cuda-kernel"):
-        reasons.append(_n(counts["cuda-kernel"], "CUDA C++ kernel", "CUDA C++ kernels")
-                       + " to rewrite as Ascend C operators")
+        reasons.append(
+            _n(counts["cuda-kernel"], "CUDA C++ kernel", "CUDA C++ kernels") + " to rewrite as Ascend C operators"
+        )
     if counts.get("dependency-unsupported"):
-        reasons.append(_n(counts["dependency-unsupported"], "imported dependency", "imported dependencies")
-                       + " with no Ascend counterpart")
+        reasons.append(
+            _n(counts["dependency-unsupported"], "imported dependency", "imported dependencies")
+            + " with no Ascend counterpart"
+        )
     if manual > HARD_HOURS:
         reasons.append(f"{manual:g} h of manual work (more than {HARD_HOURS:g} h)")
     if reasons:

@@ -25,8 +25,10 @@ def render(report: Report) -> str:
     for p in report.placed:
         level = "notice" if p.role == "info" else LEVELS[p.rule.confidence]
         title = f"ascend-port {p.rule.id} {p.rule.name} ({p.rule.confidence.label})"
-        lines.append(f"::{level} file={_property(p.path)},line={p.line},title={_property(title)}::"
-                     f"{_data(f'{p.rule.id} {p.finding.message}')}")
+        lines.append(
+            f"::{level} file={_property(p.path)},line={p.line},title={_property(title)}::"
+            f"{_data(f'{p.rule.id} {p.finding.message}')}"
+        )
     for file in report.errors:
         lines.append(f"::error file={_property(file.path)},title=ascend-port::{_data(file.error or '')}")
     return "".join(line + "\n" for line in lines)

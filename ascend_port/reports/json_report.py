@@ -25,8 +25,12 @@ def _edit_id(edit: ReportEdit | None, ids: dict[int, int]) -> int | None:
 
 def _stats(s) -> dict[str, Any]:
     return {
-        "converted": s.converted, "unconverted": s.unconverted, "conversion_percent": s.conversion_percent,
-        "lines_total": s.lines_total, "lines_changed": s.lines_changed, "changed_percent": s.changed_percent,
+        "converted": s.converted,
+        "unconverted": s.unconverted,
+        "conversion_percent": s.conversion_percent,
+        "lines_total": s.lines_total,
+        "lines_changed": s.lines_changed,
+        "changed_percent": s.changed_percent,
     }
 
 
@@ -44,18 +48,39 @@ def document(report: Report) -> dict[str, Any]:
         "findings": _findings(report, ids),
         "edits": _edits(report),
         "dependencies": [
-            {"package": d.name, "status": d.status, "replacement": d.replacement, "note": d.note, "known": d.known,
-             "sources": d.sources}
+            {
+                "package": d.name,
+                "status": d.status,
+                "replacement": d.replacement,
+                "note": d.note,
+                "known": d.known,
+                "sources": d.sources,
+            }
             for d in report.dependencies
         ],
         "kernels": [
-            {"path": k.path, "line": k.line, "rule": k.rule.id, "kind": k.kind, "name": k.name, "lines": k.lines,
-             "kernels": k.kernels, "message": k.message}
+            {
+                "path": k.path,
+                "line": k.line,
+                "rule": k.rule.id,
+                "kind": k.kind,
+                "name": k.name,
+                "lines": k.lines,
+                "kernels": k.kernels,
+                "message": k.message,
+            }
             for k in report.kernels
         ],
         "risks": [
-            {"rule": r.rule.id, "name": r.rule.name, "pattern": r.pattern, "replacement": r.replacement,
-             "confidence": r.rule.confidence.label, "risk": r.risk, "count": r.count}
+            {
+                "rule": r.rule.id,
+                "name": r.rule.name,
+                "pattern": r.pattern,
+                "replacement": r.replacement,
+                "confidence": r.rule.confidence.label,
+                "risk": r.risk,
+                "count": r.count,
+            }
             for r in report.risks
         ],
         "rules": _rules(report),
@@ -72,8 +97,14 @@ def _summary(report: Report) -> dict[str, Any]:
         "reasons": report.reasons,
         "effort_hours": report.hours,
         "effort_basis": [
-            {"item": line.item, "count": line.count, "hours_each": line.hours_each, "hours": line.hours,
-             "why": line.why} for line in report.effort
+            {
+                "item": line.item,
+                "count": line.count,
+                "hours_each": line.hours_each,
+                "hours": line.hours,
+                "why": line.why,
+            }
+            for line in report.effort
         ],
         "hard_threshold_hours": effort_model.HARD_HOURS,
         "files_checked": sum(1 for f in report.files if not f.skipped),
@@ -91,8 +122,15 @@ def _domains(report: Report) -> list[dict[str, Any]]:
     for prefix, title in DOMAIN_TITLES.items():
         mine = [p for p in report.placed if p.rule.id.startswith(prefix)]
         counts = Counter(p.role for p in mine)
-        domains.append({"prefix": prefix, "title": title, "rewrites": counts["rewrite"], "manual": counts["manual"],
-                        "info": counts["info"]})
+        domains.append(
+            {
+                "prefix": prefix,
+                "title": title,
+                "rewrites": counts["rewrite"],
+                "manual": counts["manual"],
+                "info": counts["info"],
+            }
+        )
     return domains
 
 
@@ -100,9 +138,16 @@ def _findings(report: Report, ids: dict[int, int]) -> list[dict[str, Any]]:
     """The placed findings; ``edit`` is the index in ``edits`` of the edit that carries a finding out."""
     return [
         {
-            "path": p.path, "line": p.line, "rule": p.rule.id, "name": p.rule.name,
-            "confidence": p.rule.confidence.label, "domain": DOMAIN_TITLES[p.rule.id[:4]],
-            "kind": p.finding.kind, "role": p.role, "applied": p.finding.applied, "message": p.finding.message,
+            "path": p.path,
+            "line": p.line,
+            "rule": p.rule.id,
+            "name": p.rule.name,
+            "confidence": p.rule.confidence.label,
+            "domain": DOMAIN_TITLES[p.rule.id[:4]],
+            "kind": p.finding.kind,
+            "role": p.role,
+            "applied": p.finding.applied,
+            "message": p.finding.message,
             "edit": _edit_id(p.edit, ids),
         }
         for p in report.placed
@@ -112,8 +157,13 @@ def _findings(report: Report, ids: dict[int, int]) -> list[dict[str, Any]]:
 def _edits(report: Report) -> list[dict[str, Any]]:
     return [
         {
-            "id": index, "path": e.path, "operation": e.operation, "start_line": e.start_line,
-            "end_line": e.last_line, "old_text": e.old_text, "new_text": e.new_text,
+            "id": index,
+            "path": e.path,
+            "operation": e.operation,
+            "start_line": e.start_line,
+            "end_line": e.last_line,
+            "old_text": e.old_text,
+            "new_text": e.new_text,
             "rules": sorted({f.rule.id for f in e.findings}),
         }
         for index, e in enumerate(report.edits)
@@ -124,9 +174,16 @@ def _rules(report: Report) -> list[dict[str, Any]]:
     """The catalogue entries of the rules that found something."""
     fired = {p.rule.id for p in report.placed}
     return [
-        {"id": rule.id, "name": rule.name, "confidence": rule.confidence.label, "summary": rule.summary,
-         "pattern": pattern_and_replacement(rule)[0], "replacement": pattern_and_replacement(rule)[1]}
-        for rule in report.rules if rule.id in fired
+        {
+            "id": rule.id,
+            "name": rule.name,
+            "confidence": rule.confidence.label,
+            "summary": rule.summary,
+            "pattern": pattern_and_replacement(rule)[0],
+            "replacement": pattern_and_replacement(rule)[1],
+        }
+        for rule in report.rules
+        if rule.id in fired
     ]
 
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import ast
 import difflib
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from ascend_port import __version__
 from ascend_port.core.catalogue import DOMAIN_TABLE, DOMAINS, Confidence, Rule
@@ -198,12 +198,21 @@ def _kernels(placed: list[Placed], texts: Mapping[str, bytes]) -> list[Kernel]:
             from ascend_port.rules.cuda_sources import global_kernels
 
             found = global_kernels(text)
-            out.append(Kernel(p.path, p.line, p.rule, "cuda", ", ".join(dict.fromkeys(n for n, _ in found)),
-                              _line_count(data) if data is not None else None, len(found), p.finding.message,
-                              p.finding))
+            out.append(
+                Kernel(
+                    p.path,
+                    p.line,
+                    p.rule,
+                    "cuda",
+                    ", ".join(dict.fromkeys(n for n, _ in found)),
+                    _line_count(data) if data is not None else None,
+                    len(found),
+                    p.finding.message,
+                    p.finding,
+                )
+            )
             continue
-        function = _function_at(text, p.line) if p.path.endswith(".py") and p.rule.name.startswith("triton") \
-            else None
+        function = _function_at(text, p.line) if p.path.endswith(".py") and p.rule.name.startswith("triton") else None
         if function is not None:  # extension builds, CUDA-only libraries, apex: TODOs like any other
             out.append(Kernel(p.path, p.line, p.rule, "triton", *function, 1, p.finding.message, p.finding))
     return out
@@ -256,13 +265,17 @@ def _marked_line(rule: Rule, before: list[str], after: list[str]) -> str:
 def _first_change(before: list[str], after: list[str]) -> tuple[str, str] | None:
     """The first change from ``before`` to ``after`` that is not an import going with a later change: the old line
     and what it becomes; None when the example changes nothing."""
-    changes = [op for op in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
-               if op[0] != "equal"]
+    changes = [
+        op for op in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
     for n, (tag, i1, i2, j1, j2) in enumerate(changes):
         if tag == "replace" and (j2 - j1 == i2 - i1 or _similar(before[i1], after[j1])):
             return before[i1], after[j1]
-        if tag != "insert" and n + 1 < len(changes) and all(line.startswith(("import ", "from "))
-                                                             for line in before[i1:i2]):
+        if (
+            tag != "insert"
+            and n + 1 < len(changes)
+            and all(line.startswith(("import ", "from ")) for line in before[i1:i2])
+        ):
             continue  # imports that go with the change below
         # A replace here has more lines, and the first is new: an added line (`import torch_npu`), as an insert is.
         if tag in ("replace", "insert"):
@@ -360,5 +373,18 @@ def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
     counts = _effort_counts(placed, kernels, dependencies)
     lines = effort_model.effort(counts)
     verdict, reasons = effort_model.feasibility(counts, lines)
-    return Report(__version__, list(result.files), placed, edits, stats, total, dependencies, kernels,
-                  _risks(placed), lines, verdict, reasons, [r for r in all_rules() if not r.retired])
+    return Report(
+        __version__,
+        list(result.files),
+        placed,
+        edits,
+        stats,
+        total,
+        dependencies,
+        kernels,
+        _risks(placed),
+        lines,
+        verdict,
+        reasons,
+        [r for r in all_rules() if not r.retired],
+    )

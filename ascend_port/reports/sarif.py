@@ -83,14 +83,22 @@ def _artifact(path: str) -> dict[str, Any]:
 def _fix(edit: ReportEdit) -> dict[str, Any]:
     return {
         "description": {"text": "; ".join(dict.fromkeys(f"{f.rule.id}: {f.message}" for f in edit.findings))},
-        "artifactChanges": [{
-            "artifactLocation": _artifact(edit.path),
-            "replacements": [{
-                "deletedRegion": {"startLine": edit.old_start + 1, "startColumn": 1,
-                                  "endLine": edit.end_line, "endColumn": edit.end_column},
-                "insertedContent": {"text": edit.new_text},
-            }],
-        }],
+        "artifactChanges": [
+            {
+                "artifactLocation": _artifact(edit.path),
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "startLine": edit.old_start + 1,
+                            "startColumn": 1,
+                            "endLine": edit.end_line,
+                            "endColumn": edit.end_column,
+                        },
+                        "insertedContent": {"text": edit.new_text},
+                    }
+                ],
+            }
+        ],
     }
 
 
@@ -114,26 +122,34 @@ def document(report: Report) -> dict[str, Any]:
     rules += sorted({p.rule for p in report.placed if p.rule.id not in known}, key=lambda r: r.id)  # retired
     index = {rule.id: i for i, rule in enumerate(rules)}
     notifications = [
-        {"level": "error", "message": {"text": f"{file.path}: {file.error}"},
-         "locations": [{"physicalLocation": {"artifactLocation": _artifact(file.path)}}]}
+        {
+            "level": "error",
+            "message": {"text": f"{file.path}: {file.error}"},
+            "locations": [{"physicalLocation": {"artifactLocation": _artifact(file.path)}}],
+        }
         for file in report.errors
     ]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "ascend-port",
-                "version": report.version,
-                "semanticVersion": report.version,
-                "rules": [_descriptor(rule) for rule in rules],
-            }},
-            "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
-            "columnKind": "unicodeCodePoints",
-            "invocations": [{"executionSuccessful": not report.errors,
-                             "toolExecutionNotifications": notifications}],
-            "results": [_result(p, index) for p in report.placed],
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "ascend-port",
+                        "version": report.version,
+                        "semanticVersion": report.version,
+                        "rules": [_descriptor(rule) for rule in rules],
+                    }
+                },
+                "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
+                "columnKind": "unicodeCodePoints",
+                "invocations": [
+                    {"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications}
+                ],
+                "results": [_result(p, index) for p in report.placed],
+            }
+        ],
     }
 
 

@@ -15,8 +15,10 @@ COLOURS = {"high": "green", "medium": "yellow", "low": "red"}
 
 
 def print_text(result: RunResult, console: Console) -> None:
-    rows = sorted(((file.path, f) for file in result.files for f in file.findings),
-                  key=lambda row: (row[0], row[1].line, row[1].rule.id))
+    rows = sorted(
+        ((file.path, f) for file in result.files for f in file.findings),
+        key=lambda row: (row[0], row[1].line, row[1].rule.id),
+    )
     if not rows:
         return
     table = Table(show_edge=False, header_style="bold")
@@ -24,8 +26,9 @@ def print_text(result: RunResult, console: Console) -> None:
         table.add_column(column, overflow="fold")
     for path, f in rows:
         colour = COLOURS[f.confidence.label]
-        table.add_row(escape(f"{path}:{f.line}"), f.rule.id, f"[{colour}]{f.confidence.label}[/{colour}]",
-                      escape(f.message))
+        table.add_row(
+            escape(f"{path}:{f.line}"), f.rule.id, f"[{colour}]{f.confidence.label}[/{colour}]", escape(f.message)
+        )
     console.print(table)
     totals = Table(title="per domain", show_edge=False, header_style="bold")
     for column in ("domain", "rewrites", "TODOs"):

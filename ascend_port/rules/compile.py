@@ -18,7 +18,9 @@ from ascend_port.rules.device import TORCH_CUDA_UNSUPPORTED
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
 NVTX = rule(
-    "NPU700", "nvtx-to-mstx", HIGH,
+    "NPU700",
+    "nvtx-to-mstx",
+    HIGH,
     "`torch.cuda.nvtx.range_push/range_pop/mark/range_start/range_end/range` -> `torch_npu.npu.mstx` "
     "(`range` -> `annotate`).",
     """
@@ -41,7 +43,9 @@ NVTX = rule(
     """,
 )
 CUDA_GRAPHS = rule(
-    "NPU701", "cuda-graphs", MEDIUM,
+    "NPU701",
+    "cuda-graphs",
+    MEDIUM,
     "`torch.cuda.CUDAGraph/graph/make_graphed_callables/graph_pool_handle/is_current_stream_capturing` -> the "
     "`torch.npu` graph API (inference only).",
     """
@@ -64,8 +68,10 @@ CUDA_GRAPHS = rule(
     """,
 )
 COMPILE_BACKEND = rule(
-    "NPU702", "compile-npugraphs", MEDIUM,
-    "`torch.compile(backend=\"cudagraphs\")` -> `backend=\"npugraphs\"`.",
+    "NPU702",
+    "compile-npugraphs",
+    MEDIUM,
+    '`torch.compile(backend="cudagraphs")` -> `backend="npugraphs"`.',
     """
     torch_npu registers the `npugraphs` dynamo backend (ACL graph capture and replay), the NPU counterpart of
     `cudagraphs`; `torch._dynamo.optimize("cudagraphs")` is rewritten too. Like CUDA graphs, it suits inference
@@ -80,7 +86,9 @@ COMPILE_BACKEND = rule(
     """,
 )
 COMPILE_SETTINGS = rule(
-    "NPU703", "compile-cuda-settings", LOW,
+    "NPU703",
+    "compile-cuda-settings",
+    LOW,
     "`torch.compile` settings that assume inductor on CUDA (max-autotune, TensorRT backends, CUDA inductor "
     "options): TODO.",
     """
@@ -100,7 +108,9 @@ COMPILE_SETTINGS = rule(
     """,
 )
 PROFILER = rule(
-    "NPU704", "profiler-npu", HIGH,
+    "NPU704",
+    "profiler-npu",
+    HIGH,
     "`torch.profiler` profile/schedule/tensorboard_trace_handler/ProfilerActivity/ProfilerAction -> "
     "`torch_npu.profiler`, `ProfilerActivity.CUDA` -> `.NPU`.",
     """
@@ -121,7 +131,9 @@ PROFILER = rule(
     """,
 )
 PROFILER_RESULTS = rule(
-    "NPU705", "profiler-results", LOW,
+    "NPU705",
+    "profiler-results",
+    LOW,
     "`prof.key_averages()`: torch_npu's profiler has none; TODO to read the results from its trace.",
     """
     `torch_npu.profiler.profile` (see NPU704) writes its results to disk and has no `key_averages()` or
@@ -138,12 +150,29 @@ PROFILER_RESULTS = rule(
     """,
 )
 
-NVTX_NAMES = {"range_push": "range_push", "range_pop": "range_pop", "mark": "mark", "range_start": "range_start",
-              "range_end": "range_end", "range": "annotate"}
-GRAPH_NAMES = {"CUDAGraph": "NPUGraph", "graph": "graph", "make_graphed_callables": "make_graphed_callables",
-               "graph_pool_handle": "graph_pool_handle", "is_current_stream_capturing": "is_current_stream_capturing"}
-PROFILER_NAMES = {"profile", "schedule", "tensorboard_trace_handler", "ProfilerActivity", "ProfilerAction",
-                  "supported_activities"}
+NVTX_NAMES = {
+    "range_push": "range_push",
+    "range_pop": "range_pop",
+    "mark": "mark",
+    "range_start": "range_start",
+    "range_end": "range_end",
+    "range": "annotate",
+}
+GRAPH_NAMES = {
+    "CUDAGraph": "NPUGraph",
+    "graph": "graph",
+    "make_graphed_callables": "make_graphed_callables",
+    "graph_pool_handle": "graph_pool_handle",
+    "is_current_stream_capturing": "is_current_stream_capturing",
+}
+PROFILER_NAMES = {
+    "profile",
+    "schedule",
+    "tensorboard_trace_handler",
+    "ProfilerActivity",
+    "ProfilerAction",
+    "supported_activities",
+}
 # torch's own enum has no NPU member: only torch.profiler's, which NPU704 turns into torch_npu's, is renamed.
 PROFILER_ACTIVITY = {"torch.profiler.ProfilerActivity"}
 CUDA_ONLY_BACKENDS = {"tensorrt", "torch_tensorrt", "cudagraphs_inner"}
@@ -171,13 +200,22 @@ class CompileTransformer(PortTransformer):
     """NPU700-NPU705."""
 
     # The graph names are bare names from `from torch.cuda import ...` (`torch.cuda.graph` has the device trigger).
-    TRIGGERS = (r"nvtx", r"CUDAGraph", Trigger(r"\bgraph\b|graphed_callables|graph_pool_handle|stream_capturing",
-                                               imported("torch.cuda"), also=("torch.cuda",)),
-                # NPU702/703's settings: "cudagraphs" backends and options have the device trigger, "tensorrt" the
-                # library rule's; the CUDA-tuned modes and options name max-autotune
-                r"max[-_]autotune",
-                r"profiler", r"ProfilerActivity", r"key_averages",
-                Trigger(r"\.CUDA\b", also=("profiler",)))  # `ProfilerActivity.CUDA` through an alias
+    TRIGGERS = (
+        r"nvtx",
+        r"CUDAGraph",
+        Trigger(
+            r"\bgraph\b|graphed_callables|graph_pool_handle|stream_capturing",
+            imported("torch.cuda"),
+            also=("torch.cuda",),
+        ),
+        # NPU702/703's settings: "cudagraphs" backends and options have the device trigger, "tensorrt" the
+        # library rule's; the CUDA-tuned modes and options name max-autotune
+        r"max[-_]autotune",
+        r"profiler",
+        r"ProfilerActivity",
+        r"key_averages",
+        Trigger(r"\.CUDA\b", also=("profiler",)),
+    )  # `ProfilerActivity.CUDA` through an alias
     RULES = (NVTX, CUDA_GRAPHS, COMPILE_BACKEND, COMPILE_SETTINGS, PROFILER, PROFILER_RESULTS)
 
     def __init__(self, ctx) -> None:
@@ -211,48 +249,94 @@ class CompileTransformer(PortTransformer):
         if len(parts) == 3 and qualified.startswith("torch.cuda.") and parts[2] in GRAPH_NAMES:
             return self._graph(original, updated, parts[2])
         if len(parts) == 3 and qualified.startswith("torch.profiler.") and parts[2] in self._profiler_names:
-            return self.fix(PROFILER, original, build_dotted(f"torch_npu.profiler.{parts[2]}"),
-                            f"{qualified} -> torch_npu.profiler.{parts[2]}", torch_npu_name=True) or updated
+            return (
+                self.fix(
+                    PROFILER,
+                    original,
+                    build_dotted(f"torch_npu.profiler.{parts[2]}"),
+                    f"{qualified} -> torch_npu.profiler.{parts[2]}",
+                    torch_npu_name=True,
+                )
+                or updated
+            )
         if qualified.rsplit(".", 1)[0] in PROFILER_ACTIVITY and original.attr.value == "CUDA":
-            return self.fix(PROFILER, original, updated.with_changes(attr=cst.Name("NPU")),
-                            "ProfilerActivity.CUDA -> ProfilerActivity.NPU") or updated
+            return (
+                self.fix(
+                    PROFILER,
+                    original,
+                    updated.with_changes(attr=cst.Name("NPU")),
+                    "ProfilerActivity.CUDA -> ProfilerActivity.NPU",
+                )
+                or updated
+            )
         return updated
 
     def _nvtx(self, original: cst.Attribute, updated: cst.Attribute, name: str) -> cst.BaseExpression:
         if name not in NVTX_NAMES:
-            self.todo(TORCH_CUDA_UNSUPPORTED, original,
-                      f"torch.cuda.nvtx.{name} has no torch_npu.npu.mstx counterpart: port by hand")
+            self.todo(
+                TORCH_CUDA_UNSUPPORTED,
+                original,
+                f"torch.cuda.nvtx.{name} has no torch_npu.npu.mstx counterpart: port by hand",
+            )
             return updated
         new = NVTX_NAMES[name]
         if isinstance(original.value, cst.Name):
             # `nvtx.X` through `from torch.cuda import nvtx`: that import now binds mstx under the same name.
             if new == name:
                 return updated
-            return self.fix(NVTX, original, updated.with_changes(attr=cst.Name(new)),
-                            f"torch.cuda.nvtx.{name} -> torch_npu.npu.mstx.{new}") or updated
-        return self.fix(NVTX, original, build_dotted(f"torch_npu.npu.mstx.{new}"),
-                        f"torch.cuda.nvtx.{name} -> torch_npu.npu.mstx.{new}", torch_npu_name=True) or updated
+            return (
+                self.fix(
+                    NVTX,
+                    original,
+                    updated.with_changes(attr=cst.Name(new)),
+                    f"torch.cuda.nvtx.{name} -> torch_npu.npu.mstx.{new}",
+                )
+                or updated
+            )
+        return (
+            self.fix(
+                NVTX,
+                original,
+                build_dotted(f"torch_npu.npu.mstx.{new}"),
+                f"torch.cuda.nvtx.{name} -> torch_npu.npu.mstx.{new}",
+                torch_npu_name=True,
+            )
+            or updated
+        )
 
     def _graph(self, original: cst.Attribute, updated: cst.Attribute, name: str) -> cst.BaseExpression:
         new = GRAPH_NAMES[name]
         base = original.value
         if isinstance(base, cst.Attribute) and base.attr.value == "cuda":
             assert isinstance(updated.value, cst.Attribute)
-            replacement = updated.with_changes(value=updated.value.with_changes(attr=cst.Name("npu")),
-                                               attr=cst.Name(new))
+            replacement = updated.with_changes(
+                value=updated.value.with_changes(attr=cst.Name("npu")), attr=cst.Name(new)
+            )
         elif new != name:  # through an alias of torch.cuda, which NPU106 turns into torch.npu
             replacement = updated.with_changes(attr=cst.Name(new))
         else:
             return updated
-        return self.fix(CUDA_GRAPHS, original, replacement, f"torch.cuda.{name} -> torch.npu.{new} (inference only)") \
+        return (
+            self.fix(CUDA_GRAPHS, original, replacement, f"torch.cuda.{name} -> torch.npu.{new} (inference only)")
             or updated
+        )
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
-        if original.value == "CUDAGraph" and id(original) not in self._import_parts \
-                and id(original) not in self._attr_names \
-                and self.ctx.imports.resolve(original) == "torch.cuda.CUDAGraph":
-            return self.fix(CUDA_GRAPHS, original, updated.with_changes(value="NPUGraph"),
-                            "torch.cuda.CUDAGraph -> torch.npu.NPUGraph (inference only)") or updated
+        if (
+            original.value == "CUDAGraph"
+            and id(original) not in self._import_parts
+            and id(original) not in self._attr_names
+            and self.ctx.imports.resolve(original) == "torch.cuda.CUDAGraph"
+        ):
+            return (
+                self.fix(
+                    CUDA_GRAPHS,
+                    original,
+                    updated.with_changes(value="NPUGraph"),
+                    "torch.cuda.CUDAGraph -> torch.npu.NPUGraph (inference only)",
+                )
+                or updated
+            )
         return updated
 
     # --- imports ------------------------------------------------------------------------------------------------
@@ -265,14 +349,25 @@ class CompileTransformer(PortTransformer):
             return self._from_torch_cuda(original, updated)
         if module == "torch.cuda.nvtx":
             names = ", ".join(a.name.value for a in updated.names if isinstance(a.name, cst.Name))
-            self.todo(TORCH_CUDA_UNSUPPORTED, original,
-                      f"torch.cuda.nvtx.{{{names}}}: import mstx instead (from torch_npu.npu import mstx) and call "
-                      "mstx.range_push/range_pop/mark/annotate")
+            self.todo(
+                TORCH_CUDA_UNSUPPORTED,
+                original,
+                f"torch.cuda.nvtx.{{{names}}}: import mstx instead (from torch_npu.npu import mstx) and call "
+                "mstx.range_push/range_pop/mark/annotate",
+            )
         if module == "torch.profiler":
             imported = [a.name.value for a in updated.names if isinstance(a.name, cst.Name)]
             if imported and all(n in self._profiler_names for n in imported):
-                return self.fix(PROFILER, original, updated.with_changes(module=build_dotted("torch_npu.profiler")),
-                                "from torch.profiler -> from torch_npu.profiler", torch_npu_name=True) or updated
+                return (
+                    self.fix(
+                        PROFILER,
+                        original,
+                        updated.with_changes(module=build_dotted("torch_npu.profiler")),
+                        "from torch.profiler -> from torch_npu.profiler",
+                        torch_npu_name=True,
+                    )
+                    or updated
+                )
         return updated
 
     def _from_torch_cuda(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
@@ -282,14 +377,24 @@ class CompileTransformer(PortTransformer):
             return updated  # NPU106/NPU107 (device.py)
         missing = [n for n in imported if n not in GRAPH_NAMES and n != "nvtx" and not self.api.has(n)]
         if missing:
-            self.todo(TORCH_CUDA_UNSUPPORTED, original,
-                      f"torch.cuda.{{{', '.join(missing)}}} has no torch.npu counterpart (torch_npu "
-                      f"{self.api.version}): port by hand")
+            self.todo(
+                TORCH_CUDA_UNSUPPORTED,
+                original,
+                f"torch.cuda.{{{', '.join(missing)}}} has no torch.npu counterpart (torch_npu "
+                f"{self.api.version}): port by hand",
+            )
             return updated
         names = [_npu_alias(alias) for alias in updated.names]
         rule_ = CUDA_GRAPHS if any(n in GRAPH_NAMES for n in imported) else NVTX
-        return self.fix(rule_, original, updated.with_changes(module=build_dotted("torch.npu"), names=names),
-                        "from torch.cuda import ... -> from torch.npu import ...") or updated
+        return (
+            self.fix(
+                rule_,
+                original,
+                updated.with_changes(module=build_dotted("torch.npu"), names=names),
+                "from torch.cuda import ... -> from torch.npu import ...",
+            )
+            or updated
+        )
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if len(updated.body) == 1 and isinstance(small := updated.body[0], cst.ImportFrom):
@@ -303,15 +408,28 @@ class CompileTransformer(PortTransformer):
             return updated
         # `import torch.cuda.nvtx as nv` -> `from torch_npu.npu import mstx as nv` (mstx is a class, not a module).
         new = cst.ImportFrom(module=build_dotted("torch_npu.npu"), names=[alias.with_changes(name=cst.Name("mstx"))])
-        return self.fix(NVTX, original, updated.with_changes(body=[new]),
-                        "import torch.cuda.nvtx -> from torch_npu.npu import mstx", torch_npu_name=True) or updated
+        return (
+            self.fix(
+                NVTX,
+                original,
+                updated.with_changes(body=[new]),
+                "import torch.cuda.nvtx -> from torch_npu.npu import mstx",
+                torch_npu_name=True,
+            )
+            or updated
+        )
 
-    def _split_profiler_import(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine,
-                               small: cst.ImportFrom):
+    def _split_profiler_import(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine, small: cst.ImportFrom
+    ):
         """``from torch.profiler import profile, record_function`` -> one import from torch_npu.profiler for the
         names it has and one from torch.profiler for the rest (the names must come from the same profiler)."""
-        if small.relative or small.module is None or dotted(small.module) != "torch.profiler" \
-                or isinstance(small.names, cst.ImportStar):
+        if (
+            small.relative
+            or small.module is None
+            or dotted(small.module) != "torch.profiler"
+            or isinstance(small.names, cst.ImportStar)
+        ):
             return updated
         npu = [a for a in small.names if isinstance(a.name, cst.Name) and a.name.value in self._profiler_names]
         rest = [a for a in small.names if a not in npu]
@@ -324,8 +442,12 @@ class CompileTransformer(PortTransformer):
             return updated.with_changes(body=[new], **changes)
 
         split = [line("torch_npu.profiler", npu), line("torch.profiler", rest, leading_lines=[])]
-        if self.fix(PROFILER, original, split, "from torch.profiler -> torch_npu.profiler (split)",
-                    torch_npu_name=True) is None:
+        if (
+            self.fix(
+                PROFILER, original, split, "from torch.profiler -> torch_npu.profiler (split)", torch_npu_name=True
+            )
+            is None
+        ):
             return updated
         # The statement becomes two: its pending TODO comments (of any rule) go above the first.
         todos, self.ctx._todo_stack[-1][:] = list(self.ctx._todo_stack[-1]), []
@@ -342,11 +464,20 @@ class CompileTransformer(PortTransformer):
         if qualified in ("torch.compile", "torch._dynamo.optimize"):
             return self._compile(original, updated, qualified)
         func = original.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("key_averages", "events") \
-                and self._uses_profiler and self.enabled(PROFILER) and not original.args and qualified == "":
-            self.todo(PROFILER_RESULTS, original,
-                      f"torch_npu.profiler.profile has no {func.attr.value}(): read the results from its trace "
-                      "(on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(dir), MindStudio Insight)")
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("key_averages", "events")
+            and self._uses_profiler
+            and self.enabled(PROFILER)
+            and not original.args
+            and qualified == ""
+        ):
+            self.todo(
+                PROFILER_RESULTS,
+                original,
+                f"torch_npu.profiler.profile has no {func.attr.value}(): read the results from its trace "
+                "(on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(dir), MindStudio Insight)",
+            )
         return updated
 
     def _nvtx_range_format(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -379,26 +510,42 @@ class CompileTransformer(PortTransformer):
         value = _string(arg.value)
         if value == "cudagraphs":
             new_value = arg.value.with_changes(value=arg.value.value.replace("cudagraphs", "npugraphs"))
-            fixed = self.fix(COMPILE_BACKEND, original, updated_arg.with_changes(value=new_value),
-                             'backend="cudagraphs" -> "npugraphs"')
+            fixed = self.fix(
+                COMPILE_BACKEND,
+                original,
+                updated_arg.with_changes(value=new_value),
+                'backend="cudagraphs" -> "npugraphs"',
+            )
             return fixed if fixed is not None else updated_arg
         if value in CUDA_ONLY_BACKENDS:
-            self.todo(COMPILE_SETTINGS, original,
-                      f'torch.compile backend="{value}" is NVIDIA-only: on NPU use the default inductor, '
-                      'backend="npugraph_ex" or TorchAir (torchair.get_npu_backend()) for inference')
+            self.todo(
+                COMPILE_SETTINGS,
+                original,
+                f'torch.compile backend="{value}" is NVIDIA-only: on NPU use the default inductor, '
+                'backend="npugraph_ex" or TorchAir (torchair.get_npu_backend()) for inference',
+            )
         return updated_arg
 
     def _compile_setting(self, original: cst.Call, arg: cst.Arg, keyword: str | None) -> None:
         """A TODO for a mode or inductor options of ``torch.compile`` that only make sense on CUDA."""
         value = _string(arg.value)
         if keyword == "mode" and value in CUDA_MODES:
-            self.todo(COMPILE_SETTINGS, original,
-                      f'torch.compile mode="{value}" tunes inductor\'s CUDA templates and CUDA graphs: on NPU '
-                      'start from the default mode (or backend="npugraphs" for static-shape inference)')
+            self.todo(
+                COMPILE_SETTINGS,
+                original,
+                f'torch.compile mode="{value}" tunes inductor\'s CUDA templates and CUDA graphs: on NPU '
+                'start from the default mode (or backend="npugraphs" for static-shape inference)',
+            )
         elif keyword == "options" and isinstance(arg.value, cst.Dict):
-            keys = [k for e in arg.value.elements if isinstance(e, cst.DictElement)
-                    and (k := _string(e.key)) and any(w in k for w in CUDA_OPTION_WORDS)]
+            keys = [
+                k
+                for e in arg.value.elements
+                if isinstance(e, cst.DictElement) and (k := _string(e.key)) and any(w in k for w in CUDA_OPTION_WORDS)
+            ]
             if keys:
-                self.todo(COMPILE_SETTINGS, original,
-                          f"torch.compile options {', '.join(keys)} configure inductor's CUDA code generation: "
-                          "review them for the NPU inductor")
+                self.todo(
+                    COMPILE_SETTINGS,
+                    original,
+                    f"torch.compile options {', '.join(keys)} configure inductor's CUDA code generation: "
+                    "review them for the NPU inductor",
+                )

@@ -9,7 +9,7 @@ a comment or defined inside ``#if 0``-style macros is not counted; kernels gener
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding
@@ -18,7 +18,9 @@ from ascend_port.core.selection import Selection
 from ascend_port.core.sources import Source, SourceError, decode_text
 
 CUDA_SOURCE_FILE = rule(
-    "NPU503", "cuda-source-file", Confidence.LOW,
+    "NPU503",
+    "cuda-source-file",
+    Confidence.LOW,
     "Each .cu/.cuh file is listed with the number and names of its `__global__` kernels (report only).",
     """
     CUDA C++ does not compile for Ascend NPUs: every `__global__` kernel has to become an Ascend C operator (or be
@@ -45,9 +47,25 @@ _PREPROCESSOR = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
 _GLOBAL = re.compile(r"\b__global__\b")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 # Words that can stand between __global__ and the kernel's name without being the name.
-_NOT_A_NAME = {"void", "static", "inline", "extern", "__inline__", "__forceinline__", "__noinline__", "template",
-               "typename", "const", "__launch_bounds__", "__attribute__", "__declspec", "__device__", "__host__",
-               "__cluster_dims__", "__maxnreg__"}
+_NOT_A_NAME = {
+    "void",
+    "static",
+    "inline",
+    "extern",
+    "__inline__",
+    "__forceinline__",
+    "__noinline__",
+    "template",
+    "typename",
+    "const",
+    "__launch_bounds__",
+    "__attribute__",
+    "__declspec",
+    "__device__",
+    "__host__",
+    "__cluster_dims__",
+    "__maxnreg__",
+}
 _MAX_NAMES = 12
 
 
@@ -109,13 +127,16 @@ def global_kernels(text: str) -> list[tuple[str, int]]:
 
 def summary(kernels: list[tuple[str, int]]) -> str:
     if not kernels:
-        return ("CUDA source: no __global__ kernels (device/host helpers): port its callers' needs to Ascend C or "
-                "torch ops")
+        return (
+            "CUDA source: no __global__ kernels (device/host helpers): port its callers' needs to Ascend C or torch ops"
+        )
     names = list(dict.fromkeys(name for name, _ in kernels))
     shown = ", ".join(names[:_MAX_NAMES]) + (f" and {len(names) - _MAX_NAMES} more" if len(names) > _MAX_NAMES else "")
     count = len(kernels)
-    return (f"CUDA source: {count} kernel{'s' if count > 1 else ''} (__global__): {shown}: no nvcc on NPU, port "
-            "each to an Ascend C operator (msOpGen) or replace it with torch/torch_npu ops")
+    return (
+        f"CUDA source: {count} kernel{'s' if count > 1 else ''} (__global__): {shown}: no nvcc on NPU, port "
+        "each to an Ascend C operator (msOpGen) or replace it with torch/torch_npu ops"
+    )
 
 
 class CudaSourceHandler:

@@ -14,7 +14,9 @@ from ascend_port.python.transformer import PortTransformer
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
 CUDA_METHOD = rule(
-    "NPU101", "cuda-method", HIGH,
+    "NPU101",
+    "cuda-method",
+    HIGH,
     "`.cuda(...)` -> `.npu(...)` on tensors and modules, with the same arguments.",
     """
     `Tensor.npu` and `Module.npu` take the same arguments as `.cuda` (`device`, `non_blocking`, `memory_format`).
@@ -29,7 +31,9 @@ CUDA_METHOD = rule(
     """,
 )
 IS_CUDA = rule(
-    "NPU102", "is-cuda", HIGH,
+    "NPU102",
+    "is-cuda",
+    HIGH,
     "`tensor.is_cuda` -> `tensor.is_npu`.",
     """
     Reads of `.is_cuda` become `.is_npu`. Assignments to an attribute called `is_cuda` are user code and stay.
@@ -41,7 +45,9 @@ IS_CUDA = rule(
     """,
 )
 DEVICE_ARGUMENT = rule(
-    "NPU103", "device-string-argument", HIGH,
+    "NPU103",
+    "device-string-argument",
+    HIGH,
     "Device strings passed as devices (`torch.device`, `device=`, `map_location=`, `.to()`) -> `npu`.",
     """
     `"cuda"`, `"cuda:N"`, `f"cuda:{i}"`, `"cuda:" + str(i)` and `"cuda:{}".format(i)` become their `npu` forms
@@ -61,7 +67,9 @@ DEVICE_ARGUMENT = rule(
     """,
 )
 DEVICE_SETTING = rule(
-    "NPU104", "device-string-setting", MEDIUM,
+    "NPU104",
+    "device-string-setting",
+    MEDIUM,
     "Device strings stored in device settings (variables, defaults, argparse, dict keys) -> `npu`.",
     """
     A device string assigned to a name that says it holds a device (`device`, `self.device`, `DEVICE_TYPE`,
@@ -77,7 +85,9 @@ DEVICE_SETTING = rule(
     """,
 )
 DEVICE_COMPARISON = rule(
-    "NPU105", "device-string-comparison", HIGH,
+    "NPU105",
+    "device-string-comparison",
+    HIGH,
     "Comparisons and membership tests against device strings -> `npu`.",
     """
     `x.device.type == "cuda"`, `"cuda" in str(device)`, `device in ("cuda", "cpu")` and
@@ -94,7 +104,9 @@ DEVICE_COMPARISON = rule(
     """,
 )
 TORCH_CUDA_API = rule(
-    "NPU106", "torch-cuda-api", HIGH,
+    "NPU106",
+    "torch-cuda-api",
+    HIGH,
     "`torch.cuda.X` -> `torch.npu.X` for every X in torch_npu's public `torch.npu` API (all import styles).",
     """
     The list of names is torch_npu 2.14.0's `torch.npu.__all__` and its public submodules, shipped as package data.
@@ -112,7 +124,9 @@ TORCH_CUDA_API = rule(
     """,
 )
 TORCH_CUDA_UNSUPPORTED = rule(
-    "NPU107", "torch-cuda-unsupported", LOW,
+    "NPU107",
+    "torch-cuda-unsupported",
+    LOW,
     "`torch.cuda.X` with no `torch.npu` counterpart: left unchanged, with a TODO naming the gap.",
     """
     Names such as `torch.cuda.memory_usage`, `torch.cuda.comm` or `torch.cuda.jiterator` do not exist in
@@ -128,7 +142,9 @@ TORCH_CUDA_UNSUPPORTED = rule(
     """,
 )
 DEVICE_CAPABILITY = rule(
-    "NPU108", "device-capability", LOW,
+    "NPU108",
+    "device-capability",
+    LOW,
     "`get_device_capability()` returns None on NPU, and device properties lack major/minor: TODO.",
     """
     `torch.npu.get_device_capability()` returns None unless `TORCH_NPU_DEVICE_CAPABILITY` is set, so
@@ -146,7 +162,9 @@ DEVICE_CAPABILITY = rule(
     """,
 )
 MATMUL_TF32 = rule(
-    "NPU109", "matmul-allow-tf32", HIGH,
+    "NPU109",
+    "matmul-allow-tf32",
+    HIGH,
     "`torch.backends.cuda.matmul.allow_tf32` -> `torch.npu.matmul.allow_hf32`.",
     """
     HF32 is Ascend's analogue of TF32 for matrix multiplication (default False on NPU, as TF32 on recent torch).
@@ -160,7 +178,9 @@ MATMUL_TF32 = rule(
     """,
 )
 CONV_TF32 = rule(
-    "NPU110", "cudnn-allow-tf32", HIGH,
+    "NPU110",
+    "cudnn-allow-tf32",
+    HIGH,
     "`torch.backends.cudnn.allow_tf32` -> `torch.npu.conv.allow_hf32`.",
     """
     HF32 for convolutions (default True on NPU, as cuDNN's TF32 default).
@@ -174,7 +194,9 @@ CONV_TF32 = rule(
     """,
 )
 CUDA_ENV_VAR = rule(
-    "NPU111", "cuda-env-var", HIGH,
+    "NPU111",
+    "cuda-env-var",
+    HIGH,
     "CUDA environment variable names in Python strings -> their Ascend names.",
     """
     A string that is exactly the name of a CUDA runtime variable, read or set from Python (`os.environ[...]`,
@@ -198,8 +220,14 @@ CUDA_ENV_VARS = {
 
 # Functions whose first positional argument is a device.
 DEVICE_FIRST_ARG = {
-    "torch.device", "torch.set_default_device", "torch.get_device_module", "torch.Generator",
-    "torch.cuda.set_device", "torch.cuda.device", "torch.npu.set_device", "torch.npu.device",
+    "torch.device",
+    "torch.set_default_device",
+    "torch.get_device_module",
+    "torch.Generator",
+    "torch.cuda.set_device",
+    "torch.cuda.device",
+    "torch.npu.set_device",
+    "torch.npu.device",
 }
 DEVICE_KEYWORDS = {"device", "device_type", "device_map", "map_location"}
 DEVICE_NAME = re.compile(r"(?i)device|^dev$|accelerator")
@@ -209,8 +237,14 @@ DEVICE_TEMPLATE = re.compile(r"^cuda:(%[ds]|\{\w*\}|)$")
 TORCH_CUDA_METHODS = {"torch.Tensor.cuda", "torch.nn.Module.cuda"}
 # `torch.cuda.X` names whose port belongs to other rules (NPU700 NVTX -> mstx, NPU701 CUDA graphs, in compile.py):
 # this module neither renames nor flags them.
-OWNED_ELSEWHERE = {"nvtx", "CUDAGraph", "graph", "make_graphed_callables", "graph_pool_handle",
-                   "is_current_stream_capturing"}
+OWNED_ELSEWHERE = {
+    "nvtx",
+    "CUDAGraph",
+    "graph",
+    "make_graphed_callables",
+    "graph_pool_handle",
+    "is_current_stream_capturing",
+}
 PROPERTY_GAPS = {"major", "minor", "multi_processor_count"}
 
 
@@ -340,8 +374,19 @@ class DeviceTransformer(PortTransformer):
     # Every name these rules rewrite is lower-case `cuda` (`.cuda()`, `torch.cuda`, "cuda:0", `is_cuda`) or one of
     # the upper-case environment variables; "CUDA" in prose and constants is not theirs.
     TRIGGERS = (r"cuda", r"cudnn", r"CUDA_(?:VISIBLE_DEVICES|LAUNCH_BLOCKING|ALLOC_CONF|MEMORY_CACHING)")
-    RULES = (CUDA_METHOD, IS_CUDA, DEVICE_ARGUMENT, DEVICE_SETTING, DEVICE_COMPARISON, TORCH_CUDA_API,
-             TORCH_CUDA_UNSUPPORTED, DEVICE_CAPABILITY, MATMUL_TF32, CONV_TF32, CUDA_ENV_VAR)
+    RULES = (
+        CUDA_METHOD,
+        IS_CUDA,
+        DEVICE_ARGUMENT,
+        DEVICE_SETTING,
+        DEVICE_COMPARISON,
+        TORCH_CUDA_API,
+        TORCH_CUDA_UNSUPPORTED,
+        DEVICE_CAPABILITY,
+        MATMUL_TF32,
+        CONV_TF32,
+        CUDA_ENV_VAR,
+    )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -382,23 +427,51 @@ class DeviceTransformer(PortTransformer):
         qualified = self.ctx.imports.resolve(original)
         torch = self.ctx.torch_name()
         if qualified == "torch.backends.cuda.matmul.allow_tf32":
-            return self.fix(MATMUL_TF32, original, build_dotted(f"{torch}.npu.matmul.allow_hf32"),
-                            "torch.backends.cuda.matmul.allow_tf32 -> torch.npu.matmul.allow_hf32") or updated
+            return (
+                self.fix(
+                    MATMUL_TF32,
+                    original,
+                    build_dotted(f"{torch}.npu.matmul.allow_hf32"),
+                    "torch.backends.cuda.matmul.allow_tf32 -> torch.npu.matmul.allow_hf32",
+                )
+                or updated
+            )
         if qualified == "torch.backends.cudnn.allow_tf32":
-            return self.fix(CONV_TF32, original, build_dotted(f"{torch}.npu.conv.allow_hf32"),
-                            "torch.backends.cudnn.allow_tf32 -> torch.npu.conv.allow_hf32") or updated
+            return (
+                self.fix(
+                    CONV_TF32,
+                    original,
+                    build_dotted(f"{torch}.npu.conv.allow_hf32"),
+                    "torch.backends.cudnn.allow_tf32 -> torch.npu.conv.allow_hf32",
+                )
+                or updated
+            )
         if qualified in TORCH_CUDA_METHODS:
-            return self.fix(CUDA_METHOD, original, updated.with_changes(attr=cst.Name("npu")),
-                            f"{qualified} -> {qualified[:-4]}npu") or updated
+            return (
+                self.fix(
+                    CUDA_METHOD,
+                    original,
+                    updated.with_changes(attr=cst.Name("npu")),
+                    f"{qualified} -> {qualified[:-4]}npu",
+                )
+                or updated
+            )
         if original.attr.value == "is_cuda" and id(original) not in self._store_targets:
-            return self.fix(IS_CUDA, original, updated.with_changes(attr=cst.Name("is_npu")),
-                            ".is_cuda -> .is_npu") or updated
+            return (
+                self.fix(IS_CUDA, original, updated.with_changes(attr=cst.Name("is_npu")), ".is_cuda -> .is_npu")
+                or updated
+            )
         if original.attr.value in PROPERTY_GAPS and isinstance(original.value, cst.Call):
-            if self.ctx.imports.resolve(original.value.func) in ("torch.cuda.get_device_properties",
-                                                                  "torch.npu.get_device_properties"):
-                self.todo(DEVICE_CAPABILITY, original,
-                          f"NPU device properties have no .{original.attr.value} (only name, total_memory, "
-                          "L2_cache_size, cube_core_num, vector_core_num): test the feature instead")
+            if self.ctx.imports.resolve(original.value.func) in (
+                "torch.cuda.get_device_properties",
+                "torch.npu.get_device_properties",
+            ):
+                self.todo(
+                    DEVICE_CAPABILITY,
+                    original,
+                    f"NPU device properties have no .{original.attr.value} (only name, total_memory, "
+                    "L2_cache_size, cube_core_num, vector_core_num): test the feature instead",
+                )
         if qualified and qualified.startswith("torch.cuda"):
             return self._torch_cuda_attribute(original, updated, qualified)
         return updated
@@ -408,26 +481,43 @@ class DeviceTransformer(PortTransformer):
         if len(parts) == 2:
             if id(original) in self._attribute_bases:
                 return updated  # the enclosing `torch.cuda.X` decides
-            return self.fix(TORCH_CUDA_API, original, updated.with_changes(attr=cst.Name("npu")),
-                            "torch.cuda -> torch.npu") or updated
+            return (
+                self.fix(
+                    TORCH_CUDA_API, original, updated.with_changes(attr=cst.Name("npu")), "torch.cuda -> torch.npu"
+                )
+                or updated
+            )
         if len(parts) != 3:
             return updated
         name = parts[2]
         if name in OWNED_ELSEWHERE:
             return updated
         if not self.api.has(name):
-            self.todo(TORCH_CUDA_UNSUPPORTED, original,
-                      f"torch.cuda.{name} has no torch.npu counterpart (torch_npu {self.api.version}): port by hand")
+            self.todo(
+                TORCH_CUDA_UNSUPPORTED,
+                original,
+                f"torch.cuda.{name} has no torch.npu counterpart (torch_npu {self.api.version}): port by hand",
+            )
             return updated
         if name == "get_device_capability":
-            self.todo(DEVICE_CAPABILITY, original,
-                      "get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()")
+            self.todo(
+                DEVICE_CAPABILITY,
+                original,
+                "get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()",
+            )
         base = original.value
         if isinstance(base, cst.Attribute) and base.attr.value == "cuda":
             # Spelled through the torch module (`torch.cuda.X`, `th.cuda.X`): rename the `cuda` link.
             new_base = updated.value.with_changes(attr=cst.Name("npu"))
-            return self.fix(TORCH_CUDA_API, original, updated.with_changes(value=new_base),
-                            f"torch.cuda.{name} -> torch.npu.{name}") or updated
+            return (
+                self.fix(
+                    TORCH_CUDA_API,
+                    original,
+                    updated.with_changes(value=new_base),
+                    f"torch.cuda.{name} -> torch.npu.{name}",
+                )
+                or updated
+            )
         return updated  # through an alias (`tc.X`, `cuda.X`): the import and the name are rewritten instead
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
@@ -444,17 +534,19 @@ class DeviceTransformer(PortTransformer):
         for alias in updated.names:
             module = dotted(alias.name)
             if module and (module == "torch.cuda" or module.startswith("torch.cuda.")):
-                rest = module[len("torch.cuda."):]
+                rest = module[len("torch.cuda.") :]
                 if not rest or self.api.has_path(rest):
-                    new_alias = alias.with_changes(name=build_dotted("torch.npu" + module[len("torch.cuda"):]))
+                    new_alias = alias.with_changes(name=build_dotted("torch.npu" + module[len("torch.cuda") :]))
                     if alias.asname and isinstance(alias.asname.name, cst.Name) and alias.asname.name.value == "cuda":
                         new_alias = new_alias.with_changes(asname=alias.asname.with_changes(name=cst.Name("npu")))
                     alias, changed = new_alias, True
             names.append(alias)
         if not changed:
             return updated
-        return self.fix(TORCH_CUDA_API, original, updated.with_changes(names=names), "import torch.cuda -> torch.npu") \
+        return (
+            self.fix(TORCH_CUDA_API, original, updated.with_changes(names=names), "import torch.cuda -> torch.npu")
             or updated
+        )
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
         self._in_import = False
@@ -467,29 +559,42 @@ class DeviceTransformer(PortTransformer):
                 alias.with_changes(name=cst.Name("npu")) if alias.name.value == "cuda" else alias
                 for alias in updated.names
             ]
-            return self.fix(TORCH_CUDA_API, original, updated.with_changes(names=names),
-                            "from torch import cuda -> npu") or updated
+            return (
+                self.fix(TORCH_CUDA_API, original, updated.with_changes(names=names), "from torch import cuda -> npu")
+                or updated
+            )
         if module != "torch.cuda" and not module.startswith("torch.cuda."):
             return updated
         return self._from_torch_cuda_import(original, updated, module, imported)
 
-    def _from_torch_cuda_import(self, original: cst.ImportFrom, updated: cst.ImportFrom, module: str,
-                                imported: list[str]) -> cst.ImportFrom:
+    def _from_torch_cuda_import(
+        self, original: cst.ImportFrom, updated: cst.ImportFrom, module: str, imported: list[str]
+    ) -> cst.ImportFrom:
         """`from torch.cuda[.sub] import names` -> `from torch.npu[.sub] import names`, when torch.npu has them all;
         otherwise the import stays with a TODO naming what is missing (a partial rename would break the rest).
         Imports of what other rules own (NVTX, CUDA graphs) are theirs: left alone."""
-        sub = module[len("torch.cuda."):]
+        sub = module[len("torch.cuda.") :]
         if sub.split(".")[0] in OWNED_ELSEWHERE or (not sub and OWNED_ELSEWHERE.intersection(imported)):
             return updated
         missing = [n for n in imported if not self.api.has_path(f"{sub}.{n}" if sub else n)]
         if missing:
             names = missing[0] if len(missing) == 1 else "{" + ", ".join(missing) + "}"
-            self.todo(TORCH_CUDA_UNSUPPORTED, original,
-                      f"{module}.{names} has no torch.npu counterpart (torch_npu {self.api.version}): port by hand")
+            self.todo(
+                TORCH_CUDA_UNSUPPORTED,
+                original,
+                f"{module}.{names} has no torch.npu counterpart (torch_npu {self.api.version}): port by hand",
+            )
             return updated
-        new_module = build_dotted("torch.npu" + module[len("torch.cuda"):])
-        return self.fix(TORCH_CUDA_API, original, updated.with_changes(module=new_module),
-                        f"from {module} import ... -> from torch.npu{module[len('torch.cuda'):]}") or updated
+        new_module = build_dotted("torch.npu" + module[len("torch.cuda") :])
+        return (
+            self.fix(
+                TORCH_CUDA_API,
+                original,
+                updated.with_changes(module=new_module),
+                f"from {module} import ... -> from torch.npu{module[len('torch.cuda') :]}",
+            )
+            or updated
+        )
 
     # --- calls: .cuda(), device arguments ----------------------------------------------------------------------
 
@@ -500,8 +605,9 @@ class DeviceTransformer(PortTransformer):
             method = func.attr.value
             if method == "cuda" and qualified is None and _has_cuda_signature(original):
                 new_func = updated.func.with_changes(attr=cst.Name("npu"))
-                updated = self.fix(CUDA_METHOD, original, updated.with_changes(func=new_func), ".cuda() -> .npu()") \
-                    or updated
+                updated = (
+                    self.fix(CUDA_METHOD, original, updated.with_changes(func=new_func), ".cuda() -> .npu()") or updated
+                )
             elif method == "to" and qualified is None:
                 updated = self._device_positional(original, updated, 0)
             elif method == "startswith" and self._looks_like_device(func.value):
@@ -520,8 +626,16 @@ class DeviceTransformer(PortTransformer):
     def _device_positional(self, original: cst.Call, updated: cst.Call, index: int) -> cst.Call:
         return self._rewrite_args(original, updated, DEVICE_ARGUMENT, positions={index})
 
-    def _rewrite_args(self, original: cst.Call, updated: cst.Call, rule, *, positions=frozenset(),
-                      keywords=frozenset(), keyword_filter: re.Pattern | None = None) -> cst.Call:
+    def _rewrite_args(
+        self,
+        original: cst.Call,
+        updated: cst.Call,
+        rule,
+        *,
+        positions=frozenset(),
+        keywords=frozenset(),
+        keyword_filter: re.Pattern | None = None,
+    ) -> cst.Call:
         args = list(updated.args)
         changed = False
         positional = 0
@@ -534,7 +648,8 @@ class DeviceTransformer(PortTransformer):
             else:
                 name = arg.keyword.value
                 selected = name in keywords or (
-                    keyword_filter is not None and name not in DEVICE_KEYWORDS and bool(keyword_filter.search(name)))
+                    keyword_filter is not None and name not in DEVICE_KEYWORDS and bool(keyword_filter.search(name))
+                )
             if selected and (new := rewrite_device_expr(arg.value)) is not None:
                 args[i] = arg.with_changes(value=new)
                 changed = True
@@ -549,8 +664,11 @@ class DeviceTransformer(PortTransformer):
     # --- comparisons, settings, environment variables -----------------------------------------------------------
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.Comparison:
-        left = rewrite_device_expr(updated.left) if isinstance(updated.left, (cst.SimpleString, cst.FormattedString)) \
+        left = (
+            rewrite_device_expr(updated.left)
+            if isinstance(updated.left, (cst.SimpleString, cst.FormattedString))
             else None
+        )
         targets = []
         changed = left is not None
         for target in updated.comparisons:
@@ -569,30 +687,38 @@ class DeviceTransformer(PortTransformer):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         if any(self._names_device(t.target) for t in original.targets):
             if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
-                return self.fix(DEVICE_SETTING, original, updated.with_changes(value=new),
-                                "device setting cuda -> npu") or updated
+                return (
+                    self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device setting cuda -> npu")
+                    or updated
+                )
         return updated
 
     def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.AnnAssign:
         if updated.value is not None and self._names_device(original.target):
             if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
-                return self.fix(DEVICE_SETTING, original, updated.with_changes(value=new),
-                                "device setting cuda -> npu") or updated
+                return (
+                    self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device setting cuda -> npu")
+                    or updated
+                )
         return updated
 
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
         if updated.default is not None and DEVICE_NAME.search(original.name.value):
             if (new := rewrite_device_expr(updated.default, containers=False)) is not None:
-                return self.fix(DEVICE_SETTING, original, updated.with_changes(default=new),
-                                "device default cuda -> npu") or updated
+                return (
+                    self.fix(DEVICE_SETTING, original, updated.with_changes(default=new), "device default cuda -> npu")
+                    or updated
+                )
         return updated
 
     def leave_DictElement(self, original: cst.DictElement, updated: cst.DictElement) -> cst.DictElement:
         key = original.key
         if isinstance(key, cst.SimpleString) and DEVICE_NAME.search(str(key.evaluated_value)):
             if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
-                return self.fix(DEVICE_SETTING, original, updated.with_changes(value=new),
-                                "device setting cuda -> npu") or updated
+                return (
+                    self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device setting cuda -> npu")
+                    or updated
+                )
         return updated
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:

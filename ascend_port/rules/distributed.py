@@ -19,8 +19,10 @@ from ascend_port.rules.device import rewrite_device_expr
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
 BACKEND_ARGUMENT = rule(
-    "NPU200", "nccl-backend-argument", HIGH,
-    "`\"nccl\"` passed as a process-group backend, and `Backend.NCCL` -> `\"hccl\"`, `Backend.HCCL`.",
+    "NPU200",
+    "nccl-backend-argument",
+    HIGH,
+    '`"nccl"` passed as a process-group backend, and `Backend.NCCL` -> `"hccl"`, `Backend.HCCL`.',
     """
     The backend argument of `init_process_group`, `new_group`, `new_subgroups`,
     `new_subgroups_by_enumeration`, `Backend(...)`, `is_backend_available` and DeepSpeed's `init_distributed`
@@ -38,8 +40,10 @@ BACKEND_ARGUMENT = rule(
     """,
 )
 BACKEND_STRING = rule(
-    "NPU201", "nccl-backend-string", MEDIUM,
-    "Any other string that is exactly a backend name `\"nccl\"` (settings, defaults, argparse, dicts) -> `\"hccl\"`.",
+    "NPU201",
+    "nccl-backend-string",
+    MEDIUM,
+    'Any other string that is exactly a backend name `"nccl"` (settings, defaults, argparse, dicts) -> `"hccl"`.',
     """
     A string literal that is exactly `"nccl"` (or `"NCCL"`, or a per-device backend string) outside a backend
     argument or a comparison: a variable or dataclass default, a parameter default, argparse's `default=` and
@@ -57,8 +61,10 @@ BACKEND_STRING = rule(
     """,
 )
 BACKEND_COMPARISON = rule(
-    "NPU202", "nccl-backend-comparison", HIGH,
-    "Comparisons and membership tests against `\"nccl\"` -> `\"hccl\"`.",
+    "NPU202",
+    "nccl-backend-comparison",
+    HIGH,
+    'Comparisons and membership tests against `"nccl"` -> `"hccl"`.',
     """
     `backend == "nccl"`, `backend != "nccl"`, `backend in ("nccl", "gloo")` and `"nccl" in backend` test which
     backend is in use; after the port it is `hccl`. A membership test that already lists `"hccl"` is left alone
@@ -75,7 +81,9 @@ BACKEND_COMPARISON = rule(
     """,
 )
 IS_NCCL_AVAILABLE = rule(
-    "NPU203", "is-nccl-available", HIGH,
+    "NPU203",
+    "is-nccl-available",
+    HIGH,
     "`torch.distributed.is_nccl_available()` -> `torch.distributed.is_hccl_available()`.",
     """
     torch_npu adds `torch.distributed.is_hccl_available` (NCCL is never available on an Ascend host). All import
@@ -92,7 +100,9 @@ IS_NCCL_AVAILABLE = rule(
     """,
 )
 PROCESS_GROUP_NCCL = rule(
-    "NPU204", "process-group-nccl", LOW,
+    "NPU204",
+    "process-group-nccl",
+    LOW,
     "`ProcessGroupNCCL` (and its `Options`) has no drop-in on NPU: TODO naming the HCCL class.",
     """
     The HCCL process group is `torch_npu._C._distributed_c10d.ProcessGroupHCCL`; its options and constructor are
@@ -107,8 +117,10 @@ PROCESS_GROUP_NCCL = rule(
     """,
 )
 DEVICE_MESH_TYPE = rule(
-    "NPU205", "device-mesh-type", HIGH,
-    "`init_device_mesh(\"cuda\", ...)`, `DeviceMesh(\"cuda\", ...)` -> `\"npu\"`.",
+    "NPU205",
+    "device-mesh-type",
+    HIGH,
+    '`init_device_mesh("cuda", ...)`, `DeviceMesh("cuda", ...)` -> `"npu"`.',
     """
     The positional device type of `init_device_mesh`, `DeviceMesh` and `DeviceMesh.from_group`. The keyword form
     `device_type="cuda"` is rewritten by NPU103 (device-string-argument), which owns every `device_type=`.
@@ -122,8 +134,10 @@ DEVICE_MESH_TYPE = rule(
     """,
 )
 FSDP_DEVICE_ID = rule(
-    "NPU206", "fsdp-device-id", MEDIUM,
-    "FSDP `device_id=<int>` -> `device_id=torch.device(\"npu\", <int>)`; DDP's `device_ids=[rank]` stays.",
+    "NPU206",
+    "fsdp-device-id",
+    MEDIUM,
+    'FSDP `device_id=<int>` -> `device_id=torch.device("npu", <int>)`; DDP\'s `device_ids=[rank]` stays.',
     """
     FSDP turns an integer `device_id` into `torch.device(device_id)`, and a bare integer device means CUDA, so
     `FullyShardedDataParallel(model, device_id=local_rank)` fails on NPU. An argument that is evidently an index
@@ -144,7 +158,9 @@ FSDP_DEVICE_ID = rule(
     """,
 )
 NCCL_ENV_VAR = rule(
-    "NPU207", "nccl-env-var", HIGH,
+    "NPU207",
+    "nccl-env-var",
+    HIGH,
     "NCCL environment variable names with an exact HCCL counterpart (`TORCH_NCCL_*`) -> the HCCL name.",
     """
     Strings that are exactly the name of a process-group variable read by PyTorch's NCCL backend become the name
@@ -164,7 +180,9 @@ NCCL_ENV_VAR = rule(
     """,
 )
 NCCL_ENV_VAR_REVIEW = rule(
-    "NPU208", "nccl-env-var-review", MEDIUM,
+    "NPU208",
+    "nccl-env-var-review",
+    MEDIUM,
     "NCCL variables whose HCCL counterpart reads its value differently -> the HCCL name, plus a note on the value.",
     """
     `NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME`, `NCCL_SOCKET_FAMILY` -> `HCCL_SOCKET_FAMILY`,
@@ -181,7 +199,9 @@ NCCL_ENV_VAR_REVIEW = rule(
     """,
 )
 NCCL_ENV_VAR_UNSUPPORTED = rule(
-    "NPU209", "nccl-env-var-unsupported", LOW,
+    "NPU209",
+    "nccl-env-var-unsupported",
+    LOW,
     "NCCL variables with no HCCL equivalent (`NCCL_DEBUG`, `NCCL_P2P_DISABLE`, `NCCL_IB_*`, ...): TODO.",
     """
     The string is left as it is (setting it is harmless, it just does nothing on NPU) and a TODO names the nearest
@@ -237,17 +257,30 @@ FSDP_NAMES = {
     "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
 }
 IS_NCCL_AVAILABLE_NAMES = {
-    "torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available",
+    "torch.distributed.is_nccl_available",
+    "torch.distributed.distributed_c10d.is_nccl_available",
 }
 # Names that hold a device index, by convention.
-INDEX_NAME = re.compile(r"(?i)^(local_|global_|node_)?rank$|_rank$|^gpu(_?(id|idx|index))?$"
-                        r"|^(device|dev)_?(idx|index|ordinal)$|^local_process_index$|^process_index$")
+INDEX_NAME = re.compile(
+    r"(?i)^(local_|global_|node_)?rank$|_rank$|^gpu(_?(id|idx|index))?$"
+    r"|^(device|dev)_?(idx|index|ordinal)$|^local_process_index$|^process_index$"
+)
 INDEX_CALLS = re.compile(r"(^|\.)(current_device|get_rank|get_local_rank|get_node_local_rank)$")
 
 TORCH_NCCL_SAME = (
-    "BLOCKING_WAIT", "ASYNC_ERROR_HANDLING", "DESYNC_DEBUG", "ENABLE_MONITORING", "HEARTBEAT_TIMEOUT_SEC",
-    "DUMP_ON_TIMEOUT", "TRACE_BUFFER_SIZE", "TRACE_CPP_STACK", "HIGH_PRIORITY", "COORD_CHECK_MILSEC",
-    "WAIT_TIMEOUT_DUMP_MILSEC", "DEBUG_INFO_PIPE_FILE", "DEBUG_INFO_TEMP_FILE",
+    "BLOCKING_WAIT",
+    "ASYNC_ERROR_HANDLING",
+    "DESYNC_DEBUG",
+    "ENABLE_MONITORING",
+    "HEARTBEAT_TIMEOUT_SEC",
+    "DUMP_ON_TIMEOUT",
+    "TRACE_BUFFER_SIZE",
+    "TRACE_CPP_STACK",
+    "HIGH_PRIORITY",
+    "COORD_CHECK_MILSEC",
+    "WAIT_TIMEOUT_DUMP_MILSEC",
+    "DEBUG_INFO_PIPE_FILE",
+    "DEBUG_INFO_TEMP_FILE",
 )
 ENV_SAME = {f"TORCH_NCCL_{s}": f"TORCH_HCCL_{s}" for s in TORCH_NCCL_SAME}
 ENV_SAME |= {f"NCCL_{s}": f"TORCH_HCCL_{s}" for s in ("BLOCKING_WAIT", "ASYNC_ERROR_HANDLING", "DESYNC_DEBUG")}
@@ -260,8 +293,10 @@ ENV_REVIEW: dict[str, tuple[str, str | None]] = {
     "NCCL_IB_TC": ("HCCL_RDMA_TC", None),
     "NCCL_IB_SL": ("HCCL_RDMA_SL", None),
     "NCCL_BUFFSIZE": ("HCCL_BUFFSIZE", "HCCL_BUFFSIZE is in MB (NCCL_BUFFSIZE was in bytes): convert the value"),
-    "NCCL_ALGO": ("HCCL_ALGO", "HCCL_ALGO takes per-level algorithms (e.g. \"level0:NA;level1:ring\"), "
-                               "not NCCL_ALGO's list: rewrite the value"),
+    "NCCL_ALGO": (
+        "HCCL_ALGO",
+        'HCCL_ALGO takes per-level algorithms (e.g. "level0:NA;level1:ring"), not NCCL_ALGO\'s list: rewrite the value',
+    ),
 }
 _CANN_LOGGING = "the nearest is CANN logging: ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT"
 _INTRA_LINK = "the nearest is HCCL_INTRA_PCIE_ENABLE / HCCL_INTRA_ROCE_ENABLE (which link HCCL uses inside a server)"
@@ -295,7 +330,7 @@ def _backend_string(value: str) -> str | None:
 def _literal(node: cst.SimpleString) -> object:
     try:
         return node.evaluated_value
-    except Exception:  # noqa: BLE001 - an undecodable literal is just not a backend name
+    except Exception:
         return None
 
 
@@ -335,8 +370,18 @@ class DistributedTransformer(PortTransformer):
     """NPU200-NPU209."""
 
     TRIGGERS = (r"nccl|NCCL", r"DeviceMesh|init_device_mesh", r"device_id\b")
-    RULES = (BACKEND_ARGUMENT, BACKEND_STRING, BACKEND_COMPARISON, IS_NCCL_AVAILABLE, PROCESS_GROUP_NCCL,
-             DEVICE_MESH_TYPE, FSDP_DEVICE_ID, NCCL_ENV_VAR, NCCL_ENV_VAR_REVIEW, NCCL_ENV_VAR_UNSUPPORTED)
+    RULES = (
+        BACKEND_ARGUMENT,
+        BACKEND_STRING,
+        BACKEND_COMPARISON,
+        IS_NCCL_AVAILABLE,
+        PROCESS_GROUP_NCCL,
+        DEVICE_MESH_TYPE,
+        FSDP_DEVICE_ID,
+        NCCL_ENV_VAR,
+        NCCL_ENV_VAR_REVIEW,
+        NCCL_ENV_VAR_UNSUPPORTED,
+    )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -397,8 +442,9 @@ class DistributedTransformer(PortTransformer):
         self._visit_collection(_string_leaves(node, containers=True))
 
     def visit_Dict(self, node: cst.Dict) -> None:
-        self._visit_collection([e.key for e in node.elements
-                                if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)])
+        self._visit_collection(
+            [e.key for e in node.elements if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
+        )
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import = True
@@ -461,9 +507,15 @@ class DistributedTransformer(PortTransformer):
         """``{"cuda": "nccl", "cpu": "gloo"}`` maps device types to backends: the entry becomes ``"npu": "hccl"``
         (the value is rewritten by leave_SimpleString, and reported there)."""
         key, value = original.key, original.value
-        if isinstance(key, cst.SimpleString) and _literal(key) == "cuda" and isinstance(value, cst.SimpleString) \
-                and _literal(value) in BACKEND_NAMES and id(value) not in self._kept_strings \
-                and isinstance(updated.key, cst.SimpleString) and self.enabled(BACKEND_STRING):
+        if (
+            isinstance(key, cst.SimpleString)
+            and _literal(key) == "cuda"
+            and isinstance(value, cst.SimpleString)
+            and _literal(value) in BACKEND_NAMES
+            and id(value) not in self._kept_strings
+            and isinstance(updated.key, cst.SimpleString)
+            and self.enabled(BACKEND_STRING)
+        ):
             return updated.with_changes(key=updated.key.with_changes(value=updated.key.value.replace("cuda", "npu")))
         return updated
 
@@ -480,11 +532,25 @@ class DistributedTransformer(PortTransformer):
         if qualified is None:
             return updated
         if attr == "NCCL" and qualified.endswith("distributed.Backend.NCCL"):
-            return self.fix(BACKEND_ARGUMENT, original, updated.with_changes(attr=cst.Name("HCCL")),
-                            "Backend.NCCL -> Backend.HCCL") or updated
+            return (
+                self.fix(
+                    BACKEND_ARGUMENT,
+                    original,
+                    updated.with_changes(attr=cst.Name("HCCL")),
+                    "Backend.NCCL -> Backend.HCCL",
+                )
+                or updated
+            )
         if qualified in IS_NCCL_AVAILABLE_NAMES:
-            return self.fix(IS_NCCL_AVAILABLE, original, updated.with_changes(attr=cst.Name("is_hccl_available")),
-                            "is_nccl_available -> is_hccl_available") or updated
+            return (
+                self.fix(
+                    IS_NCCL_AVAILABLE,
+                    original,
+                    updated.with_changes(attr=cst.Name("is_hccl_available")),
+                    "is_nccl_available -> is_hccl_available",
+                )
+                or updated
+            )
         return updated
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
@@ -496,8 +562,15 @@ class DistributedTransformer(PortTransformer):
         if original.value == "ProcessGroupNCCL" or qualified.endswith(".ProcessGroupNCCL"):
             self._process_group_todo(original)
         elif qualified in IS_NCCL_AVAILABLE_NAMES and original.value == "is_nccl_available":
-            return self.fix(IS_NCCL_AVAILABLE, original, updated.with_changes(value="is_hccl_available"),
-                            "is_nccl_available -> is_hccl_available") or updated
+            return (
+                self.fix(
+                    IS_NCCL_AVAILABLE,
+                    original,
+                    updated.with_changes(value="is_hccl_available"),
+                    "is_nccl_available -> is_hccl_available",
+                )
+                or updated
+            )
         return updated
 
     def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
@@ -523,14 +596,24 @@ class DistributedTransformer(PortTransformer):
             names.append(alias)
         if not changed:
             return updated
-        return self.fix(IS_NCCL_AVAILABLE, original, updated.with_changes(names=names),
-                        "from torch.distributed import is_nccl_available -> is_hccl_available") or updated
+        return (
+            self.fix(
+                IS_NCCL_AVAILABLE,
+                original,
+                updated.with_changes(names=names),
+                "from torch.distributed import is_nccl_available -> is_hccl_available",
+            )
+            or updated
+        )
 
     def _process_group_todo(self, node: cst.CSTNode) -> None:
-        self.todo(PROCESS_GROUP_NCCL, node,
-                  "ProcessGroupNCCL does not exist on NPU: the HCCL process group is "
-                  "torch_npu._C._distributed_c10d.ProcessGroupHCCL (its Options differ); "
-                  "dist.new_group(backend=\"hccl\") is usually enough")
+        self.todo(
+            PROCESS_GROUP_NCCL,
+            node,
+            "ProcessGroupNCCL does not exist on NPU: the HCCL process group is "
+            "torch_npu._C._distributed_c10d.ProcessGroupHCCL (its Options differ); "
+            'dist.new_group(backend="hccl") is usually enough',
+        )
 
     # --- calls: device meshes, FSDP ----------------------------------------------------------------------------
 
@@ -552,8 +635,10 @@ class DistributedTransformer(PortTransformer):
         if new is None:
             return updated
         args[i] = args[i].with_changes(value=new)
-        return self.fix(DEVICE_MESH_TYPE, original, updated.with_changes(args=args),
-                        "device mesh type cuda -> npu") or updated
+        return (
+            self.fix(DEVICE_MESH_TYPE, original, updated.with_changes(args=args), "device mesh type cuda -> npu")
+            or updated
+        )
 
     def _fsdp_device_id(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         args = list(updated.args)
@@ -574,6 +659,10 @@ class DistributedTransformer(PortTransformer):
                     return updated
                 new_value = cst.parse_expression(f'f"npu:{{{code}}}"')
             args[i] = arg.with_changes(value=new_value)
-            return self.fix(FSDP_DEVICE_ID, original, updated.with_changes(args=args),
-                            "FSDP device_id index -> npu device") or updated
+            return (
+                self.fix(
+                    FSDP_DEVICE_ID, original, updated.with_changes(args=args), "FSDP device_id index -> npu device"
+                )
+                or updated
+            )
         return updated

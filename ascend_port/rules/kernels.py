@@ -20,7 +20,9 @@ from ascend_port.python.transformer import PortTransformer
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
 
 TRITON_KERNEL = rule(
-    "NPU500", "triton-kernel", LOW,
+    "NPU500",
+    "triton-kernel",
+    LOW,
     "Every `@triton.jit`/`@triton.autotune`/`@triton.heuristics` kernel: one TODO naming the kernel and the way "
     "forward.",
     """
@@ -53,7 +55,9 @@ TRITON_KERNEL = rule(
     """,
 )
 TRITON_LIBDEVICE = rule(
-    "NPU501", "triton-libdevice", MEDIUM,
+    "NPU501",
+    "triton-libdevice",
+    MEDIUM,
     "CUDA's Triton libdevice import -> Triton-Ascend's (`extra.cann`, then `extra.ascend`), keeping CUDA as the "
     "fallback.",
     """
@@ -78,7 +82,9 @@ TRITON_LIBDEVICE = rule(
     """,
 )
 CUDA_EXTENSION = rule(
-    "NPU502", "cuda-extension", LOW,
+    "NPU502",
+    "cuda-extension",
+    LOW,
     "`CUDAExtension`, `load`/`load_inline` with CUDA sources and `BuildExtension`: TODO, the .cu code needs a port.",
     """
     There is no nvcc for NPUs and no tool that turns CUDA kernels into NPU kernels. Host C++ that only calls
@@ -105,8 +111,10 @@ CUDA_EXTENSION = rule(
     """,
 )
 TRITON_ACTIVE_DEVICE = rule(
-    "NPU507", "triton-active-device", MEDIUM,
-    "`triton.runtime.driver.active.get_active_torch_device()` -> `torch.device(\"npu\", torch.npu.current_device())`.",
+    "NPU507",
+    "triton-active-device",
+    MEDIUM,
+    '`triton.runtime.driver.active.get_active_torch_device()` -> `torch.device("npu", torch.npu.current_device())`.',
     """
     Triton-Ascend's NPU driver has no `get_active_torch_device()` on its 3.2.0 wheel (later versions return the NPU
     device); Triton-Ascend's migration guide drops the call and uses the NPU device directly. The current NPU is
@@ -124,39 +132,50 @@ TRITON_ACTIVE_DEVICE = rule(
 )
 
 TRITON_DECORATORS = {
-    "triton.jit", "triton.autotune", "triton.heuristics",
-    "triton.runtime.jit", "triton.runtime.autotune", "triton.runtime.heuristics",
-    "triton.runtime.jit.jit", "triton.runtime.autotuner.autotune", "triton.runtime.autotuner.heuristics",
+    "triton.jit",
+    "triton.autotune",
+    "triton.heuristics",
+    "triton.runtime.jit",
+    "triton.runtime.autotune",
+    "triton.runtime.heuristics",
+    "triton.runtime.jit.jit",
+    "triton.runtime.autotuner.autotune",
+    "triton.runtime.autotuner.heuristics",
 }
 # The functions of CUDA's libdevice that Triton-Ascend's libdevice also has, on the 3.2.0 wheel and on main
 # (triton-ascend.md, section 1.2). Anything else has to be ported by hand.
-LIBDEVICE_ON_ASCEND = frozenset("""
+LIBDEVICE_ON_ASCEND = frozenset(
+    """
     abs acos acosh asin asinh atan atan2 atanh ceil copysign cos cosh cyl_bessel_i0 div_rn div_rz erf erfinv exp exp2
     expm1 floor fma fmod hypot ilogb isinf isnan ldexp lgamma log log10 log1p log2 nearbyint nextafter pow round
     rsqrt signbit sin sinh sqrt sqrt_rn tan tanh trunc
-""".split())
+""".split()
+)
 CUDA_LIBDEVICE_MODULES = ("triton.language.extra.cuda.libdevice", "triton.language.extra.libdevice")
 ASCEND_LIBDEVICE_PACKAGES = ("triton.language.extra.cann", "triton.language.extra.ascend")
 
 # Kernel name -> an operator that does the same on NPU. Names are the evidence, hence "may already do this".
 # torch_npu names are checked against the shipped API list by the tests.
-KERNEL_EQUIVALENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), op) for p, op in (
-    (r"gemma.*rms", "torch_npu.npu_gemma_rms_norm"),
-    (r"rms_?norm", "torch_npu.npu_rms_norm"),
-    (r"swiglu|swi_glu|silu_?(and_)?mul", "torch_npu.npu_swiglu"),
-    (r"geglu|gelu_?(and_)?mul", "torch_npu.npu_geglu"),
-    (r"rotary|rope", "torch_npu.npu_rotary_mul"),
-    (r"top_?k_?top_?p", "torch_npu.npu_top_k_top_p"),
-    (r"gated_?delta", "torch_npu.npu_chunk_gated_delta_rule"),
-    (r"cross_?entropy", "torch_npu.npu_cross_entropy_loss"),
-    (r"flash|attn|attention", "torch_npu.npu_fusion_attention"),
-    (r"layer_?norm", "torch.nn.functional.layer_norm"),
-    (r"group_?norm", "torch.nn.functional.group_norm"),
-    (r"softmax", "torch.softmax"),
-    (r"gelu", "torch.nn.functional.gelu"),
-    (r"silu|swish", "torch.nn.functional.silu"),
-    (r"matmul|gemm|(^|_)mm(_|$)", "torch.matmul"),
-))
+KERNEL_EQUIVALENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), op)
+    for p, op in (
+        (r"gemma.*rms", "torch_npu.npu_gemma_rms_norm"),
+        (r"rms_?norm", "torch_npu.npu_rms_norm"),
+        (r"swiglu|swi_glu|silu_?(and_)?mul", "torch_npu.npu_swiglu"),
+        (r"geglu|gelu_?(and_)?mul", "torch_npu.npu_geglu"),
+        (r"rotary|rope", "torch_npu.npu_rotary_mul"),
+        (r"top_?k_?top_?p", "torch_npu.npu_top_k_top_p"),
+        (r"gated_?delta", "torch_npu.npu_chunk_gated_delta_rule"),
+        (r"cross_?entropy", "torch_npu.npu_cross_entropy_loss"),
+        (r"flash|attn|attention", "torch_npu.npu_fusion_attention"),
+        (r"layer_?norm", "torch.nn.functional.layer_norm"),
+        (r"group_?norm", "torch.nn.functional.group_norm"),
+        (r"softmax", "torch.softmax"),
+        (r"gelu", "torch.nn.functional.gelu"),
+        (r"silu|swish", "torch.nn.functional.silu"),
+        (r"matmul|gemm|(^|_)mm(_|$)", "torch.matmul"),
+    )
+)
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 CUDA_SOURCE = re.compile(r"\.(cu|cuh)$")
@@ -250,12 +269,18 @@ class KernelTransformer(PortTransformer):
     # so that the whole try statement is parsed (the import inside it is then left alone, see visit_Try).
     # (Triton's names and torch's extension builders are reached through an import that names `triton` or
     # `cpp_extension`: a module without that text has none of them)
-    TRIGGERS = (r"triton", r"cpp_extension",
-                Trigger(r"@[ \t]*jit\b|\bjit\(|\bautotune\b|\bheuristics\b|libdevice|get_active_torch_device",
-                        also=("triton",)),
-                Trigger(r"CUDAExtension|BuildExtension|load_inline|extra_cuda_cflags|cuda_sources|\.cuh?[\"']",
-                        also=("cpp_extension",)),
-                r"try:[ \t]*(?:#[^\n]*)?\r?\n[ \t]*(?:from|import)[ \t]+triton\.language\.extra\.(?:cann|ascend)")
+    TRIGGERS = (
+        r"triton",
+        r"cpp_extension",
+        Trigger(
+            r"@[ \t]*jit\b|\bjit\(|\bautotune\b|\bheuristics\b|libdevice|get_active_torch_device", also=("triton",)
+        ),
+        Trigger(
+            r"CUDAExtension|BuildExtension|load_inline|extra_cuda_cflags|cuda_sources|\.cuh?[\"']",
+            also=("cpp_extension",),
+        ),
+        r"try:[ \t]*(?:#[^\n]*)?\r?\n[ \t]*(?:from|import)[ \t]+triton\.language\.extra\.(?:cann|ascend)",
+    )
     RULES = (TRITON_KERNEL, TRITON_LIBDEVICE, CUDA_EXTENSION, TRITON_ACTIVE_DEVICE)
 
     def __init__(self, ctx) -> None:
@@ -267,9 +292,11 @@ class KernelTransformer(PortTransformer):
         aliases = set(ctx.imports.aliases.values())
         # BuildExtension only matters when CUDA sources are built; a setup.py importing CppExtension and not
         # CUDAExtension builds host C++ only.
-        self._cpp_only = (f"{CPP_EXTENSION}.CppExtension" in aliases
-                          and f"{CPP_EXTENSION}.CUDAExtension" not in aliases
-                          and f"{CPP_EXTENSION}.CUDA_HOME" not in aliases)
+        self._cpp_only = (
+            f"{CPP_EXTENSION}.CppExtension" in aliases
+            and f"{CPP_EXTENSION}.CUDAExtension" not in aliases
+            and f"{CPP_EXTENSION}.CUDA_HOME" not in aliases
+        )
 
     # --- bookkeeping -------------------------------------------------------------------------------------------
 
@@ -319,8 +346,10 @@ class KernelTransformer(PortTransformer):
         notes = _KernelNotes(self.ctx.imports.resolve)
         original.visit(notes)
         name = original.name.value
-        message = (f"Triton kernel {name}: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 "
-                   "programs, best one per AI core looping over the work)")
+        message = (
+            f"Triton kernel {name}: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 "
+            "programs, best one per AI core looping over the work)"
+        )
         if (op := kernel_equivalent(name)) is not None:
             message += f"; {op} may already do this"
         message += "; else an Ascend C operator"
@@ -348,9 +377,15 @@ class KernelTransformer(PortTransformer):
             return updated
         chain = [_with_package(small, package) for package in ASCEND_LIBDEVICE_PACKAGES] + [small]
         replacement = _try_chain(chain, updated)
-        return self.fix(TRITON_LIBDEVICE, original, replacement,
-                        f"{imported} -> Triton-Ascend's libdevice (extra.cann, then extra.ascend; CUDA as fallback)") \
+        return (
+            self.fix(
+                TRITON_LIBDEVICE,
+                original,
+                replacement,
+                f"{imported} -> Triton-Ascend's libdevice (extra.cann, then extra.ascend; CUDA as fallback)",
+            )
             or updated
+        )
 
     def _cuda_libdevice_import(self, small: cst.BaseSmallStatement) -> str | None:
         """The module a CUDA libdevice import names, when it can be rerouted to Triton-Ascend."""
@@ -371,9 +406,15 @@ class KernelTransformer(PortTransformer):
             if torch is None:
                 return updated  # the module does not import torch: nothing to spell the device with
             replacement = cst.parse_expression(f'{torch}.device("npu", {torch}.npu.current_device())')
-            return self.fix(TRITON_ACTIVE_DEVICE, original, replacement,
-                            "get_active_torch_device() -> torch.device(\"npu\", torch.npu.current_device())") \
+            return (
+                self.fix(
+                    TRITON_ACTIVE_DEVICE,
+                    original,
+                    replacement,
+                    'get_active_torch_device() -> torch.device("npu", torch.npu.current_device())',
+                )
                 or updated
+            )
         if qualified == f"{CPP_EXTENSION}.CUDAExtension":
             name = _string(getattr(_keyword(original, "name") or _positional(original, 0), "value", None))
             sources = _keyword(original, "sources") or _positional(original, 1)
@@ -385,16 +426,21 @@ class KernelTransformer(PortTransformer):
         elif qualified in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline") and self._builds_cuda(original):
             name = _string(getattr(_keyword(original, "name") or _positional(original, 0), "value", None))
             what = f"JIT CUDA extension {name}" if name else "JIT CUDA extension"
-            self.todo(CUDA_EXTENSION, original,
-                      f"{what}: no nvcc on NPU: {self._extension_way()} (torch_npu.utils.cpp_extension.load for "
-                      "the host C++)")
+            self.todo(
+                CUDA_EXTENSION,
+                original,
+                f"{what}: no nvcc on NPU: {self._extension_way()} (torch_npu.utils.cpp_extension.load for "
+                "the host C++)",
+            )
         return updated
 
     @staticmethod
     def _extension_way() -> str:
-        return ("port the CUDA kernels to Ascend C operators (msOpGen scaffold, registered with TORCH_LIBRARY) or "
-                "replace them with torch/torch_npu ops; build the host C++ with "
-                "torch_npu.utils.cpp_extension.NpuExtension")
+        return (
+            "port the CUDA kernels to Ascend C operators (msOpGen scaffold, registered with TORCH_LIBRARY) or "
+            "replace them with torch/torch_npu ops; build the host C++ with "
+            "torch_npu.utils.cpp_extension.NpuExtension"
+        )
 
     @staticmethod
     def _builds_cuda(call: cst.Call) -> bool:
@@ -417,13 +463,19 @@ class KernelTransformer(PortTransformer):
         return updated
 
     def _build_extension(self, node: cst.Name | cst.Attribute) -> None:
-        if self._cpp_only or not self._build_context \
-                or self.ctx.imports.resolve(node) != f"{CPP_EXTENSION}.BuildExtension":
+        if (
+            self._cpp_only
+            or not self._build_context
+            or self.ctx.imports.resolve(node) != f"{CPP_EXTENSION}.BuildExtension"
+        ):
             return
-        self.todo(CUDA_EXTENSION, node,
-                  "BuildExtension compiles .cu sources with nvcc: on NPU build host C++ as "
-                  "torch_npu.utils.cpp_extension.NpuExtension (BuildExtension still works for it) and the CUDA "
-                  "kernels as Ascend C operators")
+        self.todo(
+            CUDA_EXTENSION,
+            node,
+            "BuildExtension compiles .cu sources with nvcc: on NPU build host C++ as "
+            "torch_npu.utils.cpp_extension.NpuExtension (BuildExtension still works for it) and the CUDA "
+            "kernels as Ascend C operators",
+        )
 
 
 def _cuda_libdevice_import_from(small: cst.ImportFrom) -> str | None:
@@ -452,8 +504,9 @@ def _with_package(small: cst.BaseSmallStatement, package: str) -> cst.BaseSmallS
     """The same import statement pointed at one of Triton-Ascend's libdevice packages."""
     if isinstance(small, cst.Import):
         alias = small.names[0]
-        return small.with_changes(names=[alias.with_changes(name=build_dotted(f"{package}.libdevice"),
-                                                            comma=cst.MaybeSentinel.DEFAULT)])
+        return small.with_changes(
+            names=[alias.with_changes(name=build_dotted(f"{package}.libdevice"), comma=cst.MaybeSentinel.DEFAULT)]
+        )
     assert isinstance(small, cst.ImportFrom) and small.module is not None
     module = dotted(small.module)
     new_module = f"{package}.libdevice" if module in CUDA_LIBDEVICE_MODULES else package
@@ -470,4 +523,3 @@ def _try_chain(chain: list[cst.BaseSmallStatement], original: cst.SimpleStatemen
         )
     assert isinstance(body, cst.Try)
     return body.with_changes(leading_lines=original.leading_lines)
-

@@ -12,7 +12,9 @@ from ascend_port.python.transformer import PortTransformer
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
 
 CUDA_LIBRARY = rule(
-    "NPU504", "cuda-only-library", LOW,
+    "NPU504",
+    "cuda-only-library",
+    LOW,
     "Imports of CUDA-only libraries (CuPy, numba.cuda, PyCUDA, pynvml, bitsandbytes, TensorRT, Transformer Engine, "
     "amp_C): TODO with the way forward.",
     """
@@ -31,7 +33,9 @@ CUDA_LIBRARY = rule(
     """,
 )
 APEX_OPTIMIZER = rule(
-    "NPU505", "apex-fused-optimizer", MEDIUM,
+    "NPU505",
+    "apex-fused-optimizer",
+    MEDIUM,
     "`apex.optimizers.FusedAdam`/`FusedSGD` -> `torch_npu.optim.NpuFusedAdamW`/`NpuFusedAdam`/`NpuFusedSGD`.",
     """
     apex's `FusedAdam` is AdamW unless `adam_w_mode=False` (then Adam), so it becomes `NpuFusedAdamW` or
@@ -53,7 +57,9 @@ APEX_OPTIMIZER = rule(
     """,
 )
 APEX = rule(
-    "NPU506", "apex", LOW,
+    "NPU506",
+    "apex",
+    LOW,
     "Other NVIDIA apex uses (amp, parallel, normalization, other optimizers, multi_tensor_apply): TODO with the "
     "torch or torch_npu replacement.",
     """
@@ -74,70 +80,127 @@ APEX = rule(
 
 # (module prefix, way forward), for NPU504.
 LIBRARIES: tuple[tuple[str, str], ...] = (
-    ("cupy", "CuPy runs only on CUDA: use torch tensors on the npu device (torch covers most of CuPy's NumPy-like "
-             "API) or NumPy on the host; RawKernel/ElementwiseKernel code needs a torch, Triton-Ascend or Ascend C "
-             "port"),
+    (
+        "cupy",
+        "CuPy runs only on CUDA: use torch tensors on the npu device (torch covers most of CuPy's NumPy-like "
+        "API) or NumPy on the host; RawKernel/ElementwiseKernel code needs a torch, Triton-Ascend or Ascend C "
+        "port",
+    ),
     ("cupyx", "CuPy runs only on CUDA: use torch tensors on the npu device or NumPy/SciPy on the host"),
-    ("numba.cuda", "numba.cuda kernels run only on NVIDIA GPUs: rewrite them as torch ops on npu, a Triton-Ascend "
-                   "kernel or an Ascend C operator (numba's CPU @jit is fine)"),
-    ("pycuda", "PyCUDA drives the CUDA driver: use torch.npu streams, events and memory with torch tensors; "
-               "SourceModule kernels need a Triton-Ascend or Ascend C port"),
-    ("pynvml", "NVML (pynvml/nvidia-ml-py) sees no NPU: use torch.npu.mem_get_info(), torch.npu.memory_stats(), "
-               "torch.npu.utilization() or `npu-smi info`"),
-    ("nvidia_smi", "NVML (nvidia-ml-py3) sees no NPU: use torch.npu.mem_get_info(), torch.npu.utilization() or "
-                   "`npu-smi info`"),
-    ("bitsandbytes", "bitsandbytes' quantization and 8-bit optimizers are CUDA kernels: use torch.optim.AdamW("
-                     "foreach=True) or torch_npu.optim instead of 8-bit optimizers, and torch_npu's quantized "
-                     "matmuls (npu_weight_quant_batchmatmul, npu_quant_matmul) for low-bit weights"),
-    ("tensorrt", "TensorRT is NVIDIA-only: for inference on Ascend use torch.compile(backend=\"npugraph_ex\") or "
-                 "TorchAir (torchair.get_npu_backend())"),
-    ("torch_tensorrt", "Torch-TensorRT is NVIDIA-only: for inference on Ascend use torch.compile("
-                       "backend=\"npugraph_ex\") or TorchAir (torchair.get_npu_backend())"),
-    ("transformer_engine", "Transformer Engine (FP8, fused CUDA layers) has no NPU build: use torch.nn layers "
-                           "under torch.autocast(\"npu\", dtype=torch.bfloat16) with torch_npu fused ops "
-                           "(npu_fusion_attention, npu_rms_norm, npu_swiglu); FP8 recipes need a redesign"),
-    ("amp_C", "amp_C is apex's CUDA multi-tensor extension: remove the import and replace multi_tensor_applier("
-              "amp_C.<op>, ...) with torch._foreach_* ops (torch._foreach_norm, torch._foreach_mul_), which run on "
-              "NPU"),
+    (
+        "numba.cuda",
+        "numba.cuda kernels run only on NVIDIA GPUs: rewrite them as torch ops on npu, a Triton-Ascend "
+        "kernel or an Ascend C operator (numba's CPU @jit is fine)",
+    ),
+    (
+        "pycuda",
+        "PyCUDA drives the CUDA driver: use torch.npu streams, events and memory with torch tensors; "
+        "SourceModule kernels need a Triton-Ascend or Ascend C port",
+    ),
+    (
+        "pynvml",
+        "NVML (pynvml/nvidia-ml-py) sees no NPU: use torch.npu.mem_get_info(), torch.npu.memory_stats(), "
+        "torch.npu.utilization() or `npu-smi info`",
+    ),
+    (
+        "nvidia_smi",
+        "NVML (nvidia-ml-py3) sees no NPU: use torch.npu.mem_get_info(), torch.npu.utilization() or `npu-smi info`",
+    ),
+    (
+        "bitsandbytes",
+        "bitsandbytes' quantization and 8-bit optimizers are CUDA kernels: use torch.optim.AdamW("
+        "foreach=True) or torch_npu.optim instead of 8-bit optimizers, and torch_npu's quantized "
+        "matmuls (npu_weight_quant_batchmatmul, npu_quant_matmul) for low-bit weights",
+    ),
+    (
+        "tensorrt",
+        'TensorRT is NVIDIA-only: for inference on Ascend use torch.compile(backend="npugraph_ex") or '
+        "TorchAir (torchair.get_npu_backend())",
+    ),
+    (
+        "torch_tensorrt",
+        "Torch-TensorRT is NVIDIA-only: for inference on Ascend use torch.compile("
+        'backend="npugraph_ex") or TorchAir (torchair.get_npu_backend())',
+    ),
+    (
+        "transformer_engine",
+        "Transformer Engine (FP8, fused CUDA layers) has no NPU build: use torch.nn layers "
+        'under torch.autocast("npu", dtype=torch.bfloat16) with torch_npu fused ops '
+        "(npu_fusion_attention, npu_rms_norm, npu_swiglu); FP8 recipes need a redesign",
+    ),
+    (
+        "amp_C",
+        "amp_C is apex's CUDA multi-tensor extension: remove the import and replace multi_tensor_applier("
+        "amp_C.<op>, ...) with torch._foreach_* ops (torch._foreach_norm, torch._foreach_mul_), which run on "
+        "NPU",
+    ),
 )
 
 # (apex prefix, way forward), most specific first, for NPU506.
 APEX_WAYS: tuple[tuple[str, str], ...] = (
-    ("apex.amp", "apex.amp: use torch.autocast(\"npu\", dtype=...) with torch.npu.amp.GradScaler (amp.initialize "
-                 "-> drop it, amp.scale_loss(loss, opt) -> scaler.scale(loss)), or Ascend's apex patch"),
+    (
+        "apex.amp",
+        'apex.amp: use torch.autocast("npu", dtype=...) with torch.npu.amp.GradScaler (amp.initialize '
+        "-> drop it, amp.scale_loss(loss, opt) -> scaler.scale(loss)), or Ascend's apex patch",
+    ),
     ("apex.parallel.SyncBatchNorm", "apex SyncBatchNorm: use torch.nn.SyncBatchNorm"),
-    ("apex.parallel.convert_syncbn_model", "apex convert_syncbn_model: use "
-                                           "torch.nn.SyncBatchNorm.convert_sync_batchnorm"),
+    (
+        "apex.parallel.convert_syncbn_model",
+        "apex convert_syncbn_model: use torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+    ),
     ("apex.parallel", "apex.parallel: use torch.nn.parallel.DistributedDataParallel (backend hccl)"),
-    ("apex.normalization.FusedRMSNorm", "apex FusedRMSNorm: use torch.nn.RMSNorm (same arguments, torch >= 2.4) "
-                                        "or torch_npu.npu_rms_norm"),
-    ("apex.normalization.MixedFusedRMSNorm", "apex MixedFusedRMSNorm: use torch.nn.RMSNorm or "
-                                             "torch_npu.npu_rms_norm"),
+    (
+        "apex.normalization.FusedRMSNorm",
+        "apex FusedRMSNorm: use torch.nn.RMSNorm (same arguments, torch >= 2.4) or torch_npu.npu_rms_norm",
+    ),
+    ("apex.normalization.MixedFusedRMSNorm", "apex MixedFusedRMSNorm: use torch.nn.RMSNorm or torch_npu.npu_rms_norm"),
     ("apex.normalization", "apex FusedLayerNorm: use torch.nn.LayerNorm (same arguments)"),
-    ("apex.optimizers.FusedLAMB", "apex FusedLAMB: torch_npu.optim.NpuFusedLamb is the closest (it does not clip "
-                                  "the gradient norm: review the arguments)"),
-    ("apex.optimizers.FusedAdam", "apex FusedAdam: use torch_npu.optim.NpuFusedAdamW (adam_w_mode=True, apex's "
-                                  "default; apex's weight_decay default is 0) or NpuFusedAdam"),
+    (
+        "apex.optimizers.FusedLAMB",
+        "apex FusedLAMB: torch_npu.optim.NpuFusedLamb is the closest (it does not clip "
+        "the gradient norm: review the arguments)",
+    ),
+    (
+        "apex.optimizers.FusedAdam",
+        "apex FusedAdam: use torch_npu.optim.NpuFusedAdamW (adam_w_mode=True, apex's "
+        "default; apex's weight_decay default is 0) or NpuFusedAdam",
+    ),
     ("apex.optimizers.FusedSGD", "apex FusedSGD: use torch_npu.optim.NpuFusedSGD"),
-    ("apex.optimizers", "apex fused optimizers: use torch_npu.optim.NpuFused* or torch.optim.<Optimizer>("
-                        "foreach=True)"),
-    ("apex.multi_tensor_apply", "apex multi_tensor_applier: use torch._foreach_* ops (torch._foreach_norm, "
-                                "torch._foreach_mul_)"),
-    ("apex", "apex (NVIDIA) has no NPU build: replace each use (amp -> torch.autocast(\"npu\"), optimizers -> "
-             "torch_npu.optim, normalization -> torch.nn) or install Ascend's apex patch"),
+    (
+        "apex.optimizers",
+        "apex fused optimizers: use torch_npu.optim.NpuFused* or torch.optim.<Optimizer>(foreach=True)",
+    ),
+    (
+        "apex.multi_tensor_apply",
+        "apex multi_tensor_applier: use torch._foreach_* ops (torch._foreach_norm, torch._foreach_mul_)",
+    ),
+    (
+        "apex",
+        'apex (NVIDIA) has no NPU build: replace each use (amp -> torch.autocast("npu"), optimizers -> '
+        "torch_npu.optim, normalization -> torch.nn) or install Ascend's apex patch",
+    ),
 )
 
 APEX_OPTIMIZERS = {
-    "apex.optimizers.FusedAdam": "adam", "apex.optimizers.fused_adam.FusedAdam": "adam",
-    "apex.optimizers.FusedSGD": "sgd", "apex.optimizers.fused_sgd.FusedSGD": "sgd",
+    "apex.optimizers.FusedAdam": "adam",
+    "apex.optimizers.fused_adam.FusedAdam": "adam",
+    "apex.optimizers.FusedSGD": "sgd",
+    "apex.optimizers.fused_sgd.FusedSGD": "sgd",
 }
 IMPORT_REPLACEMENT = {"FusedAdam": "NpuFusedAdamW", "FusedSGD": "NpuFusedSGD"}
 # apex-only keyword -> the literal values that can be dropped because they are what torch_npu does anyway.
-ADAM_DROPPABLE = {"bias_correction": ("True",), "capturable": ("False",), "master_weights": ("False",),
-                  "set_grad_none": ("True", "False")}
+ADAM_DROPPABLE = {
+    "bias_correction": ("True",),
+    "capturable": ("False",),
+    "master_weights": ("False",),
+    "set_grad_none": ("True", "False"),
+}
 ADAM_KEPT = {"lr", "betas", "eps", "weight_decay", "amsgrad"}
-SGD_DROPPABLE = {"wd_after_momentum": ("False",), "materialize_master_grads": ("True", "False"),
-                 "set_grad_none": ("True", "False")}
+SGD_DROPPABLE = {
+    "wd_after_momentum": ("False",),
+    "materialize_master_grads": ("True", "False"),
+    "set_grad_none": ("True", "False"),
+}
 SGD_KEPT = {"lr", "momentum", "dampening", "weight_decay", "nesterov"}
 
 
@@ -172,8 +235,20 @@ def _literal(node: cst.BaseExpression) -> str | None:
 class LibraryTransformer(PortTransformer):
     """NPU504-NPU506."""
 
-    TRIGGERS = (r"cupy", r"numba", r"pycuda", r"pynvml", r"nvidia_smi", r"bitsandbytes", r"tensorrt",
-                r"transformer_engine", r"amp_C", r"apex", r"Fused[A-Z]\w*", r"multi_tensor_applier")
+    TRIGGERS = (
+        r"cupy",
+        r"numba",
+        r"pycuda",
+        r"pynvml",
+        r"nvidia_smi",
+        r"bitsandbytes",
+        r"tensorrt",
+        r"transformer_engine",
+        r"amp_C",
+        r"apex",
+        r"Fused[A-Z]\w*",
+        r"multi_tensor_applier",
+    )
     RULES = (CUDA_LIBRARY, APEX_OPTIMIZER, APEX)
 
     def __init__(self, ctx) -> None:
@@ -219,26 +294,35 @@ class LibraryTransformer(PortTransformer):
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
         paths = _imported_paths(original)
-        if paths and all(p.rsplit(".", 1)[0] == "apex.optimizers" and p.rsplit(".", 1)[1] in IMPORT_REPLACEMENT
-                         for p in paths):
+        if paths and all(
+            p.rsplit(".", 1)[0] == "apex.optimizers" and p.rsplit(".", 1)[1] in IMPORT_REPLACEMENT for p in paths
+        ):
             assert not isinstance(updated.names, cst.ImportStar)
             names = [
-                alias.with_changes(name=cst.Name(IMPORT_REPLACEMENT[alias.name.value]),
-                                   asname=alias.asname or cst.AsName(name=cst.Name(alias.name.value)))
-                for alias in updated.names if isinstance(alias.name, cst.Name)
+                alias.with_changes(
+                    name=cst.Name(IMPORT_REPLACEMENT[alias.name.value]),
+                    asname=alias.asname or cst.AsName(name=cst.Name(alias.name.value)),
+                )
+                for alias in updated.names
+                if isinstance(alias.name, cst.Name)
             ]
             replacement = updated.with_changes(module=build_dotted("torch_npu.optim"), names=names)
-            fixed = self.fix(APEX_OPTIMIZER, original, replacement,
-                             "from apex.optimizers import ... -> torch_npu.optim (same local names)",
-                             torch_npu_name=True)
+            fixed = self.fix(
+                APEX_OPTIMIZER,
+                original,
+                replacement,
+                "from apex.optimizers import ... -> torch_npu.optim (same local names)",
+                torch_npu_name=True,
+            )
             if fixed is not None:
                 return fixed
         self._import_todos(original, updated)
         return updated
 
     def _import_todos(self, original: cst.Import | cst.ImportFrom, updated: cst.Import | cst.ImportFrom) -> None:
-        plain = {dotted(a.name) for a in original.names if a.asname is None} \
-            if isinstance(original, cst.Import) else set()
+        plain = (
+            {dotted(a.name) for a in original.names if a.asname is None} if isinstance(original, cst.Import) else set()
+        )
         for path in _imported_paths(original):
             if (way := library_way(path)) is not None:
                 self.todo(CUDA_LIBRARY, original, way)
@@ -284,12 +368,21 @@ class LibraryTransformer(PortTransformer):
             return updated
         target, args = port
         replacement = updated.with_changes(func=build_dotted(f"torch_npu.optim.{target}"), args=args)
-        return self.fix(APEX_OPTIMIZER, original, replacement, f"apex {'FusedAdam' if kind == 'adam' else 'FusedSGD'}"
-                        f" -> torch_npu.optim.{target}", torch_npu_name=True) or updated
+        return (
+            self.fix(
+                APEX_OPTIMIZER,
+                original,
+                replacement,
+                f"apex {'FusedAdam' if kind == 'adam' else 'FusedSGD'} -> torch_npu.optim.{target}",
+                torch_npu_name=True,
+            )
+            or updated
+        )
 
 
-def _port_args(call: cst.Call, max_positional: int, kept: set[str], droppable: dict[str, tuple[str, ...]],
-               consumed: set[str]) -> list[cst.Arg] | str:
+def _port_args(
+    call: cst.Call, max_positional: int, kept: set[str], droppable: dict[str, tuple[str, ...]], consumed: set[str]
+) -> list[cst.Arg] | str:
     """The arguments for the torch_npu optimizer, or the reason the call cannot be ported."""
     args: list[cst.Arg] = []
     positional = 0
@@ -344,9 +437,13 @@ def _port_adam(call: cst.Call) -> tuple[str, list[cst.Arg]] | str:
     has_decay = any(a.keyword is not None and a.keyword.value == "weight_decay" for a in args)
     if adam_w and not has_decay:
         # apex's default weight decay is 0; NpuFusedAdamW's is 0.01.
-        decay = cst.Arg(keyword=cst.Name("weight_decay"), value=cst.Float("0.0"),
-                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                              whitespace_after=cst.SimpleWhitespace("")))
+        decay = cst.Arg(
+            keyword=cst.Name("weight_decay"),
+            value=cst.Float("0.0"),
+            equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+            ),
+        )
         return "NpuFusedAdamW", _append(call, args, decay)
     return ("NpuFusedAdamW" if adam_w else "NpuFusedAdam"), _tidy(call, args)
 

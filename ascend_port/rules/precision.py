@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -26,9 +26,11 @@ from ascend_port.rules.device import rewrite_device_expr
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
 AMP_DEVICE_TYPE = rule(
-    "NPU300", "amp-device-type", HIGH,
-    "Positional `\"cuda\"` of `torch.autocast`, `torch.amp.autocast`, `torch.amp.GradScaler` and the autocast "
-    "state functions -> `\"npu\"`.",
+    "NPU300",
+    "amp-device-type",
+    HIGH,
+    'Positional `"cuda"` of `torch.autocast`, `torch.amp.autocast`, `torch.amp.GradScaler` and the autocast '
+    'state functions -> `"npu"`.',
     """
     `torch.autocast("cuda")`, `torch.amp.autocast("cuda", dtype=...)`, `torch.amp.GradScaler("cuda")`,
     `torch.is_autocast_enabled("cuda")`, `torch.get_autocast_dtype("cuda")`, `torch.set_autocast_dtype("cuda", d)`,
@@ -50,7 +52,9 @@ AMP_DEVICE_TYPE = rule(
     """,
 )
 AUTOCAST_GPU_API = rule(
-    "NPU301", "autocast-gpu-api", HIGH,
+    "NPU301",
+    "autocast-gpu-api",
+    HIGH,
     "`torch.get_autocast_gpu_dtype()`, `set_autocast_gpu_dtype`, `is_autocast_enabled()` -> `torch.npu.*`.",
     """
     The GPU-named autocast state functions (and the no-device forms that mean the GPU) have `torch.npu`
@@ -68,7 +72,9 @@ AUTOCAST_GPU_API = rule(
     """,
 )
 ROTARY_FP64 = rule(
-    "NPU302", "rotary-table-fp64", MEDIUM,
+    "NPU302",
+    "rotary-table-fp64",
+    MEDIUM,
     "float64/complex128 in rotary-embedding tables (RoPE) -> float32/complex64.",
     """
     NPU kernels do not support float64 and complex128 (transfer_to_npu even maps DoubleTensor to FloatTensor). A
@@ -92,7 +98,9 @@ ROTARY_FP64 = rule(
     """,
 )
 FP64_ON_DEVICE = rule(
-    "NPU303", "fp64-on-device", LOW,
+    "NPU303",
+    "fp64-on-device",
+    LOW,
     "A float64/complex128 tensor that goes to the device (outside rotary tables): TODO.",
     """
     An expression that both makes a tensor double precision (`dtype=torch.float64`, `.double()`,
@@ -111,7 +119,9 @@ FP64_ON_DEVICE = rule(
     """,
 )
 BF16_CAPABILITY = rule(
-    "NPU304", "bf16-capability-check", MEDIUM,
+    "NPU304",
+    "bf16-capability-check",
+    MEDIUM,
     "`get_device_capability()[0] >= 8` used to choose bf16 -> `torch.npu.is_bf16_supported()`.",
     """
     `get_device_capability()` returns None on NPU, so `cap[0] >= 8` raises TypeError. When the check is the
@@ -131,7 +141,9 @@ BF16_CAPABILITY = rule(
     """,
 )
 LAYERNORM_UPCAST = rule(
-    "NPU305", "layernorm-upcast", MEDIUM,
+    "NPU305",
+    "layernorm-upcast",
+    MEDIUM,
     "`F.layer_norm(x.float(), ...).type_as(x)` and `nn.LayerNorm` upcasts -> the upcast removed.",
     """
     Code written for fp16 GPUs upcasts around LayerNorm and casts back. The NPU LayerNorm kernel takes fp16 and
@@ -156,10 +168,17 @@ LAYERNORM_UPCAST = rule(
 # --- tables ------------------------------------------------------------------------------------------------------
 
 AMP_DEVICE_FIRST = {
-    "torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
-    "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler",
-    "torch.is_autocast_enabled", "torch.get_autocast_dtype", "torch.set_autocast_dtype", "torch.set_autocast_enabled",
-    "torch.amp.is_autocast_available", "torch.amp.autocast_mode.is_autocast_available",
+    "torch.autocast",
+    "torch.amp.autocast",
+    "torch.amp.autocast_mode.autocast",
+    "torch.amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler",
+    "torch.is_autocast_enabled",
+    "torch.get_autocast_dtype",
+    "torch.set_autocast_dtype",
+    "torch.set_autocast_enabled",
+    "torch.amp.is_autocast_available",
+    "torch.amp.autocast_mode.is_autocast_available",
 }
 # qualified -> (torch.npu name, how many positional arguments the GPU-meaning form has)
 AUTOCAST_GPU = {
@@ -168,8 +187,12 @@ AUTOCAST_GPU = {
     "torch.is_autocast_enabled": ("is_autocast_enabled", 0),
     "torch.set_autocast_enabled": ("set_autocast_enabled", 1),
 }
-FP64_DTYPES = {"torch.float64": "float32", "torch.double": "float32",
-               "torch.complex128": "complex64", "torch.cdouble": "complex64"}
+FP64_DTYPES = {
+    "torch.float64": "float32",
+    "torch.double": "float32",
+    "torch.complex128": "complex64",
+    "torch.cdouble": "complex64",
+}
 FP64_MARK = r"(?:(?<!np\.)(?<!numpy\.)float64|complex128|cdouble|\.double\(|torch\.double\b)"  # not NumPy's
 ROTARY_WORD = r"(?:[Rr]otary|RoPE|Rope|ROPE|rope|freqs?_cis|inv_freq)"
 SAME_TOP_STATEMENT = r"(?:(?!\n(?:def\s|class\s|@))[\s\S])"  # any character before the next top-level def or class
@@ -189,16 +212,21 @@ CAST_BACK = {"type_as", "to", "type"}
 def rotary_scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt:
     """The outermost function or class named for rotary embeddings around a match (everything in it is a rotary
     table, see _in_rotary_table), else the statement."""
-    return next((node for node in path if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and ROTARY.search(node.name)),
-                path[-1])
+    return next(
+        (node for node in path if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and ROTARY.search(node.name)), path[-1]
+    )
 
 
 def layer_norm_upcast(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
     """The statement, if it calls a function named layer_norm with an upcast first argument (`x.float()`,
     `x.to(torch.float32)`): NPU305's functional form."""
+
     def upcast(node: ast.expr) -> bool:
-        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
-            "float", "to", "type")
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("float", "to", "type")
+        )
 
     statement = path[-1]
     calls = (n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.args and upcast(n.args[0]))
@@ -211,7 +239,9 @@ def layer_norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stm
     cls = enclosing(path, ast.ClassDef)
     if cls is None:
         return None
-    names = (n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(cls) if isinstance(n, (ast.Name, ast.Attribute)))
+    names = (
+        n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(cls) if isinstance(n, (ast.Name, ast.Attribute))
+    )
     return cls if "LayerNorm" in names else None
 
 
@@ -245,8 +275,12 @@ def _cast_back_target(original: cst.Call, updated: cst.Call) -> str | None:
 
 def _is_method(call: cst.BaseExpression, name: str, resolve: Callable) -> bool:
     """``<value>.name(...)`` on a value (not a module function reached through an import)."""
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == name \
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == name
         and resolve(call.func) is None
+    )
 
 
 def _int(node: cst.BaseExpression) -> int | None:
@@ -318,8 +352,11 @@ class _PrecisionTransformer(PortTransformer):
                 targets += [t.target for t in small.targets]
             elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
                 targets.append(small.target)
-        names = [t.value if isinstance(t, cst.Name) else t.attr.value for t in targets
-                 if isinstance(t, (cst.Name, cst.Attribute))]
+        names = [
+            t.value if isinstance(t, cst.Name) else t.attr.value
+            for t in targets
+            if isinstance(t, (cst.Name, cst.Attribute))
+        ]
         self._rotary.append(any(ROTARY.search(n) for n in names))
 
     def leave_SimpleStatementLine(self, original, updated):
@@ -336,7 +373,7 @@ class _PrecisionTransformer(PortTransformer):
         return FP64_DTYPES.get(self.ctx.imports.resolve(node) or "") if isinstance(node, cst.Attribute) else None
 
     def _layer_norm_kind(self, func: cst.BaseExpression) -> str | None:
-        """"functional" (F.layer_norm), "module" (an nn.LayerNorm), or None."""
+        """ "functional" (F.layer_norm), "module" (an nn.LayerNorm), or None."""
         raise NotImplementedError
 
     def _layer_norm_upcast(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -379,8 +416,12 @@ class _PrecisionTransformer(PortTransformer):
         method = expr.func.attr.value
         if method == "float" and not expr.args:
             return expr.func.value
-        if method in ("to", "type") and len(expr.args) == 1 and expr.args[0].keyword is None \
-                and resolve(expr.args[0].value) in ("torch.float32", "torch.float"):
+        if (
+            method in ("to", "type")
+            and len(expr.args) == 1
+            and expr.args[0].keyword is None
+            and resolve(expr.args[0].value) in ("torch.float32", "torch.float")
+        ):
             return expr.func.value
         return None
 
@@ -391,8 +432,7 @@ class PrecisionCallTransformer(_PrecisionTransformer):
 
     # (the device-type strings NPU300 rewrites are "cuda": the device rule's trigger; the GPU-named state
     # functions of NPU301 are not)
-    TRIGGERS = (r"autocast_gpu|autocast_enabled", Trigger(r"(?<!self\.)\blayer_norm\(", layer_norm_upcast),
-                FP64_MARK)
+    TRIGGERS = (r"autocast_gpu|autocast_enabled", Trigger(r"(?<!self\.)\blayer_norm\(", layer_norm_upcast), FP64_MARK)
     RULES = (AMP_DEVICE_TYPE, AUTOCAST_GPU_API, FP64_ON_DEVICE, LAYERNORM_UPCAST)
 
     def __init__(self, ctx) -> None:
@@ -428,20 +468,30 @@ class PrecisionCallTransformer(_PrecisionTransformer):
         if new is None:
             return updated
         args[0] = args[0].with_changes(value=new)
-        return self.fix(AMP_DEVICE_TYPE, original, updated.with_changes(args=args), "AMP device type cuda -> npu") \
+        return (
+            self.fix(AMP_DEVICE_TYPE, original, updated.with_changes(args=args), "AMP device type cuda -> npu")
             or updated
+        )
 
     def _autocast_gpu(self, original: cst.Call, updated: cst.Call, qualified: str) -> cst.Call:
         name, arity = AUTOCAST_GPU[qualified]
         torch = self.ctx.imports.local_name_for("torch")
         if torch is None or not self.api.has(name) or any(a.keyword is not None or a.star for a in original.args):
             return updated
-        if len(original.args) != arity or any(isinstance(a.value, (cst.SimpleString, cst.FormattedString))
-                                              for a in original.args):
+        if len(original.args) != arity or any(
+            isinstance(a.value, (cst.SimpleString, cst.FormattedString)) for a in original.args
+        ):
             return updated  # a device-type argument: the torch.* function is right (NPU300 fixes the string)
         short = qualified.removeprefix("torch.")
-        return self.fix(AUTOCAST_GPU_API, original, updated.with_changes(func=build_dotted(f"{torch}.npu.{name}")),
-                        f"torch.{short} -> torch.npu.{name}") or updated
+        return (
+            self.fix(
+                AUTOCAST_GPU_API,
+                original,
+                updated.with_changes(func=build_dotted(f"{torch}.npu.{name}")),
+                f"torch.{short} -> torch.npu.{name}",
+            )
+            or updated
+        )
 
     def _fp64_on_device(self, original: cst.Call) -> None:
         chain: list[cst.Call] = []
@@ -451,9 +501,12 @@ class PrecisionCallTransformer(_PrecisionTransformer):
             node = node.func.value if isinstance(node.func, cst.Attribute) else cst.Name("_")
         if any(self._makes_fp64(c) for c in chain) and any(self._to_device(c) for c in chain):
             # The message names no trigger of NPU302 (float64, .double(), ...): a second run must not see one.
-            self.todo(FP64_ON_DEVICE, original,
-                      "double precision on the NPU: most NPU operators do not support it; keep this part on the CPU "
-                      "or use float32")
+            self.todo(
+                FP64_ON_DEVICE,
+                original,
+                "double precision on the NPU: most NPU operators do not support it; keep this part on the CPU "
+                "or use float32",
+            )
 
     def _makes_fp64(self, call: cst.Call) -> bool:
         resolve = self.ctx.imports.resolve
@@ -481,8 +534,12 @@ class PrecisionCallTransformer(_PrecisionTransformer):
 
     @staticmethod
     def _is_cpu(expr: cst.BaseExpression) -> bool:
-        return isinstance(expr, cst.SimpleString) and expr.evaluated_value == "cpu" or \
-            isinstance(expr, cst.Name) and expr.value == "None"
+        return (
+            isinstance(expr, cst.SimpleString)
+            and expr.evaluated_value == "cpu"
+            or isinstance(expr, cst.Name)
+            and expr.value == "None"
+        )
 
     def _is_dtype(self, expr: cst.BaseExpression) -> bool:
         qualified = self.ctx.imports.resolve(expr) or ""
@@ -538,10 +595,20 @@ class PrecisionTransformer(_PrecisionTransformer):
     def _rotary_dtypes(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         resolve = self.ctx.imports.resolve
         if _is_method(original, "double", resolve) and not original.args:
-            return self.fix(ROTARY_FP64, original, updated.with_changes(func=updated.func.with_changes(
-                attr=cst.Name("float"))), "rotary table .double() -> .float()") or updated
-        by_position = isinstance(original.func, cst.Attribute) and original.func.attr.value in ("to", "type") \
+            return (
+                self.fix(
+                    ROTARY_FP64,
+                    original,
+                    updated.with_changes(func=updated.func.with_changes(attr=cst.Name("float"))),
+                    "rotary table .double() -> .float()",
+                )
+                or updated
+            )
+        by_position = (
+            isinstance(original.func, cst.Attribute)
+            and original.func.attr.value in ("to", "type")
             and resolve(original.func) is None
+        )
         args = list(updated.args)
         changed = []
         for i, (old, new) in enumerate(zip(original.args, args)):
@@ -552,8 +619,12 @@ class PrecisionTransformer(_PrecisionTransformer):
                 changed.append(short)
         if not changed:
             return updated
-        return self.fix(ROTARY_FP64, original, updated.with_changes(args=args),
-                        f"rotary table dtype -> {', '.join(changed)}") or updated
+        return (
+            self.fix(
+                ROTARY_FP64, original, updated.with_changes(args=args), f"rotary table dtype -> {', '.join(changed)}"
+            )
+            or updated
+        )
 
     def _class_layer_norms(self, node: cst.ClassDef) -> tuple[set[str], bool]:
         """The ``self.X = nn.LayerNorm(...)`` attributes of a class, and whether it subclasses nn.LayerNorm."""
@@ -562,8 +633,11 @@ class PrecisionTransformer(_PrecisionTransformer):
             subclass = any(resolve(base.value) in LAYER_NORM_MODULES for base in node.bases)
             attributes = set()
             for child, _ in _walk(node.body):
-                if isinstance(child, cst.Assign) and isinstance(child.value, cst.Call) \
-                        and resolve(child.value.func) in LAYER_NORM_MODULES:
+                if (
+                    isinstance(child, cst.Assign)
+                    and isinstance(child.value, cst.Call)
+                    and resolve(child.value.func) in LAYER_NORM_MODULES
+                ):
                     for target in child.targets:
                         t = target.target
                         if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
@@ -577,8 +651,11 @@ class PrecisionTransformer(_PrecisionTransformer):
         attributes, subclass = self._class_layer_norms(self._classes[-1])
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             return "module" if func.attr.value in attributes else None
-        is_super = isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) \
+        is_super = (
+            isinstance(func.value, cst.Call)
+            and isinstance(func.value.func, cst.Name)
             and func.value.func.value == "super"
+        )
         return "module" if subclass and is_super and func.attr.value == "forward" else None
 
     # --- NPU304: bf16 capability checks --------------------------------------------------------------------------
@@ -600,7 +677,7 @@ class PrecisionTransformer(_PrecisionTransformer):
             if found is None:
                 continue
             call, names, kind = found
-            checks = self._only_bf16_uses(body[i + 1:], names, kind)
+            checks = self._only_bf16_uses(body[i + 1 :], names, kind)
             if checks:
                 self._bf16_checks.update(id(c) for c in checks)
                 self._removed.add(id(stmt))
@@ -611,18 +688,28 @@ class PrecisionTransformer(_PrecisionTransformer):
             return updated
         torch = self._torch() or "torch"
         replacement = cst.Call(build_dotted(f"{torch}.npu.is_bf16_supported"), lpar=updated.lpar, rpar=updated.rpar)
-        return self.fix(BF16_CAPABILITY, original, replacement,
-                        "compute-capability bf16 check -> torch.npu.is_bf16_supported()") or updated
+        return (
+            self.fix(
+                BF16_CAPABILITY, original, replacement, "compute-capability bf16 check -> torch.npu.is_bf16_supported()"
+            )
+            or updated
+        )
 
     def leave_BooleanOperation(self, original: cst.BooleanOperation, updated: cst.BooleanOperation):
         """``cap()[0] >= 8 and torch.cuda.is_bf16_supported()`` would become ``is_bf16_supported() and
         is_bf16_supported()``: keep one."""
         if not isinstance(original.operator, cst.And):
             return updated
-        for check, other, kept in ((original.left, original.right, updated.right),
-                                   (original.right, original.left, updated.left)):
-            if id(check) in self._bf16_checks and isinstance(other, cst.Call) and not other.args \
-                    and self.ctx.imports.resolve(other.func) in BF16_SUPPORTED:
+        for check, other, kept in (
+            (original.left, original.right, updated.right),
+            (original.right, original.left, updated.left),
+        ):
+            if (
+                id(check) in self._bf16_checks
+                and isinstance(other, cst.Call)
+                and not other.args
+                and self.ctx.imports.resolve(other.func) in BF16_SUPPORTED
+            ):
                 return kept.with_changes(lpar=updated.lpar, rpar=updated.rpar) if updated.lpar else kept
         return updated
 
@@ -632,9 +719,9 @@ class PrecisionTransformer(_PrecisionTransformer):
         body: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
         for old, new in zip(original.body, updated.body):
-            if id(old) in self._removed and self.fix(BF16_CAPABILITY, old, True,
-                                                     "get_device_capability() unpacking removed (only used by the "
-                                                     "bf16 check)"):
+            if id(old) in self._removed and self.fix(
+                BF16_CAPABILITY, old, True, "get_device_capability() unpacking removed (only used by the bf16 check)"
+            ):
                 carried += list(new.leading_lines)  # its comments stay, above the next statement
                 continue
             if carried:
@@ -656,8 +743,11 @@ class PrecisionTransformer(_PrecisionTransformer):
             if isinstance(side, cst.Subscript) and self._is_capability_call(side.value) and _is_index0(side):
                 if isinstance(bound, cst.Integer) and _ampere_threshold(target.operator, bound, flipped):
                     return side.value
-            if self._is_capability_call(side) and isinstance(bound, cst.Tuple) \
-                    and _ampere_threshold(target.operator, bound, flipped):
+            if (
+                self._is_capability_call(side)
+                and isinstance(bound, cst.Tuple)
+                and _ampere_threshold(target.operator, bound, flipped)
+            ):
                 return side
         return None
 
@@ -671,8 +761,11 @@ class PrecisionTransformer(_PrecisionTransformer):
         target = assign.targets[0].target
         if isinstance(target, cst.Name):
             return assign.value, {target.value}, "whole"
-        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 \
-                and all(isinstance(e.value, cst.Name) for e in target.elements):
+        if (
+            isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == 2
+            and all(isinstance(e.value, cst.Name) for e in target.elements)
+        ):
             names = [e.value.value for e in target.elements]
             if names[0] == "_":
                 return None
@@ -700,8 +793,12 @@ class PrecisionTransformer(_PrecisionTransformer):
         parents = list(ancestors)
         operand: cst.CSTNode = name
         if kind == "whole":
-            if parents and isinstance(parents[-1], cst.Subscript) and parents[-1].value is name \
-                    and _is_index0(parents[-1]):
+            if (
+                parents
+                and isinstance(parents[-1], cst.Subscript)
+                and parents[-1].value is name
+                and _is_index0(parents[-1])
+            ):
                 operand = parents.pop()
         elif name.value != kind:
             return None  # `minor`, or any other name of the unpacking

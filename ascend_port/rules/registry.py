@@ -50,8 +50,19 @@ def _load_rule_modules() -> None:
 
 def snapshot_rules() -> list[dict[str, object]]:
     """Every rule as plain data, for ``use_snapshot`` in a later process."""
-    return [{"id": r.id, "name": r.name, "confidence": r.confidence.label, "summary": r.summary, "doc": r.doc,
-             "retired": r.retired, "informational": r.informational, "module": r.module} for r in all_rules()]
+    return [
+        {
+            "id": r.id,
+            "name": r.name,
+            "confidence": r.confidence.label,
+            "summary": r.summary,
+            "doc": r.doc,
+            "retired": r.retired,
+            "informational": r.informational,
+            "module": r.module,
+        }
+        for r in all_rules()
+    ]
 
 
 def use_snapshot(data: object) -> bool:
@@ -62,13 +73,23 @@ def use_snapshot(data: object) -> bool:
     try:
         rules = {}
         for item in data:  # type: ignore[union-attr]
-            if not all(isinstance(item[k], str) for k in ("id", "name", "confidence", "summary", "doc", "module")) \
-                    or type(item["retired"]) is not bool or type(item["informational"]) is not bool \
-                    or item["id"] in rules:
+            if (
+                not all(isinstance(item[k], str) for k in ("id", "name", "confidence", "summary", "doc", "module"))
+                or type(item["retired"]) is not bool
+                or type(item["informational"]) is not bool
+                or item["id"] in rules
+            ):
                 return False
-            rules[item["id"]] = Rule(item["id"], item["name"], Confidence.parse(item["confidence"]),
-                                     item["summary"], item["doc"], item["retired"], item["informational"],
-                                     item["module"])
+            rules[item["id"]] = Rule(
+                item["id"],
+                item["name"],
+                Confidence.parse(item["confidence"]),
+                item["summary"],
+                item["doc"],
+                item["retired"],
+                item["informational"],
+                item["module"],
+            )
     except (TypeError, KeyError, ValueError):
         return False
     if not rules:

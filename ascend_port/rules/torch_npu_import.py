@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -23,7 +23,9 @@ from ascend_port.python.names import dotted
 from ascend_port.python.parsing import parse_quietly
 
 IMPORT_TORCH_NPU = rule(
-    "NPU100", "import-torch-npu", Confidence.HIGH,
+    "NPU100",
+    "import-torch-npu",
+    Confidence.HIGH,
     "Add `import torch_npu` once to each ported module that imports torch.",
     """
     torch_npu registers the `npu` device, `torch.npu` and `Tensor.npu()`. Since torch 2.5 it is also autoloaded,
@@ -41,7 +43,6 @@ IMPORT_TORCH_NPU = rule(
         x = torch.ones(2).npu()
     """,
 )
-
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,12 @@ def top_statements(body: Sequence[ast.stmt], lines: Sequence[tuple[int, int]] | 
             kind = _import_kind([a.name for a in node.names], is_from=False)
         elif isinstance(node, ast.ImportFrom):
             kind = _import_kind([node.module or ""] if node.level == 0 else [""], is_from=True)
-        elif i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
-                and isinstance(node.value.value, str):
+        elif (
+            i == 0
+            and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             kind = "docstring"
         else:
             kind = "code"
@@ -85,11 +90,16 @@ def top_statements(body: Sequence[ast.stmt], lines: Sequence[tuple[int, int]] | 
 def spliced_statements(body: Sequence[ast.stmt], splices: Sequence[Splice]) -> list[TopStatement]:
     """The top-level statements after ``splices``, from the module's ``ast`` before them and the new statements of
     the top-level chunks: the lines of the others move by what the chunks above them added or removed."""
+
     def moved(line: int, end: bool) -> int:
         return line + sum(s.added for s in splices if s.last < line or (end and s.last == line))
+
     replaced = [s for s in splices if s.body is not None]
-    placed = [(node, moved(node.lineno, False), moved(node.end_lineno or node.lineno, True)) for node in body
-              if not any(s.first <= node.lineno <= s.last for s in replaced)]
+    placed = [
+        (node, moved(node.lineno, False), moved(node.end_lineno or node.lineno, True))
+        for node in body
+        if not any(s.first <= node.lineno <= s.last for s in replaced)
+    ]
     for s in replaced:
         at = moved(s.first, False) - 1
         placed += [(node, at + node.lineno, at + (node.end_lineno or node.lineno)) for node in s.body or ()]
@@ -137,8 +147,9 @@ def torch_npu_import_line(statements: Sequence[TopStatement], uses_torch_npu_nam
     return index
 
 
-def with_torch_npu_import(text: str, statements: Sequence[TopStatement], uses_torch_npu_name: bool,
-                           findings: list[Finding]) -> str:
+def with_torch_npu_import(
+    text: str, statements: Sequence[TopStatement], uses_torch_npu_name: bool, findings: list[Finding]
+) -> str:
     index = torch_npu_import_line(statements, uses_torch_npu_name)
     if index is None:
         return text
@@ -150,14 +161,16 @@ def with_torch_npu_import(text: str, statements: Sequence[TopStatement], uses_to
         while index > floor and lines[index - 1].lstrip().startswith(TODO_PREFIX.strip()):
             index -= 1
     neighbour = lines[index - 1] if 0 < index <= len(lines) else lines[0] if lines else ""
-    newline = neighbour[len(neighbour.rstrip("\r\n")):] or "\n"  # the line ending of the line above
+    newline = neighbour[len(neighbour.rstrip("\r\n")) :] or "\n"  # the line ending of the line above
     if 0 < index <= len(lines) and not lines[index - 1].endswith(("\n", "\r")):
         lines[index - 1] += newline
     lines.insert(index, "import torch_npu" + newline)
     findings.append(Finding(IMPORT_TORCH_NPU, index + 1, "import torch_npu added", applied=True))
     new_text = "".join(lines)
     if not _between_top_level_statements(lines, index):
-        if parse_quietly(new_text) is None:  # (never seen: the statements' lines were wrong; check the whole module then)
+        if (
+            parse_quietly(new_text) is None
+        ):  # (never seen: the statements' lines were wrong; check the whole module then)
             raise PortError("internal error: the ported source would not parse; the file is left unchanged")
     return new_text
 
@@ -166,7 +179,7 @@ def _between_top_level_statements(lines: Sequence[str], index: int) -> bool:
     """Is line ``index`` (0-based) where a top-level statement may go? The lines above it parse as a module (so it
     is not inside a statement, a bracket or a string), and the next line of code is not indented (so it does not
     cut a block in two). The lines above are the module's imports: a far cheaper check than parsing the module."""
-    following = next((line for line in lines[index + 1:] if line.strip() and not line.lstrip().startswith("#")), "")
+    following = next((line for line in lines[index + 1 :] if line.strip() and not line.lstrip().startswith("#")), "")
     if following[:1].isspace() or re.match(r"(?:else|elif|except|finally)\b", following):
         return False  # it would cut a block, or a statement from its clause
     return parse_quietly("".join(lines[:index])) is not None

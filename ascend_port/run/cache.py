@@ -24,10 +24,11 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import ascend_port.rules.registry as rule_catalogue
 from ascend_port import __version__
@@ -87,15 +88,21 @@ def config_fingerprint(handler: str, selection: Selection, options: Mapping[str,
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
-def result_cache(handler: str, selection: Selection, options: Mapping[str, str]) -> "ResultCache":
+def result_cache(handler: str, selection: Selection, options: Mapping[str, str]) -> ResultCache:
     """The cache for one configuration, built once per process and configuration (not once per file)."""
-    return _result_cache(handler, selection, tuple(sorted((str(k), str(v)) for k, v in options.items())),
-                         cache_root(), tool_fingerprint())
+    return _result_cache(
+        handler,
+        selection,
+        tuple(sorted((str(k), str(v)) for k, v in options.items())),
+        cache_root(),
+        tool_fingerprint(),
+    )
 
 
 @lru_cache(maxsize=64)
-def _result_cache(handler: str, selection: Selection, options: tuple[tuple[str, str], ...], root: Path,
-                  tool: str) -> "ResultCache":
+def _result_cache(
+    handler: str, selection: Selection, options: tuple[tuple[str, str], ...], root: Path, tool: str
+) -> ResultCache:
     return ResultCache(root, config_fingerprint(handler, selection, dict(options)))  # (tool: part of the key)
 
 
@@ -114,15 +121,21 @@ def use_stored_rules() -> None:
         raw = path.read_bytes()
     except OSError:
         raw = b""
-    body = raw[len(RULES_MAGIC) + DIGEST_SIZE:]
-    if raw.startswith(RULES_MAGIC) and hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() == \
-            raw[len(RULES_MAGIC):len(RULES_MAGIC) + DIGEST_SIZE]:
+    body = raw[len(RULES_MAGIC) + DIGEST_SIZE :]
+    if (
+        raw.startswith(RULES_MAGIC)
+        and hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest()
+        == raw[len(RULES_MAGIC) : len(RULES_MAGIC) + DIGEST_SIZE]
+    ):
         try:
             stored = json.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError):
             stored = None
-        if isinstance(stored, dict) and stored.get("tool") == tool_fingerprint() and \
-                rule_catalogue.use_snapshot(stored.get("rules")):
+        if (
+            isinstance(stored, dict)
+            and stored.get("tool") == tool_fingerprint()
+            and rule_catalogue.use_snapshot(stored.get("rules"))
+        ):
             return
     body = json.dumps({"tool": tool_fingerprint(), "rules": rule_catalogue.snapshot_rules()}).encode()
     _write_atomic(path, RULES_MAGIC + hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() + body)
@@ -151,7 +164,7 @@ def _write_atomic(path: str | Path, data: bytes) -> None:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -218,14 +231,17 @@ class ResultCache:
 
 def encode(entry: Entry, key: str) -> bytes:
     new = entry.new_bytes
-    header = json.dumps({
-        "key": key,
-        "findings": [[f.rule.id, f.line, f.message, f.applied] for f in entry.findings],
-        "new": -1 if new is None else len(new),
-        "diff": len(entry.diff_body),
-        "error": entry.error,
-        "skipped": entry.skipped,
-    }, ensure_ascii=True).encode("ascii")
+    header = json.dumps(
+        {
+            "key": key,
+            "findings": [[f.rule.id, f.line, f.message, f.applied] for f in entry.findings],
+            "new": -1 if new is None else len(new),
+            "diff": len(entry.diff_body),
+            "error": entry.error,
+            "skipped": entry.skipped,
+        },
+        ensure_ascii=True,
+    ).encode("ascii")
     body = len(header).to_bytes(_LENGTH, "big") + header + (new or b"") + entry.diff_body
     return MAGIC + hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() + body
 
@@ -234,17 +250,17 @@ def decode(raw: bytes, key: str) -> Entry:
     """Parse and validate an entry; raises ValueError (or KeyError for an unknown rule) when it does not check out."""
     if not raw.startswith(MAGIC):
         raise ValueError("not a cache entry")
-    digest = raw[len(MAGIC):len(MAGIC) + DIGEST_SIZE]
-    body = raw[len(MAGIC) + DIGEST_SIZE:]
+    digest = raw[len(MAGIC) : len(MAGIC) + DIGEST_SIZE]
+    body = raw[len(MAGIC) + DIGEST_SIZE :]
     if len(digest) != DIGEST_SIZE or hashlib.blake2b(body, digest_size=DIGEST_SIZE).digest() != digest:
         raise ValueError("checksum mismatch")
     size = int.from_bytes(body[:_LENGTH], "big")
-    header: Any = json.loads(body[_LENGTH:_LENGTH + size].decode("ascii"))
+    header: Any = json.loads(body[_LENGTH : _LENGTH + size].decode("ascii"))
     if not isinstance(header, dict) or header.get("key") != key:
         raise ValueError("entry of another key")
     new_size, diff_size = header["new"], header["diff"]
     _check(isinstance(new_size, int) and isinstance(diff_size, int) and new_size >= -1 and diff_size >= 0)
-    blobs = body[_LENGTH + size:]
+    blobs = body[_LENGTH + size :]
     _check(len(blobs) == max(new_size, 0) + diff_size)
     error, skipped = header["error"], header["skipped"]
     _check(error is None or isinstance(error, str))
@@ -258,7 +274,7 @@ def decode(raw: bytes, key: str) -> Entry:
     return Entry(
         findings=tuple(findings),
         new_bytes=None if new_size < 0 else blobs[:new_size],
-        diff_body=blobs[max(new_size, 0):],
+        diff_body=blobs[max(new_size, 0) :],
         error=error,
         skipped=skipped,
     )

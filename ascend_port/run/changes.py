@@ -5,8 +5,8 @@ tree, or when it is untracked and not ignored. Deleted files are left out: there
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 
 class ChangesError(Exception):

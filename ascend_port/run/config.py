@@ -16,9 +16,10 @@ first: built-in defaults, the file, command-line flags (a flag replaces the file
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ascend_port.core.catalogue import Confidence
 from ascend_port.core.selection import Selection, parse_patterns
@@ -126,7 +127,7 @@ def _values(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[name] = value
     if "select" in out and not out["select"]:
-        raise ConfigError(f"{where}: select is empty (use \"ALL\" for every rule)")
+        raise ConfigError(f'{where}: select is empty (use "ALL" for every rule)')
     return out
 
 
@@ -156,12 +157,14 @@ def render(settings: Settings) -> str:
     """The effective configuration as a ``[tool.ascend-port]`` table, each value with where it comes from."""
     origin_names = {DEFAULT: "default", FILE: str(settings.source), COMMAND_LINE: "command line"}
     values: dict[str, Any] = {
-        "select": list(settings.select), "ignore": list(settings.ignore),
-        "min-confidence": settings.min_confidence.label, "exclude": list(settings.exclude),
-        "attention-backend": settings.attention_backend, "branch": settings.branch,
+        "select": list(settings.select),
+        "ignore": list(settings.ignore),
+        "min-confidence": settings.min_confidence.label,
+        "exclude": list(settings.exclude),
+        "attention-backend": settings.attention_backend,
+        "branch": settings.branch,
     }
-    lines = [f"# effective configuration; file: {settings.source or 'none found'}",
-             f"[tool.{TABLE}]"]
+    lines = [f"# effective configuration; file: {settings.source or 'none found'}", f"[tool.{TABLE}]"]
     for key in KEYS:
         origin = origin_names[settings.origins[key]]
         if values[key] is None:

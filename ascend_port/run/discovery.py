@@ -6,32 +6,54 @@ from __future__ import annotations
 import fnmatch
 import os
 import subprocess
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 SKIPPED_DIRS = {
-    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", "node_modules", "build", "dist", ".eggs", "site-packages", ".ascend-port", ".ipynb_checkpoints",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "node_modules",
+    "build",
+    "dist",
+    ".eggs",
+    "site-packages",
+    ".ascend-port",
+    ".ipynb_checkpoints",
 }
 
 
 def _skipped_dir(folder: str, name: str) -> bool:
-    return (name in SKIPPED_DIRS or name.endswith(".egg-info")
-            or os.path.exists(os.path.join(folder, name, "pyvenv.cfg")))
+    return (
+        name in SKIPPED_DIRS or name.endswith(".egg-info") or os.path.exists(os.path.join(folder, name, "pyvenv.cfg"))
+    )
 
 
 def _start_check_ignore(root: Path) -> subprocess.Popen | None:
     """``git check-ignore`` for the paths under ``root``, started before the tree is walked so that git's start-up
     (reading the index and the ignore files) overlaps the walk; None when git cannot be run."""
     try:
-        return subprocess.Popen(["git", "-C", str(root), "check-ignore", "--stdin", "-z"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return subprocess.Popen(
+            ["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
     except OSError:
         return None
 
 
-def _git_ignored(root: Path, candidates: list[Path], git: subprocess.Popen | None = None,
-                 absolute: list[str] | None = None) -> set[Path]:
+def _git_ignored(
+    root: Path, candidates: list[Path], git: subprocess.Popen | None = None, absolute: list[str] | None = None
+) -> set[Path]:
     """The candidates git ignores (.gitignore, .git/info/exclude, global excludes); empty outside a repository.
     ``git``: the process of _start_check_ignore(root), if started; ``absolute``: os.path.abspath of each candidate,
     if known."""
@@ -138,8 +160,9 @@ def discover(paths: Iterable[Path], wanted: Callable[[Path], bool], exclude: Ite
                 git.communicate()
             raise
         root_absolute = os.path.abspath(path)
-        ignored = _git_ignored(path, [p for p, _ in candidates], git,
-                               [os.path.join(root_absolute, relative) for _, relative in candidates])
+        ignored = _git_ignored(
+            path, [p for p, _ in candidates], git, [os.path.join(root_absolute, relative) for _, relative in candidates]
+        )
         real_root = os.path.realpath(path)
         for p, relative in candidates:
             if p not in ignored:
@@ -149,5 +172,7 @@ def discover(paths: Iterable[Path], wanted: Callable[[Path], bool], exclude: Ite
 
 def _excluded(path: Path, patterns: list[str]) -> bool:
     text = path.as_posix()
-    return any(fnmatch.fnmatch(text, pat) or fnmatch.fnmatch(path.name, pat) or f"/{pat.strip('/')}/" in f"/{text}/"
-               for pat in patterns)
+    return any(
+        fnmatch.fnmatch(text, pat) or fnmatch.fnmatch(path.name, pat) or f"/{pat.strip('/')}/" in f"/{text}/"
+        for pat in patterns
+    )

@@ -8,11 +8,11 @@ the run.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from ascend_port.core.diffing import unified_diff
 from ascend_port.core.findings import FileResult
@@ -108,7 +108,7 @@ def port_file(path: Path, config: RunConfig, caches: dict[type, ResultCache] | N
         return _from_entry(entry, shown)
     result, cacheable = _port_data(result, handler, data, config)
     if cacheable:
-        body = result.diff[len(diff_header(shown)):]
+        body = result.diff[len(diff_header(shown)) :]
         results.store(key, Entry(tuple(result.findings), result.new_bytes, body, result.error, result.skipped))
     return result
 
@@ -160,7 +160,7 @@ def _port_data(result: FileResult, handler: Handler, data: bytes, config: RunCon
     except UnicodeEncodeError as error:
         result.error = f"the port cannot be written in the file's encoding ({error.reason}); the file is left unchanged"
         return result, True
-    except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
+    except Exception as error:
         result.error = f"internal error ({type(error).__name__}: {error}); the file is left unchanged"
         return result, False
     result.findings = outcome.findings
@@ -168,7 +168,7 @@ def _port_data(result: FileResult, handler: Handler, data: bytes, config: RunCon
         result.new_bytes = new_bytes
         encoding = outcome.source.encoding.replace("-sig", "")
         diff = unified_diff(result.path, outcome.source.text, outcome.new_text)
-        body = diff[len(f"--- a/{result.path}\n+++ b/{result.path}\n"):]
+        body = diff[len(f"--- a/{result.path}\n+++ b/{result.path}\n") :]
         result.diff = diff_header(result.path) + body.encode(encoding, errors="surrogateescape")
     return result, True
 
@@ -222,7 +222,7 @@ def _port_all(files: list[Path], config: RunConfig, on_progress: Callable[[int],
         return results
     # Small batches keep both cores busy to the end; files are sorted, so a batch shares a folder.
     batch = max(1, min(32, total // (workers * 8)))
-    batches = [files[i:i + batch] for i in range(0, total, batch)]
+    batches = [files[i : i + batch] for i in range(0, total, batch)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for batch_results in pool.map(_port_batch, batches, [config] * len(batches)):
             results.extend(batch_results)

@@ -19,7 +19,9 @@ from ascend_port.rules.torch_npu_import import IMPORT_TORCH_NPU
 
 CONTEXT = 3
 NO_NEWLINE = b"\\ No newline at end of file\n"
-IMPORT_RULE = IMPORT_TORCH_NPU.id  # its finding's line is a line of the new text; every other finding's is of the old text
+IMPORT_RULE = (
+    IMPORT_TORCH_NPU.id
+)  # its finding's line is a line of the new text; every other finding's is of the old text
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -56,7 +58,7 @@ def apply_edits(old_lines: list[bytes], edits: list[LineEdit]) -> bytes:
     for edit in sorted(edits, key=lambda e: (e.start, e.end)):
         if edit.start < pos:
             raise ValueError(f"overlapping edits at line {edit.start + 1}")
-        out.extend(old_lines[pos:edit.start])
+        out.extend(old_lines[pos : edit.start])
         out.extend(edit.lines)
         pos = edit.end
     out.extend(old_lines[pos:])
@@ -139,23 +141,28 @@ class FileChange:
         return out
 
     def edits(self, change_ids: tuple[int, ...]) -> list[LineEdit]:
-        return [LineEdit(c.old_start, c.old_end, tuple(self.new_lines[c.new_start:c.new_end]))
-                for c in (self.changes[i] for i in change_ids)]
+        return [
+            LineEdit(c.old_start, c.old_end, tuple(self.new_lines[c.new_start : c.new_end]))
+            for c in (self.changes[i] for i in change_ids)
+        ]
 
-    def hunk_lines(self, change_ids: tuple[int, ...], context: int = CONTEXT,
-                   ) -> tuple[int, int, list[tuple[bytes, bytes]]]:
+    def hunk_lines(
+        self,
+        change_ids: tuple[int, ...],
+        context: int = CONTEXT,
+    ) -> tuple[int, int, list[tuple[bytes, bytes]]]:
         """The old-side start of the hunk with its context, the new-side start, and its ``(tag, line)`` lines."""
         changes = [self.changes[i] for i in change_ids]
         first, last = changes[0], changes[-1]
         start = max(0, first.old_start - context)
         end = min(len(self.old_lines), last.old_end + context)
-        lines: list[tuple[bytes, bytes]] = [(b" ", line) for line in self.old_lines[start:first.old_start]]
+        lines: list[tuple[bytes, bytes]] = [(b" ", line) for line in self.old_lines[start : first.old_start]]
         for i, change in enumerate(changes):
             if i:
-                lines.extend((b" ", line) for line in self.old_lines[changes[i - 1].old_end:change.old_start])
-            lines.extend((b"-", line) for line in self.old_lines[change.old_start:change.old_end])
-            lines.extend((b"+", line) for line in self.new_lines[change.new_start:change.new_end])
-        lines.extend((b" ", line) for line in self.old_lines[last.old_end:end])
+                lines.extend((b" ", line) for line in self.old_lines[changes[i - 1].old_end : change.old_start])
+            lines.extend((b"-", line) for line in self.old_lines[change.old_start : change.old_end])
+            lines.extend((b"+", line) for line in self.new_lines[change.new_start : change.new_end])
+        lines.extend((b" ", line) for line in self.old_lines[last.old_end : end])
         return start, first.new_start - (first.old_start - start), lines
 
     def hunk_text(self, change_ids: tuple[int, ...], context: int = CONTEXT) -> bytes:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import io
 import tokenize
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ascend_port.core.findings import TODO_PATTERN
 from ascend_port.core.sources import SourceError, decode_python
@@ -55,7 +55,7 @@ def _python_comments(text: str) -> Iterator[tuple[int, str]]:
 def _lines(text: str) -> Iterator[tuple[int, str]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if "#" in line:
-            yield number, line[line.index("#"):]
+            yield number, line[line.index("#") :]
 
 
 def _clean(text: str) -> str:
@@ -120,6 +120,8 @@ def render(report: TodoReport) -> list[str]:
     files = len({t.path for t in report.todos})
     confidences = Counter(t.confidence for t in report.todos)
     split = ", ".join(f"{confidences[c]} {c}" for c in ("high", "medium", "low") if confidences[c])
-    lines.append(f"{count} TODO{'' if count == 1 else 's'} in {files} file{'' if files == 1 else 's'} "
-                 f"({report.files} checked)" + (f": {split}" if split else ""))
+    lines.append(
+        f"{count} TODO{'' if count == 1 else 's'} in {files} file{'' if files == 1 else 's'} "
+        f"({report.files} checked)" + (f": {split}" if split else "")
+    )
     return lines

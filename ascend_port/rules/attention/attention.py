@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import libcst as cst
 
@@ -27,7 +27,9 @@ from ascend_port.rules.attention.helpers import BACKENDS, FLASH_HELPER, XFORMERS
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
 FLASH_ATTN = rule(
-    "NPU400", "flash-attn-func", HIGH,
+    "NPU400",
+    "flash-attn-func",
+    HIGH,
     "`flash_attn_func` (and its qkv/kv-packed forms) -> `torch_npu.npu_fusion_attention` (BSND) via a helper.",
     f"""
     The call becomes a call of `{FLASH_HELPER}`, a helper with flash_attn_func's parameters that ascend-port writes
@@ -66,8 +68,10 @@ FLASH_ATTN = rule(
     """,
 )
 FLASH_VARLEN = rule(
-    "NPU401", "flash-attn-varlen", HIGH,
-    "`flash_attn_varlen_func` (and packed forms) -> `npu_fusion_attention` \"TND\" with cumulative sequence ends.",
+    "NPU401",
+    "flash-attn-varlen",
+    HIGH,
+    '`flash_attn_varlen_func` (and packed forms) -> `npu_fusion_attention` "TND" with cumulative sequence ends.',
     f"""
     `flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, ...)` becomes
     `{FLASH_HELPER}(q, k, v, ..., cu_seqlens_q=..., cu_seqlens_k=...)`; the helper calls the op with layout "TND",
@@ -102,7 +106,9 @@ FLASH_VARLEN = rule(
     """,
 )
 FLASH_WINDOW = rule(
-    "NPU402", "flash-attn-window", MEDIUM,
+    "NPU402",
+    "flash-attn-window",
+    MEDIUM,
     "flash-attn `window_size=(left, right)` (sliding window) -> `sparse_mode=4` band with pre/next_tockens.",
     f"""
     flash-attn lets query i see keys [i + Sk - Sq - left, i + Sk - Sq + right] (-1: unbounded; causal forces
@@ -135,7 +141,9 @@ FLASH_WINDOW = rule(
     """,
 )
 FLASH_UNSUPPORTED = rule(
-    "NPU403", "flash-attn-unsupported-argument", LOW,
+    "NPU403",
+    "flash-attn-unsupported-argument",
+    LOW,
     "flash-attn calls with `softcap`, `alibi_slopes`, `return_attn_probs`, ... : TODO, the call is left unchanged.",
     """
     npu_fusion_attention has no logit soft-capping; ALiBi needs a `pse` bias tensor that the op also scales (build
@@ -154,7 +162,9 @@ FLASH_UNSUPPORTED = rule(
     """,
 )
 FLASH_KVCACHE = rule(
-    "NPU404", "flash-attn-kvcache", LOW,
+    "NPU404",
+    "flash-attn-kvcache",
+    LOW,
     "`flash_attn_with_kvcache` and paged decoding: TODO naming `torch_npu.npu_fused_infer_attention_score`.",
     """
     Decoding with a KV cache (and paged `block_table`s) maps to the inference op
@@ -172,7 +182,9 @@ FLASH_KVCACHE = rule(
     """,
 )
 XFORMERS = rule(
-    "NPU405", "xformers-memory-efficient-attention", MEDIUM,
+    "NPU405",
+    "xformers-memory-efficient-attention",
+    MEDIUM,
     "`xformers.ops.memory_efficient_attention` -> `npu_fusion_attention` (BMHK = BSND) via a helper.",
     f"""
     `memory_efficient_attention(q, k, v, attn_bias, p, scale)` becomes `{XFORMERS_HELPER}(q, k, v, p=..., scale=...)`,
@@ -211,7 +223,9 @@ XFORMERS = rule(
     """,
 )
 XFORMERS_BIAS = rule(
-    "NPU406", "xformers-attn-bias", LOW,
+    "NPU406",
+    "xformers-attn-bias",
+    LOW,
     "xformers attention biases other than None and the two lower-triangular masks: TODO, the call is unchanged.",
     """
     A tensor bias is added to the scores after scaling in xformers, while npu_fusion_attention's `pse` is added
@@ -231,7 +245,9 @@ XFORMERS_BIAS = rule(
     """,
 )
 SDPA_NATIVE = rule(
-    "NPU407", "sdpa-native", HIGH,
+    "NPU407",
+    "sdpa-native",
+    HIGH,
     "`F.scaled_dot_product_attention` runs natively on NPU: reported as compatible, never changed.",
     """
     torch_npu implements SDPA with its FlashAttentionScore kernel; the call stays as it is. A float mask makes it
@@ -248,7 +264,9 @@ SDPA_NATIVE = rule(
     informational=True,
 )
 GPU_ATTENTION_IMPORT = rule(
-    "NPU409", "gpu-attention-import", LOW,
+    "NPU409",
+    "gpu-attention-import",
+    LOW,
     "flash_attn/xformers imports of names the port cannot replace (padding utilities, layers, FA3): TODO.",
     """
     flash-attn and xformers are built with CUDA kernels and cannot be installed on an NPU host, so any import of
@@ -273,8 +291,13 @@ XFORMERS_BIAS_MODULES = ("xformers.ops", "xformers.ops.fmha", "xformers.ops.fmha
 TOP_LEFT_MASK, BOTTOM_RIGHT_MASK = "LowerTriangularMask", "LowerTriangularFromBottomRightMask"
 COMMON = ("dropout_p", "softmax_scale", "causal")
 # Keywords after `causal`: the value each may have to be dropped (a default), or None if it is handled elsewhere.
-FLASH_TAIL = {"window_size": None, "softcap": 0.0, "alibi_slopes": None, "deterministic": False,
-              "return_attn_probs": False}
+FLASH_TAIL = {
+    "window_size": None,
+    "softcap": 0.0,
+    "alibi_slopes": None,
+    "deterministic": False,
+    "return_attn_probs": False,
+}
 
 
 @dataclass(frozen=True)
@@ -296,15 +319,17 @@ FLASH_SPECS = {
     "flash_attn_func": FlashSpec(("q", "k", "v")),
     "flash_attn_qkvpacked_func": FlashSpec(("qkv",), unbind=2),
     "flash_attn_kvpacked_func": FlashSpec(("q", "kv"), unbind=2),
-    "flash_attn_varlen_func": FlashSpec(("q", "k", "v"),
-                                        ("cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k")),
+    "flash_attn_varlen_func": FlashSpec(
+        ("q", "k", "v"), ("cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k")
+    ),
     "flash_attn_varlen_qkvpacked_func": FlashSpec(("qkv",), ("cu_seqlens", "max_seqlen"), unbind=1),
-    "flash_attn_varlen_kvpacked_func": FlashSpec(("q", "kv"),
-                                                 ("cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k"),
-                                                 unbind=1),
+    "flash_attn_varlen_kvpacked_func": FlashSpec(
+        ("q", "kv"), ("cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k"), unbind=1
+    ),
 }
 PORTABLE = {
-    *(f"{m}.{f}" for m in FLASH_MODULES for f in FLASH_SPECS), *XFORMERS_FUNCTIONS,
+    *(f"{m}.{f}" for m in FLASH_MODULES for f in FLASH_SPECS),
+    *XFORMERS_FUNCTIONS,
     *(f"{m}.{c}" for m in XFORMERS_BIAS_MODULES for c in (TOP_LEFT_MASK, BOTTOM_RIGHT_MASK)),
 }
 TRIGGERS = (r"\bflash_attn", r"xformers|memory_efficient_attention|LowerTriangular", r"scaled_dot_product_attention")
@@ -319,8 +344,17 @@ class AttentionTransformer(PortTransformer):
     """NPU400-NPU407 and NPU409; the helper definitions are written by ``finish`` once the calls are ported."""
 
     TRIGGERS = TRIGGERS
-    RULES = (FLASH_ATTN, FLASH_VARLEN, FLASH_WINDOW, FLASH_UNSUPPORTED, FLASH_KVCACHE, XFORMERS, XFORMERS_BIAS,
-             SDPA_NATIVE, GPU_ATTENTION_IMPORT)
+    RULES = (
+        FLASH_ATTN,
+        FLASH_VARLEN,
+        FLASH_WINDOW,
+        FLASH_UNSUPPORTED,
+        FLASH_KVCACHE,
+        XFORMERS,
+        XFORMERS_BIAS,
+        SDPA_NATIVE,
+        GPU_ATTENTION_IMPORT,
+    )
 
     def __init__(self, ctx: PortContext) -> None:
         super().__init__(ctx)
@@ -341,17 +375,26 @@ class AttentionTransformer(PortTransformer):
             return updated
         if qualified in SDPA:
             if self.enabled(SDPA_NATIVE):
-                self.ctx.findings.append(Finding(
-                    SDPA_NATIVE, self.ctx.line_of(original),
-                    "scaled_dot_product_attention runs natively on NPU (FlashAttentionScore): left unchanged; a bool "
-                    "mask (True = attend) or is_causal keeps it on the fused kernel", applied=False))
+                self.ctx.findings.append(
+                    Finding(
+                        SDPA_NATIVE,
+                        self.ctx.line_of(original),
+                        "scaled_dot_product_attention runs natively on NPU (FlashAttentionScore): left unchanged; a bool "
+                        "mask (True = attend) or is_causal keeps it on the fused kernel",
+                        applied=False,
+                    )
+                )
             return updated
         module, _, name = qualified.rpartition(".")
         if module in FLASH_MODULES and name in FLASH_SPECS:
             return self._flash(original, updated, name)
         if module in FLASH_MODULES and name == "flash_attn_with_kvcache":
-            self.todo(FLASH_KVCACHE, original, "flash_attn_with_kvcache: decoding with a KV cache maps to "
-                      "torch_npu.npu_fused_infer_attention_score (block_table, actual_seq_lengths); port by hand")
+            self.todo(
+                FLASH_KVCACHE,
+                original,
+                "flash_attn_with_kvcache: decoding with a KV cache maps to "
+                "torch_npu.npu_fused_infer_attention_score (block_table, actual_seq_lengths); port by hand",
+            )
             return updated
         if qualified in XFORMERS_FUNCTIONS:
             return self._xformers(original, updated)
@@ -374,8 +417,17 @@ class AttentionTransformer(PortTransformer):
         args = self._flash_tensor_args(spec, arg) + self._flash_keyword_args(original, bound, spec, windowed, new_of)
         replacement = updated.with_changes(func=cst.Name(FLASH_HELPER), args=finish_args(updated, args))
         layout = "TND" if spec.varlen else "BSND"
-        return self.fix(rule_, original, replacement, f"{name} -> {FLASH_HELPER} (npu_fusion_attention, {layout}"
-                        f"{', sliding-window band' if windowed else ''})", torch_npu_name=True) or updated
+        return (
+            self.fix(
+                rule_,
+                original,
+                replacement,
+                f"{name} -> {FLASH_HELPER} (npu_fusion_attention, {layout}"
+                f"{', sliding-window band' if windowed else ''})",
+                torch_npu_name=True,
+            )
+            or updated
+        )
 
     @staticmethod
     def _flash_problems(bound: dict[str, cst.Arg], spec: FlashSpec) -> list[str]:
@@ -402,8 +454,9 @@ class AttentionTransformer(PortTransformer):
         return args
 
     @staticmethod
-    def _flash_keyword_args(original: cst.Call, bound: dict[str, cst.Arg], spec: FlashSpec, windowed: bool,
-                            new_of: dict[int, cst.Arg]) -> list[cst.Arg]:
+    def _flash_keyword_args(
+        original: cst.Call, bound: dict[str, cst.Arg], spec: FlashSpec, windowed: bool, new_of: dict[int, cst.Arg]
+    ) -> list[cst.Arg]:
         """The other arguments, by keyword, in the order the user wrote them. The helper has no max_seqlen_* (it
         reads the lengths from cu_seqlens) nor block_table, and a packed call's cu_seqlens is both q's and k's."""
         args: list[cst.Arg] = []
@@ -426,25 +479,30 @@ class AttentionTransformer(PortTransformer):
         name = "memory_efficient_attention"
         bound, problems = bind(original, ("query", "key", "value", "attn_bias", "p", "scale"), ("op", "output_dtype"))
         if "output_dtype" in bound and literal(bound["output_dtype"].value) is not None:
-            problems.append(f"output_dtype={code_of(bound['output_dtype'].value)} has no npu_fusion_attention "
-                            "mapping")
+            problems.append(f"output_dtype={code_of(bound['output_dtype'].value)} has no npu_fusion_attention mapping")
         if any(t not in bound for t in ("query", "key", "value")):
             problems.append("tensor arguments are missing")
         causal: str | None = None
         if "attn_bias" in bound and literal(bound["attn_bias"].value) is not None:
             causal = self._causal_bias(bound["attn_bias"].value)
             if causal is None:
-                self.todo(XFORMERS_BIAS, original, f"{name} left on xformers: attn_bias="
-                          f"{code_of(bound['attn_bias'].value)} is not an inline None/LowerTriangularMask()/"
-                          "LowerTriangularFromBottomRightMask() (BlockDiagonalMask -> varlen layout TND with "
-                          "cumulative sequence ends; a tensor bias -> pse, which the op adds before scaling)")
+                self.todo(
+                    XFORMERS_BIAS,
+                    original,
+                    f"{name} left on xformers: attn_bias="
+                    f"{code_of(bound['attn_bias'].value)} is not an inline None/LowerTriangularMask()/"
+                    "LowerTriangularFromBottomRightMask() (BlockDiagonalMask -> varlen layout TND with "
+                    "cumulative sequence ends; a tensor bias -> pse, which the op adds before scaling)",
+                )
                 return updated
         if problems:
             self.todo(FLASH_UNSUPPORTED, original, f"{name} left on xformers: {'; '.join(problems)}")
             return updated
         new_of = {id(o): u for o, u in zip(original.args, updated.args)}
-        args = [new_of[id(bound[t])].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
-                for t in ("query", "key", "value")]
+        args = [
+            new_of[id(bound[t])].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+            for t in ("query", "key", "value")
+        ]
         for a in original.args:
             param = next((p for p, b in bound.items() if b is a), None)
             if param in ("p", "scale"):
@@ -455,8 +513,16 @@ class AttentionTransformer(PortTransformer):
             args.append(cst.Arg(keyword=cst.Name("top_left"), value=cst.Name("True"), equal=NO_SPACE))
         replacement = updated.with_changes(func=cst.Name(XFORMERS_HELPER), args=finish_args(updated, args))
         mask = {"top_left": ", causal top-left", "bottom_right": ", causal bottom-right"}.get(causal or "", "")
-        return self.fix(XFORMERS, original, replacement, f"{name} -> {XFORMERS_HELPER} (npu_fusion_attention{mask}"
-                        f"{'; op= dropped' if 'op' in bound else ''})", torch_npu_name=True) or updated
+        return (
+            self.fix(
+                XFORMERS,
+                original,
+                replacement,
+                f"{name} -> {XFORMERS_HELPER} (npu_fusion_attention{mask}{'; op= dropped' if 'op' in bound else ''})",
+                torch_npu_name=True,
+            )
+            or updated
+        )
 
     def _causal_bias(self, value: cst.BaseExpression) -> str | None:
         """'top_left' / 'bottom_right' for an inline `LowerTriangularMask()` / `...FromBottomRightMask()`."""
@@ -493,23 +559,33 @@ class AttentionTransformer(PortTransformer):
             elif self._unported_uses(local):
                 left.append(f"{code_of(alias.name)} (used as a value)")
             elif not TRIGGER.search(local):  # the statements that call it are never parsed: nothing ports them
-                left.append(f"{code_of(alias.name)} (imported as {local}: import it under its own name to port "
-                            "its calls)")
+                left.append(
+                    f"{code_of(alias.name)} (imported as {local}: import it under its own name to port its calls)"
+                )
         self._import_todo(original, module, left)
         return updated
 
     def _import_todo(self, node: cst.CSTNode, module: str, left: list[str]) -> None:
         if left:
             package = module.split(".", 1)[0]
-            self.todo(GPU_ATTENTION_IMPORT, node, f"{package} has no NPU build, so this import fails there: port "
-                      f"{', '.join(dict.fromkeys(left))} by hand (NPU400-NPU406 port its attention calls)")
+            self.todo(
+                GPU_ATTENTION_IMPORT,
+                node,
+                f"{package} has no NPU build, so this import fails there: port "
+                f"{', '.join(dict.fromkeys(left))} by hand (NPU400-NPU406 port its attention calls)",
+            )
 
     def _unported_uses(self, local: str) -> list[str]:
         """Uses of an imported name, in the whole module, that no rule here ports: not a call of a PORTABLE name."""
         if self._uses is None:
             self._uses = module_uses(self.ctx.module(), self.ctx.imports.aliases)
-        return sorted({q.split(".", 1)[1] if "." in q else q for q, called in self._uses.get(local, ())
-                       if not (called and q in PORTABLE)})
+        return sorted(
+            {
+                q.split(".", 1)[1] if "." in q else q
+                for q, called in self._uses.get(local, ())
+                if not (called and q in PORTABLE)
+            }
+        )
 
 
 def module_uses(tree: ast.Module | None, aliases: dict[str, str]) -> dict[str, list[tuple[str, bool]]]:

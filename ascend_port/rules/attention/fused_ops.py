@@ -18,7 +18,9 @@ from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import code_of
 
 ROTARY_MUL = rule(
-    "NPU422", "rotary-mul", Confidence.MEDIUM,
+    "NPU422",
+    "rotary-mul",
+    Confidence.MEDIUM,
     "HF rotary embedding `(q * cos) + (rotate_half(q) * sin)` -> `torch_npu.npu_rotary_mul(q, cos, sin)`.",
     """
     npu_rotary_mul in its default "half" mode computes `r1 * x + r2 * cat(-x2, x1)`, which is the HF expression with
@@ -52,7 +54,9 @@ ROTARY_MUL = rule(
     """,
 )
 SWIGLU = rule(
-    "NPU423", "swiglu", Confidence.MEDIUM,
+    "NPU423",
+    "swiglu",
+    Confidence.MEDIUM,
     "`a, b = x.chunk(2, -1)` then `F.silu(a) * b` -> `torch_npu.npu_swiglu(x, dim=-1)`.",
     """
     npu_swiglu splits its input in two halves along `dim` and returns silu(first) * second. The chunk statement and
@@ -86,8 +90,11 @@ def _rotate_half_ast(fn: ast.FunctionDef, torch: str) -> bool:
     if len(args.args) != 1 or args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
         return False
     p = args.args[0].arg
-    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(
-        getattr(fn.body[0], "value", None), ast.Constant) else fn.body
+    body = (
+        fn.body[1:]
+        if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(getattr(fn.body[0], "value", None), ast.Constant)
+        else fn.body
+    )
     halves: dict[str, str] = {}
     for statement in body[:-1]:
         named = _named_halves(statement, p, torch)
@@ -98,8 +105,9 @@ def _rotate_half_ast(fn: ast.FunctionDef, torch: str) -> bool:
         return False
     first, second = halves["first"], halves["second"]
     returned = ast.unparse(body[-1].value)
-    return returned in {f"{torch}.cat({o}-{second}, {first}{c}, {d})" for o, c in (("(", ")"), ("[", "]"))
-                        for d in ("dim=-1", "-1")}
+    return returned in {
+        f"{torch}.cat({o}-{second}, {first}{c}, {d})" for o, c in (("(", ")"), ("[", "]")) for d in ("dim=-1", "-1")
+    }
 
 
 def _named_halves(statement: ast.stmt, p: str, torch: str) -> dict[str, str] | None:
@@ -112,10 +120,18 @@ def _named_halves(statement: ast.stmt, p: str, torch: str) -> dict[str, str] | N
         return {"first": target.id}
     if isinstance(target, ast.Name) and value == f"{p}[..., {p}.shape[-1] // 2:]":
         return {"second": target.id}
-    if isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(
-            isinstance(e, ast.Name) for e in target.elts) and value in (
-            f"{p}.chunk(2, dim=-1)", f"{p}.chunk(2, -1)", f"{torch}.chunk({p}, 2, dim=-1)",
-            f"{torch}.chunk({p}, 2, -1)"):
+    if (
+        isinstance(target, ast.Tuple)
+        and len(target.elts) == 2
+        and all(isinstance(e, ast.Name) for e in target.elts)
+        and value
+        in (
+            f"{p}.chunk(2, dim=-1)",
+            f"{p}.chunk(2, -1)",
+            f"{torch}.chunk({p}, 2, dim=-1)",
+            f"{torch}.chunk({p}, 2, -1)",
+        )
+    ):
         return {"first": target.elts[0].id, "second": target.elts[1].id}
     return None
 
@@ -148,6 +164,7 @@ class RotarySwigluMixin:
         qualified = self.ctx.imports.resolve(func)
         if qualified is not None:
             return qualified.startswith(ROTATE_HALF_PREFIX) and qualified.endswith(".rotate_half")
+
         def defined(tree: ast.Module | None) -> list[ast.FunctionDef]:
             return [n for n in (tree.body if tree else ()) if isinstance(n, ast.FunctionDef) and n.name == func.value]
 
@@ -179,14 +196,28 @@ class RotarySwigluMixin:
         if new_plain is None or new_rotated is None:
             return updated
         strip = dict(lpar=[], rpar=[])
-        args = [cst.Arg(new_plain[pi].with_changes(**strip)), cst.Arg(new_plain[1 - pi].with_changes(**strip)),
-                cst.Arg(new_rotated[1 - ri].with_changes(**strip))]
-        replacement = cst.Call(func=cst.parse_expression(f"{self.torch_npu()}.npu_rotary_mul"), args=[
-            a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:2]
-        ] + args[2:], lpar=updated.lpar, rpar=updated.rpar)
-        return self.fix(ROTARY_MUL, original, replacement,
-                        f"({code_of(x)} * cos) + (rotate_half({code_of(x)}) * sin) -> torch_npu.npu_rotary_mul",
-                        torch_npu_name=True) or updated
+        args = [
+            cst.Arg(new_plain[pi].with_changes(**strip)),
+            cst.Arg(new_plain[1 - pi].with_changes(**strip)),
+            cst.Arg(new_rotated[1 - ri].with_changes(**strip)),
+        ]
+        replacement = cst.Call(
+            func=cst.parse_expression(f"{self.torch_npu()}.npu_rotary_mul"),
+            args=[a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:2]]
+            + args[2:],
+            lpar=updated.lpar,
+            rpar=updated.rpar,
+        )
+        return (
+            self.fix(
+                ROTARY_MUL,
+                original,
+                replacement,
+                f"({code_of(x)} * cos) + (rotate_half({code_of(x)}) * sin) -> torch_npu.npu_rotary_mul",
+                torch_npu_name=True,
+            )
+            or updated
+        )
 
     def _rotary_match(self, original: cst.BinaryOperation) -> tuple[str, str, int, int, cst.BaseExpression] | None:
         """The first reading of ``original`` as `(x * cos) + (rotate_half(x) * sin)`, operands of the sum and of
@@ -210,8 +241,13 @@ class RotarySwigluMixin:
 
     def _rotate_half_argument(self, call: cst.BaseExpression) -> cst.BaseExpression | None:
         """x of `rotate_half(x)`, where x is a name or an attribute (code that can be compared); else None."""
-        if not (isinstance(call, cst.Call) and len(call.args) == 1 and not call.args[0].keyword
-                and not call.args[0].star and self._is_rotate_half(call.func)):
+        if not (
+            isinstance(call, cst.Call)
+            and len(call.args) == 1
+            and not call.args[0].keyword
+            and not call.args[0].star
+            and self._is_rotate_half(call.func)
+        ):
             return None
         x = call.args[0].value
         return x if isinstance(x, (cst.Name, cst.Attribute)) else None
@@ -234,18 +270,25 @@ def _assignments(fn: cst.FunctionDef, name: str) -> list[cst.Assign]:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     if isinstance(small, cst.Assign) and any(
-                            isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                        isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets
+                    ):
                         out.append(small)
-                    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name) \
-                            and small.target.value == name:
+                    elif (
+                        isinstance(small, (cst.AugAssign, cst.AnnAssign))
+                        and isinstance(small.target, cst.Name)
+                        and small.target.value == name
+                    ):
                         return [small]  # another kind of assignment: no evidence
     return out
 
 
 def _broadcast_4d(value: cst.BaseExpression) -> bool:
     """`t.unsqueeze(d)` or `t[None, :, None, :]` (two new axes on a 2-D table), maybe followed by `.to(...)`."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
-            "to", "type_as", "type"):
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in ("to", "type_as", "type")
+    ):
         value = value.func.value
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         return value.func.attr.value == "unsqueeze" and len(value.args) == 1
@@ -292,15 +335,19 @@ def _two_name_assignment(statement: cst.BaseStatement) -> tuple[str, str, cst.Ba
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
         return None
     target = assign.targets[0].target
-    if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
-            and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements)):
+    if not (
+        isinstance(target, (cst.Tuple, cst.List))
+        and len(target.elements) == 2
+        and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements)
+    ):
         return None
     a, b = (e.value.value for e in target.elements)
     return a, b, assign.value
 
 
-def _chunk_arguments(call: cst.Call,
-                     resolve) -> tuple[cst.BaseExpression, cst.BaseExpression, cst.BaseExpression] | None:
+def _chunk_arguments(
+    call: cst.Call, resolve
+) -> tuple[cst.BaseExpression, cst.BaseExpression, cst.BaseExpression] | None:
     """(t, chunks, dim) of `t.chunk(chunks, dim)` or `torch.chunk(t, chunks, dim)`, by position or keyword; None
     for another call, or when either of chunks and dim is missing or another argument is given."""
     pos = [arg.value for arg in call.args if arg.keyword is None]
@@ -354,8 +401,12 @@ class _SwigluFinder:
 
     def find(self, fn: cst.FunctionDef) -> list[_Swiglu]:
         resolve = self.owner.ctx.imports.resolve
-        candidates = [(first, second, chunk) for block in _blocks(fn.body) for first, second in zip(block, block[1:])
-                      if (chunk := _chunk(first, resolve)) is not None]
+        candidates = [
+            (first, second, chunk)
+            for block in _blocks(fn.body)
+            for first, second in zip(block, block[1:])
+            if (chunk := _chunk(first, resolve)) is not None
+        ]
         if not candidates:
             return []  # the common case, decided without walking the whole function
         counts: dict[str, int] = {}
@@ -388,10 +439,18 @@ class _SwigluFinder:
                 if parts is None:
                     return
                 for gate, other in (parts, parts[::-1]):
-                    if (isinstance(gate, cst.Call) and resolve(gate.func) in SILU and len(gate.args) == 1
-                            and gate.args[0].keyword is None and not gate.args[0].star
-                            and isinstance(gate.args[0].value, cst.Name) and gate.args[0].value.value == a
-                            and not gate.args[0].value.lpar and isinstance(other, cst.Name) and other.value == b):
+                    if (
+                        isinstance(gate, cst.Call)
+                        and resolve(gate.func) in SILU
+                        and len(gate.args) == 1
+                        and gate.args[0].keyword is None
+                        and not gate.args[0].star
+                        and isinstance(gate.args[0].value, cst.Name)
+                        and gate.args[0].value.value == a
+                        and not gate.args[0].value.lpar
+                        and isinstance(other, cst.Name)
+                        and other.value == b
+                    ):
                         hits.append(node)
 
         statement.visit(Finder())
@@ -405,12 +464,16 @@ def _blocks(suite: cst.BaseSuite) -> list[list[cst.BaseStatement]]:
         return out
     out.append(list(suite.body))
     for statement in suite.body:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or \
-                not isinstance(statement, cst.BaseCompoundStatement):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(
+            statement, cst.BaseCompoundStatement
+        ):
             continue
-        for child in (getattr(statement, "body", None), getattr(statement, "orelse", None),
-                      getattr(statement, "finalbody", None),
-                      *(h.body for h in getattr(statement, "handlers", ()))):
+        for child in (
+            getattr(statement, "body", None),
+            getattr(statement, "orelse", None),
+            getattr(statement, "finalbody", None),
+            *(h.body for h in getattr(statement, "handlers", ())),
+        ):
             if isinstance(child, (cst.Else, cst.Finally)):
                 child = child.body
             elif isinstance(child, cst.If):  # elif
@@ -451,11 +514,12 @@ class _SwigluApplier(cst.CSTTransformer):
             call = call.with_changes(args=[call.args[0].with_changes(value=match.source), call.args[1]])
             second = body[i + 1].visit(_ReplaceCode(match.product, call))
             second = second.with_changes(leading_lines=[*body[i].leading_lines, *second.leading_lines])
-            fixed = self.owner.fix(SWIGLU, match.first, second, "chunk + F.silu(gate) * up -> torch_npu.npu_swiglu",
-                                   torch_npu_name=True)
+            fixed = self.owner.fix(
+                SWIGLU, match.first, second, "chunk + F.silu(gate) * up -> torch_npu.npu_swiglu", torch_npu_name=True
+            )
             if fixed is None:
                 return updated
-            body[i:i + 2] = [fixed]
+            body[i : i + 2] = [fixed]
             i += 1
         return updated.with_changes(body=body)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from ascend_port.core.sources import python_lines
 
@@ -56,13 +56,13 @@ def {name}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size
 {pad2}keep_prob=1.0 - dropout_p, **options)[0]
 '''
 
-_MINDIESD = '''\
+_MINDIESD = """\
     if not causal and dropout_p == 0.0 and left < 0 and right < 0 and cu_seqlens_q is None \\
             and k.shape[2] == q.shape[2]:
         from mindiesd import attention_forward  # --attention-backend mindiesd: MindIE-SD picks the kernel
 
         return attention_forward(q, k, v, scale=softmax_scale)
-'''
+"""
 
 _XFORMERS = '''\
 def {name}(q, k, v, p=0.0, scale=None, causal=False, top_left=False):
@@ -92,8 +92,13 @@ def helper_source(name: str, torch: str | None, torch_npu: str, backend: str, cr
     if backend not in BACKENDS:
         raise ValueError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")
     return _FLASH.format(
-        cache=MASK_CACHE, name=name, credit=credit, torch=torch or PRIVATE_TORCH, torch_npu=torch_npu,
-        pad=" " * (len(name) + 5), pad2=" " * (len(torch_npu) + 33),  # continuation lines under the open paren
+        cache=MASK_CACHE,
+        name=name,
+        credit=credit,
+        torch=torch or PRIVATE_TORCH,
+        torch_npu=torch_npu,
+        pad=" " * (len(name) + 5),
+        pad2=" " * (len(torch_npu) + 33),  # continuation lines under the open paren
         import_torch="" if torch else f"            import torch as {PRIVATE_TORCH}\n\n",
         backend=_MINDIESD if backend == "mindiesd" else "",
     )
@@ -130,7 +135,9 @@ def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str, cre
         needed |= set(DEPENDS[name]) - defined
     first = min(i for i, names in users if names & needed)
     torch, torch_npu = bound_name(tree, "torch"), bound_name(tree, "torch_npu") or "torch_npu"
-    block = "\n\n".join(helper_source(n, torch, torch_npu, backend, credits[n]) for n in DEPENDS if n in needed)  # dependency order
+    block = "\n\n".join(
+        helper_source(n, torch, torch_npu, backend, credits[n]) for n in DEPENDS if n in needed
+    )  # dependency order
     return _insert_before(text, tree.body[first], block)
 
 

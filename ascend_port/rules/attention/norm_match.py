@@ -109,19 +109,24 @@ class _Evaluator:
 
     def _tests_half_dtype(self, test: cst.BaseExpression, env: dict[str, Term]) -> bool:
         """`<known term> in [torch.float16, torch.bfloat16]` (a list or tuple of half dtypes, any of them)."""
-        return (isinstance(test, cst.Comparison) and self.eval(test.left, env) is not None
-                and all(isinstance(c.operator, cst.In) for c in test.comparisons)
-                and all(isinstance(c.comparator, (cst.List, cst.Tuple)) for c in test.comparisons)
-                and all(self.imports.resolve(e.value) in HALF_DTYPES
-                        for c in test.comparisons for e in c.comparator.elements))
+        return (
+            isinstance(test, cst.Comparison)
+            and self.eval(test.left, env) is not None
+            and all(isinstance(c.operator, cst.In) for c in test.comparisons)
+            and all(isinstance(c.comparator, (cst.List, cst.Tuple)) for c in test.comparisons)
+            and all(
+                self.imports.resolve(e.value) in HALF_DTYPES for c in test.comparisons for e in c.comparator.elements
+            )
+        )
 
     def _recasts_unchanged(self, statement: cst.BaseStatement, env: dict[str, Term]) -> bool:
         """`name = <term>` where the term, casts dropped, is the value the name already has."""
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return False
         small = statement.body[0]
-        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)):
+        if not (
+            isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+        ):
             return False
         name = small.targets[0].target.value
         term = self.eval(small.value, env)
@@ -185,8 +190,9 @@ class _Evaluator:
             return None
         return self._method_call(method, base, pos, kw, env)
 
-    def _function_call(self, qualified: str, pos: list[cst.BaseExpression], kw: dict[str, cst.BaseExpression],
-                       env: dict[str, Term]) -> Term | None:
+    def _function_call(
+        self, qualified: str, pos: list[cst.BaseExpression], kw: dict[str, cst.BaseExpression], env: dict[str, Term]
+    ) -> Term | None:
         """`torch.rsqrt(t)`, `torch.sqrt(t)`, `torch.square(t)`, `torch.pow(t, 2)`, `torch.mean(t, -1, keepdim=True)`;
         the names are mutually exclusive, so each is decided by its own check."""
         if not pos:
@@ -202,8 +208,14 @@ class _Evaluator:
             return ("mean", arg) if _last_dim_keepdim(pos[1:], kw) else None
         return None
 
-    def _method_call(self, method: str, base: Term, pos: list[cst.BaseExpression],
-                     kw: dict[str, cst.BaseExpression], env: dict[str, Term]) -> Term | None:
+    def _method_call(
+        self,
+        method: str,
+        base: Term,
+        pos: list[cst.BaseExpression],
+        kw: dict[str, cst.BaseExpression],
+        env: dict[str, Term],
+    ) -> Term | None:
         """`base.float()`, `.rsqrt()`, `.sqrt()`, `.square()`, `.pow(2)`, `.mean(-1, keepdim=True)` and the casts;
         the names are mutually exclusive, so each is decided by its own check."""
         if method in UNARY_METHODS:
@@ -349,8 +361,12 @@ def _self_assignments(body: cst.IndentedBlock, attr: str) -> Iterator[cst.BaseEx
             if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
                 continue
             target = small.targets[0].target
-            if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                    and target.value.value == "self" and target.attr.value == attr):
+            if (
+                isinstance(target, cst.Attribute)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == "self"
+                and target.attr.value == attr
+            ):
                 yield small.value
 
 
@@ -376,7 +392,8 @@ def match_rms_norm(cls: cst.ClassDef, forward: cst.FunctionDef, imports: ImportI
     if param is None:
         return None
     result = _Evaluator(imports, {k: v for k, v in methods.items() if k not in ("forward", "__init__")}).run(
-        forward, {param: X})
+        forward, {param: X}
+    )
     found = _classify(normalize(result)) if result is not None else None
     if found is None:
         return None

@@ -10,7 +10,7 @@ reduction) means it is not an RMSNorm we can replace, and it is left alone.
 from __future__ import annotations
 
 import ast
-from typing import Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -26,7 +26,9 @@ from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
 RMS_NORM = rule(
-    "NPU420", "rms-norm", HIGH,
+    "NPU420",
+    "rms-norm",
+    HIGH,
     "RMSNorm module forward (HF Llama/Qwen/Mistral, Meta Llama, T5 shapes) -> `torch_npu.npu_rms_norm(...)[0]`.",
     """
     Recognised by what `forward` computes, not by the class name: `x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)`
@@ -69,7 +71,9 @@ RMS_NORM = rule(
     """,
 )
 GEMMA_RMS_NORM = rule(
-    "NPU421", "gemma-rms-norm", MEDIUM,
+    "NPU421",
+    "gemma-rms-norm",
+    MEDIUM,
     "Gemma's RMSNorm (`* (1 + weight)`) -> `torch_npu.npu_gemma_rms_norm(...)[0]`, never the plain op.",
     """
     Gemma stores the scale as an offset from 1. `npu_gemma_rms_norm` computes x / rms(x) * (1 + gamma), which is
@@ -113,7 +117,9 @@ GEMMA_RMS_NORM = rule(
     """,
 )
 APEX_NORM = rule(
-    "NPU424", "apex-fused-norm", MEDIUM,
+    "NPU424",
+    "apex-fused-norm",
+    MEDIUM,
     "`apex.normalization.FusedRMSNorm`/`FusedLayerNorm` -> `torch.nn.RMSNorm`/`torch.nn.LayerNorm`.",
     """
     apex's fused norms are CUDA extensions; torch.nn has the same modules with the same first three arguments
@@ -145,7 +151,8 @@ APEX_NORM = rule(
 )
 
 APEX_NORMS = {
-    "apex.normalization.FusedRMSNorm": "RMSNorm", "apex.normalization.fused_layer_norm.FusedRMSNorm": "RMSNorm",
+    "apex.normalization.FusedRMSNorm": "RMSNorm",
+    "apex.normalization.fused_layer_norm.FusedRMSNorm": "RMSNorm",
     "apex.normalization.FusedLayerNorm": "LayerNorm",
     "apex.normalization.fused_layer_norm.FusedLayerNorm": "LayerNorm",
 }
@@ -163,8 +170,9 @@ def _forward(body: cst.BaseSuite) -> tuple[int, cst.FunctionDef] | None:
 def _straight_line(fn: ast.stmt) -> bool:
     """Assignments, casts under an ``if`` and a ``return``: the only bodies the RMSNorm evaluator accepts."""
     body = fn.body[1:] if isinstance(fn.body[0], ast.Expr) else fn.body  # a docstring
-    return all(isinstance(s, (ast.Assign, ast.AnnAssign, ast.If, ast.Return)) for s in body) \
-        and any(isinstance(s, ast.Return) for s in body)
+    return all(isinstance(s, (ast.Assign, ast.AnnAssign, ast.If, ast.Return)) for s in body) and any(
+        isinstance(s, ast.Return) for s in body
+    )
 
 
 def norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
@@ -201,8 +209,10 @@ def rotary_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt 
     fn = enclosing(path, *FUNCTIONS)
     if fn is None:
         return None
-    four_d = any(isinstance(n, ast.Attribute) and n.attr == "unsqueeze"
-                 or isinstance(n, ast.Constant) and n.value is None for n in ast.walk(fn))
+    four_d = any(
+        isinstance(n, ast.Attribute) and n.attr == "unsqueeze" or isinstance(n, ast.Constant) and n.value is None
+        for n in ast.walk(fn)
+    )
     return fn if four_d else None
 
 
@@ -211,8 +221,10 @@ def swiglu_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt 
     fn = enclosing(path, *FUNCTIONS)
     if fn is None:
         return None
-    chunks = any(isinstance(n, ast.Attribute) and n.attr == "chunk" or isinstance(n, ast.Name) and n.id == "chunk"
-                 for n in ast.walk(fn))
+    chunks = any(
+        isinstance(n, ast.Attribute) and n.attr == "chunk" or isinstance(n, ast.Name) and n.id == "chunk"
+        for n in ast.walk(fn)
+    )
     return fn if chunks else None
 
 
@@ -221,10 +233,12 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
     function (the rotary tables' broadcasting, the halves of a chunk)."""
 
     # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
-    TRIGGERS = (Trigger(r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", norm_module, also=("mean", "parameter")),
-                # a call of it as a factor: `rotate_half(q) * sin`, `sin * rotate_half(q)` (not its definition)
-                Trigger(r"rotate_half\([\w.\s]*\)[\s)]*\*|\*[\s(]*\w*rotate_half\(", rotary_function),
-                Trigger(r"\bsilu\(", swiglu_function))
+    TRIGGERS = (
+        Trigger(r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", norm_module, also=("mean", "parameter")),
+        # a call of it as a factor: `rotate_half(q) * sin`, `sin * rotate_half(q)` (not its definition)
+        Trigger(r"rotate_half\([\w.\s]*\)[\s)]*\*|\*[\s(]*\w*rotate_half\(", rotary_function),
+        Trigger(r"\bsilu\(", swiglu_function),
+    )
     RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
 
     def torch_npu(self) -> str:
@@ -246,16 +260,27 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
         body = list(updated.body.body)
         body[index] = target.with_changes(body=new_forward.body)
         rule_, op = (GEMMA_RMS_NORM, "npu_gemma_rms_norm") if match.gemma else (RMS_NORM, "npu_rms_norm")
-        return self.fix(rule_, original, updated.with_changes(body=updated.body.with_changes(body=body)),
-                        f"{original.name.value}.forward -> torch_npu.{op}", torch_npu_name=True) or updated
+        return (
+            self.fix(
+                rule_,
+                original,
+                updated.with_changes(body=updated.body.with_changes(body=body)),
+                f"{original.name.value}.forward -> torch_npu.{op}",
+                torch_npu_name=True,
+            )
+            or updated
+        )
 
     def _replace_forward(self, forward: cst.FunctionDef, match: RmsNormMatch) -> cst.FunctionDef:
         op = "npu_gemma_rms_norm" if match.gemma else "npu_rms_norm"
         call = f"return {self.torch_npu()}.{op}({match.input}, self.{match.weight}, epsilon={match.eps})[0]"
         statements: list[cst.BaseStatement] = []
         first = forward.body.body[0] if isinstance(forward.body, cst.IndentedBlock) and forward.body.body else None
-        if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) \
-                and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        if (
+            isinstance(first, cst.SimpleStatementLine)
+            and isinstance(first.body[0], cst.Expr)
+            and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        ):
             statements.append(first)  # the docstring stays
         statements.append(cst.parse_statement(call))
         return forward.with_changes(body=forward.body.with_changes(body=statements))
@@ -283,5 +308,7 @@ class ApexNormTransformer(PortTransformer):
         func = cst.parse_expression(f"{torch}.nn.{kind}" if torch else f"{nn}.{kind}")
         replacement = updated.with_changes(func=func, args=finish_args(updated, args))
         dropped = " (memory_efficient dropped)" if "memory_efficient" in bound else ""
-        return self.fix(APEX_NORM, original, replacement,
-                        f"apex {code_of(original.func)} -> torch.nn.{kind}{dropped}") or updated
+        return (
+            self.fix(APEX_NORM, original, replacement, f"apex {code_of(original.func)} -> torch.nn.{kind}{dropped}")
+            or updated
+        )

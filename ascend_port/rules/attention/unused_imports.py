@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -26,7 +26,9 @@ from ascend_port.core.findings import Finding
 from ascend_port.python.transformer import PortContext, PortTransformer
 
 UNUSED_GPU_IMPORT = rule(
-    "NPU408", "unused-gpu-import", Confidence.HIGH,
+    "NPU408",
+    "unused-gpu-import",
+    Confidence.HIGH,
     "Imports of flash_attn, xformers and apex that the port made unused are removed (and their try/except guard).",
     """
     flash-attn, xformers and apex cannot be installed on an NPU host, so an import left behind after its uses were
@@ -111,8 +113,12 @@ class _Remover(cst.CSTTransformer):
         if updated.body:
             if original.body and id(original.body[0]) in self.removed_lines:  # no blank line under the `def`
                 first = updated.body[0]
-                updated = updated.with_changes(body=[first.with_changes(
-                    leading_lines=_without_leading_blanks(first.leading_lines)), *updated.body[1:]])
+                updated = updated.with_changes(
+                    body=[
+                        first.with_changes(leading_lines=_without_leading_blanks(first.leading_lines)),
+                        *updated.body[1:],
+                    ]
+                )
             return updated
         filler = cst.SimpleStatementLine([cst.Pass()])
         self.fillers.add(id(filler))
@@ -130,7 +136,8 @@ class _Remover(cst.CSTTransformer):
         if not rest:
             return cst.RemoveFromParent()
         rest[0] = rest[0].with_changes(
-            leading_lines=[*updated.leading_lines, *_without_leading_blanks(rest[0].leading_lines)])
+            leading_lines=[*updated.leading_lines, *_without_leading_blanks(rest[0].leading_lines)]
+        )
         return cst.FlattenSentinel(rest)
 
 
@@ -165,8 +172,11 @@ def _inert(statement: cst.BaseStatement) -> bool:
     for small in statement.body:
         if isinstance(small, cst.Pass):
             continue
-        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None and isinstance(
-                small.value, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
+        if (
+            isinstance(small, (cst.Assign, cst.AnnAssign))
+            and small.value is not None
+            and isinstance(small.value, (cst.Name, cst.Integer, cst.Float, cst.SimpleString))
+        ):
             continue
         return False
     return True
@@ -184,11 +194,21 @@ def _record_removals(ctx: PortContext, before: dict[str, list[ast.stmt]], unused
     """A finding for each removed import of an ``unused`` name, at its line before the port."""
     for name in sorted(unused):
         for node in before[name]:
-            ctx.findings.append(Finding(UNUSED_GPU_IMPORT, node.lineno,
-                                        f"unused import of {name} removed (its uses were ported)", applied=True))
+            ctx.findings.append(
+                Finding(
+                    UNUSED_GPU_IMPORT,
+                    node.lineno,
+                    f"unused import of {name} removed (its uses were ported)",
+                    applied=True,
+                )
+            )
     # A TODO another rule wrote above an import statement that is now gone went with it: drop its finding too.
-    gone = {node.lineno for nodes in before.values() for node in nodes
-            if all((a.asname or a.name.split(".")[0]) in unused for a in node.names)}
+    gone = {
+        node.lineno
+        for nodes in before.values()
+        for node in nodes
+        if all((a.asname or a.name.split(".")[0]) in unused for a in node.names)
+    }
     ctx.findings[:] = [f for f in ctx.findings if f.rule.rewrites or f.line not in gone]
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ascend_port.core.catalogue import Confidence, Rule, rule
 from ascend_port.core.porting import Ported, PortError
@@ -24,7 +25,9 @@ HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 # --- configs: YAML and JSON ----------------------------------------------------------------------------------------
 
 CONFIG_DEVICE = rule(
-    "NPU620", "config-device", MEDIUM,
+    "NPU620",
+    "config-device",
+    MEDIUM,
     "Config keys that name a device (`device: cuda`, `device_type`, `accelerator: cuda`) -> `npu` in YAML/JSON.",
     """
     A mapping key containing `device` (or `accelerator`) whose value is `cuda` or `cuda:N`. The key is the
@@ -38,7 +41,9 @@ CONFIG_DEVICE = rule(
     """,
 )
 CONFIG_BACKEND = rule(
-    "NPU621", "config-backend", MEDIUM,
+    "NPU621",
+    "config-backend",
+    MEDIUM,
     "Config keys that name a distributed backend (`backend`, `dist_backend`, `ddp_backend`) with `nccl` -> `hccl`.",
     """
     A mapping key containing `backend` whose value is `nccl` (or a `cuda:nccl,cpu:gloo` list) in YAML or JSON.
@@ -50,7 +55,9 @@ CONFIG_BACKEND = rule(
     """,
 )
 ACCELERATE_MULTI_GPU = rule(
-    "NPU622", "accelerate-multi-gpu", MEDIUM,
+    "NPU622",
+    "accelerate-multi-gpu",
+    MEDIUM,
     "Hugging Face accelerate configs: `distributed_type: MULTI_GPU` -> `MULTI_NPU`.",
     """
     accelerate has a distributed type of its own for Ascend (`DistributedType.MULTI_NPU`, backend hccl).
@@ -62,7 +69,9 @@ ACCELERATE_MULTI_GPU = rule(
     """,
 )
 LIGHTNING_GPU_ACCELERATOR = rule(
-    "NPU623", "lightning-gpu-accelerator", LOW,
+    "NPU623",
+    "lightning-gpu-accelerator",
+    LOW,
     "`accelerator: gpu` (PyTorch Lightning): TODO, Lightning has no built-in Ascend accelerator.",
     """
     Lightning accepts `npu` only once a custom Accelerator is registered (upstream support was proposed in
@@ -79,8 +88,10 @@ LIGHTNING_GPU_ACCELERATOR = rule(
 
 _PREFILTER = re.compile(r"cuda|nccl|MULTI_GPU|\bgpu\b")
 _DEVICE_VALUE = re.compile(r"cuda(?::\d+)?")
-_LIGHTNING_MESSAGE = ("accelerator {value!r}: Lightning has no built-in Ascend accelerator (npu works only once a "
-                      "custom Accelerator is registered); port the Trainer set-up by hand")
+_LIGHTNING_MESSAGE = (
+    "accelerator {value!r}: Lightning has no built-in Ascend accelerator (npu works only once a "
+    "custom Accelerator is registered); port the Trainer set-up by hand"
+)
 
 
 def config_change(key: Any, value: Any) -> tuple[Rule, str | None, str] | None:
@@ -130,8 +141,7 @@ def _load_yaml(text: str) -> list[Any]:
         if re.search(r"\{\{|\{%", text):
             # Helm/Jinja templates are not YAML until rendered: skipped with the reason, not a failed run.
             raise SourceError("a YAML template (Jinja/Helm `{{ }}`), not YAML: not ported", binary=True) from None
-        raise PortError(f"invalid YAML: {str(error).splitlines()[0] if str(error) else type(error).__name__}") \
-            from None
+        raise PortError(f"invalid YAML: {str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
 
 
 def _plain(node: Any) -> Any:
@@ -192,13 +202,15 @@ def port_yaml(text: str, selection: Selection) -> TextPort:
         for path, value in changes.items():
             _set_path(expected, path, value)
         if _plain(_load_yaml(new_text)) != _plain(expected):
-            raise PortError("internal error: the edited YAML would not hold the intended values; "
-                            "the file is left unchanged")
+            raise PortError(
+                "internal error: the edited YAML would not hold the intended values; the file is left unchanged"
+            )
     return port
 
 
-def _yaml_edit(port: TextPort, lines: LineIndex, node, key, value: str, found, path: tuple,
-               changes: dict[tuple, str]) -> None:
+def _yaml_edit(
+    port: TextPort, lines: LineIndex, node, key, value: str, found, path: tuple, changes: dict[tuple, str]
+) -> None:
     rule, new, message = found
     key_line, key_col = node.lc.key(key)
     key_offset = lines.starts[key_line] + key_col
@@ -210,14 +222,13 @@ def _yaml_edit(port: TextPort, lines: LineIndex, node, key, value: str, found, p
     if span is None:
         port.report(rule, key_offset, f"{message}: the value is written in a form edited only by hand")
         return
-    if port.fix(rule, key_offset, [Edit(span[0], span[1], new), *_keep_comment_column(port.text, span, new)],
-                message):
+    if port.fix(rule, key_offset, [Edit(span[0], span[1], new), *_keep_comment_column(port.text, span, new)], message):
         changes[path] = new
 
 
 def _keep_comment_column(text: str, span: tuple[int, int], new: str) -> list[Edit]:
     """Aligned end-of-line comments stay aligned: the blanks before the comment absorb the change of length."""
-    token_end = span[1] + (1 if text[span[1]:span[1] + 1] in ("'", '"') else 0)
+    token_end = span[1] + (1 if text[span[1] : span[1] + 1] in ("'", '"') else 0)
     blanks = re.match(r" *", text[token_end:]).group(0)
     after = token_end + len(blanks)
     width = len(blanks) + (span[1] - span[0]) - len(new)
@@ -259,13 +270,15 @@ def port_json(text: str, selection: Selection) -> TextPort:
         for path, value in changes.items():
             _set_path(expected, path, value)
         if json.loads(new_text) != expected:
-            raise PortError("internal error: the edited JSON would not hold the intended values; "
-                            "the file is left unchanged")
+            raise PortError(
+                "internal error: the edited JSON would not hold the intended values; the file is left unchanged"
+            )
     return port
 
 
-def _json_edit(port: TextPort, key_node: JNode, value_node: JNode, found, path: tuple,
-               changes: dict[tuple, str]) -> None:
+def _json_edit(
+    port: TextPort, key_node: JNode, value_node: JNode, found, path: tuple, changes: dict[tuple, str]
+) -> None:
     rule, new, message = found
     if new is None:
         port.report(rule, key_node.start, f"{message} (JSON has no comments: nothing written)")

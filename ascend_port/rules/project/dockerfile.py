@@ -6,7 +6,7 @@ go through the shell rules. Instructions span continuation lines (the escape cha
 from __future__ import annotations
 
 import re
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.selection import Selection
@@ -19,7 +19,9 @@ HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 # --- containers ----------------------------------------------------------------------------------------------------
 
 CUDA_BASE_IMAGE = rule(
-    "NPU630", "cuda-base-image", LOW,
+    "NPU630",
+    "cuda-base-image",
+    LOW,
     "Dockerfile `FROM nvidia/cuda...`, `nvcr.io/...` or a CUDA `pytorch/pytorch` image: TODO naming the Ascend "
     "image family.",
     """
@@ -38,9 +40,11 @@ CUDA_BASE_IMAGE = rule(
 _INSTRUCTION = re.compile(r"^\s*(?P<keyword>[A-Za-z]+)(?P<blank>\s+|$)")
 _FLAGS = re.compile(r"(?:--[a-z-]+(?:=\S*)?\s+)*")
 _CUDA_IMAGE = re.compile(r"(?i)^(?:docker\.io/)?(?:nvidia/cuda|nvcr\.io/|nvidia/|pytorch/pytorch:.*cuda)")
-_BASE_MESSAGE = ("CUDA base image {image}: use an Ascend CANN image (ascendai/cann:<cann>-<chip>-<os>-py<ver>, e.g. "
-                 "ascendai/cann:8.5.0-910b-ubuntu22.04-py3.11, or an Ascend PyTorch image built on it); check that "
-                 "the CANN version matches your NPU driver and torch_npu release")
+_BASE_MESSAGE = (
+    "CUDA base image {image}: use an Ascend CANN image (ascendai/cann:<cann>-<chip>-<os>-py<ver>, e.g. "
+    "ascendai/cann:8.5.0-910b-ubuntu22.04-py3.11, or an Ascend PyTorch image built on it); check that "
+    "the CANN version matches your NPU driver and torch_npu release"
+)
 _HEREDOC = re.compile(r"<<-?[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?")
 _ENV_PAIR = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
 
@@ -120,8 +124,9 @@ def _env(port: TextPort, body_start: int, body: str, line_start: int) -> None:
     pairs = list(_ENV_PAIR.finditer(body))
     names: list[tuple[int, str]] = []
     if pairs and body.lstrip().startswith(pairs[0].group(0)):
-        names = [(m.start("name"), m.group("name")) for m in pairs
-                 if m.start() == 0 or body[m.start() - 1] in " \t\\\n"]
+        names = [
+            (m.start("name"), m.group("name")) for m in pairs if m.start() == 0 or body[m.start() - 1] in " \t\\\n"
+        ]
     else:
         m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)", body)
         if m:

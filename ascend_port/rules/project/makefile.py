@@ -5,15 +5,17 @@ between the lines of a recipe. ``define`` blocks and make comments are never tou
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import line_offsets
 from ascend_port.formats.textedit import TextPort
 from ascend_port.rules.project.shell import ShellContext, port_shell_code, rename_site
 
-_ASSIGNMENT = re.compile(r"^(?P<lead>(?:(?:export|override|private)\s+)*)(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"
-                         r"(?::::=|::=|:=|\?=|\+=|!=|=)")
+_ASSIGNMENT = re.compile(
+    r"^(?P<lead>(?:(?:export|override|private)\s+)*)(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*"
+    r"(?::::=|::=|:=|\?=|\+=|!=|=)"
+)
 _EXPORT = re.compile(r"^(?:export|unexport)\s+(?P<names>[A-Za-z_][A-Za-z0-9_ \t]*)$")
 
 
@@ -51,15 +53,14 @@ def port_makefile(text: str, selection: Selection) -> TextPort:
         if m := _ASSIGNMENT.match(logical):
             _make_name(port, start + m.start("name"), m.group("name"), start)
             ctx.base = start + m.end()
-            port_shell_code(port, logical[m.end():], ctx)
+            port_shell_code(port, logical[m.end() :], ctx)
     return port
 
 
 def _make_name(port: TextPort, offset: int, name: str, line_start: int) -> None:
     """A make variable named like a CUDA variable is (or becomes) the environment variable: rename it; its
     ``$(NAME)`` references are renamed where the recipes use them."""
-    rename_site(port, offset, name,
-                lambda rule, at, message: port.todo(rule, at, message, above=line_start, indent=""))
+    rename_site(port, offset, name, lambda rule, at, message: port.todo(rule, at, message, above=line_start, indent=""))
 
 
 class MakefileHandler:

@@ -7,7 +7,8 @@ unchanged. ``[build-system] requires`` is not touched: it is what builds the pac
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
@@ -66,8 +67,12 @@ def port_pyproject(text: str, selection: Selection) -> TextPort:
         if span is None or len(span.strings) != len(strings) or len(strings) != len(values):
             continue  # a layout the scanner does not address (or mixed tables in a group): left as it is
         items = tuple(ListItem(s, e, v) for (s, e), v in zip(span.strings, strings))
-        change = edit_list(port, RequirementList(".".join(path[1:]) if path[0] == "project" else ".".join(path),
-                                                 items, span.statement_start))
+        change = edit_list(
+            port,
+            RequirementList(
+                ".".join(path[1:]) if path[0] == "project" else ".".join(path), items, span.statement_start
+            ),
+        )
         if change is not None:
             changes[path] = change
     new_text = port.result()
@@ -89,8 +94,9 @@ def _verify(new_text: str, data: dict[str, Any], changes: dict[tuple[str, ...], 
     except PortError:
         actual = None
     if actual != expected:
-        raise PortError("internal error: the edited pyproject.toml would not hold the intended values; "
-                        "the file is left unchanged")
+        raise PortError(
+            "internal error: the edited pyproject.toml would not hold the intended values; the file is left unchanged"
+        )
 
 
 class PyprojectHandler:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ascend_port.core.catalogue import Rule
 from ascend_port.formats.textedit import Edit, TextPort, newline_of
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
@@ -56,7 +57,7 @@ class Change:
 
 def _token_parts(text: str, item: ListItem) -> tuple[str, str, str] | None:
     """(opening quote, raw inner text, closing quote) for a plain one-character-quoted token without escapes."""
-    raw = text[item.start:item.end]
+    raw = text[item.start : item.end]
     if len(raw) < 2 or raw[0] not in "\"'" or raw[-1] != raw[0] or "\\" in raw or raw[1:-1] != item.value:
         return None
     return raw[0], raw[1:-1], raw[-1]
@@ -69,8 +70,8 @@ class _Layout:
         self.line_start = text.rfind("\n", 0, item.start) + 1
         end = text.find("\n", item.end)
         self.line_end = len(text) if end < 0 else (end - 1 if end > 0 and text[end - 1] == "\r" else end)
-        before = text[self.line_start:item.start]
-        after = text[item.end:self.line_end].lstrip(" \t")
+        before = text[self.line_start : item.start]
+        after = text[item.end : self.line_end].lstrip(" \t")
         self.has_comma = after.startswith(",")
         rest = after[1:].lstrip(" \t") if self.has_comma else after
         self.alone = not before.strip() and (not rest or rest.startswith("#"))
@@ -110,11 +111,13 @@ class _ListEditor:
         self.replaced: dict[int, str] = {}
         self.inserted: tuple[int, str] | None = None
         self.notes: list[str] = []  # comment lines for the statement (items that share their line)
-        self.edits: list[tuple[object, int, list[Edit], str]] = []  # (rule, offset, change, message)
+        self.edits: list[tuple[Rule, int, list[Edit], str]] = []  # (rule, offset, change, message)
         self.cuts: dict[int, list[Edit]] = {}  # item index -> its cut (for items sharing their line)
 
     def port_item(self, i: int, req: Requirement | None) -> None:
-        found = verdict(req) if req is not None else None
+        if req is None:
+            return
+        found = verdict(req)
         if found is None or not self.port.enabled(found.rule):
             return
         if found.rule is CUDA_ONLY_DEPENDENCY:
@@ -127,15 +130,16 @@ class _ListEditor:
         text, item, layout = self.text, self.items[i], self.layouts[i]
         note = f"removed by ascend-port {CUDA_ONLY_DEPENDENCY.id}: {found.reason}"
         if layout.alone:
-            body = text[item.start:layout.line_end]
+            body = text[item.start : layout.line_end]
             change = [Edit(item.start, layout.line_end, f"# {body}  # {note}")]
         else:
             change = [_cut(text, self.items, self.layouts, i, self.removed, self.cuts)]
             self.cuts[i] = change  # the same list as in self.edits: a later cut may empty it (see _cut)
-            self.notes.append(f"# {text[item.start:item.end]} {note}")
+            self.notes.append(f"# {text[item.start : item.end]} {note}")
         self.removed.add(i)
-        self.edits.append((found.rule, item.start, change,
-                           f"{req.name} removed from {self.req_list.where}: {found.reason}"))
+        self.edits.append(
+            (found.rule, item.start, change, f"{req.name} removed from {self.req_list.where}: {found.reason}")
+        )
 
     def replace_triton(self, i: int, req: Requirement, found: Verdict) -> None:
         item, layout = self.items[i], self.layouts[i]
@@ -147,8 +151,9 @@ class _ListEditor:
         new_value = found.new_requirement + req.marker
         change = [Edit(item.start, item.end, quote + new_value + close)]
         if layout.alone:
-            change.append(Edit(layout.line_end, layout.line_end,
-                               f"  # ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}"))
+            change.append(
+                Edit(layout.line_end, layout.line_end, f"  # ascend-port {TRITON_ASCEND_DEPENDENCY.id}: {found.reason}")
+            )
         else:
             self.notes.append(f"# ascend-port {TRITON_ASCEND_DEPENDENCY.id}: triton-ascend {found.reason}")
         self.replaced[i] = new_value
@@ -165,15 +170,24 @@ class _ListEditor:
         item, layout, torch = self.items[index], self.layouts[index], self.parsed[index]
         parts = _token_parts(self.text, item)
         if not found.new_requirement or parts is None:
-            self.port.report(TORCH_NPU_DEPENDENCY, item.start, found.reason if not found.new_requirement
-                             else "add torch-npu by hand (escaped string)")
+            self.port.report(
+                TORCH_NPU_DEPENDENCY,
+                item.start,
+                found.reason if not found.new_requirement else "add torch-npu by hand (escaped string)",
+            )
             return
         quote, inner, close = parts
         new_value = found.new_requirement + torch.marker
         change = self._insertion(item, layout, quote + new_value + close)
         self.inserted = (index, new_value)
-        self.edits.append((TORCH_NPU_DEPENDENCY, item.start, change,
-                           f"{found.new_requirement} added to {self.req_list.where} ({found.reason})"))
+        self.edits.append(
+            (
+                TORCH_NPU_DEPENDENCY,
+                item.start,
+                change,
+                f"{found.new_requirement} added to {self.req_list.where} ({found.reason})",
+            )
+        )
 
     def _insertion(self, item: ListItem, layout: _Layout, token: str) -> list[Edit]:
         """``token`` as a new item after ``item``: on a line of its own when ``item`` has one, else on its line."""
@@ -181,8 +195,10 @@ class _ListEditor:
             return [Edit(item.end, item.end, f", {token}")]
         if layout.has_comma:
             return [Edit(layout.line_end, layout.line_end, f"{self.newline}{layout.indent}{token},")]
-        return [Edit(item.end, item.end, ","),
-                Edit(layout.line_end, layout.line_end, f"{self.newline}{layout.indent}{token}")]
+        return [
+            Edit(item.end, item.end, ","),
+            Edit(layout.line_end, layout.line_end, f"{self.newline}{layout.indent}{token}"),
+        ]
 
     def record(self) -> Change | None:
         if not self.edits:
@@ -191,12 +207,13 @@ class _ListEditor:
         all_edits = [e for _, _, change, _ in self.edits for e in change]
         if self.notes:
             start = self.req_list.statement_start
-            indent = text[start:start + len(text[start:]) - len(text[start:].lstrip(" \t"))]
+            indent = text[start : start + len(text[start:]) - len(text[start:].lstrip(" \t"))]
             all_edits.append(Edit(start, start, "".join(f"{indent}{note}{self.newline}" for note in self.notes)))
         if _overlap(all_edits):
             for rule, offset, _, message in self.edits:
-                port.report(rule, offset,
-                            f"{message}: the list is laid out too unusually to edit safely; do it by hand")
+                port.report(
+                    rule, offset, f"{message}: the list is laid out too unusually to edit safely; do it by hand"
+                )
             return None
         for rule, offset, change, message in self.edits:
             port.fix(rule, offset, change, message)
@@ -205,8 +222,14 @@ class _ListEditor:
         return Change(frozenset(self.removed), self.replaced, self.inserted)
 
 
-def _cut(text: str, items: tuple[ListItem, ...], layouts: list[_Layout], i: int, removed: set[int],
-         cuts: dict[int, list[Edit]]) -> Edit:
+def _cut(
+    text: str,
+    items: tuple[ListItem, ...],
+    layouts: list[_Layout],
+    i: int,
+    removed: set[int],
+    cuts: dict[int, list[Edit]],
+) -> Edit:
     """Cut item ``i`` out of a line it shares: with its comma, or (last item, no comma) together with everything
     back to the end of the last item kept (the cuts of removed items in between are then part of this one)."""
     item, layout = items[i], layouts[i]

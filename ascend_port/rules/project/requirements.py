@@ -16,7 +16,9 @@ HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 # --- dependencies ---------------------------------------------------------------------------------------------
 
 CUDA_ONLY_DEPENDENCY = rule(
-    "NPU600", "cuda-only-dependency", HIGH,
+    "NPU600",
+    "cuda-only-dependency",
+    HIGH,
     "CUDA-only packages (flash-attn, xformers, nvidia-*, cupy-cuda*, pynvml) are commented out, saying why.",
     """
     These packages have no Ascend build: installing them fails or pulls CUDA libraries that nothing on an NPU
@@ -34,7 +36,9 @@ CUDA_ONLY_DEPENDENCY = rule(
     """,
 )
 TRITON_ASCEND_DEPENDENCY = rule(
-    "NPU601", "triton-ascend-dependency", MEDIUM,
+    "NPU601",
+    "triton-ascend-dependency",
+    MEDIUM,
     "`triton` -> `triton-ascend`; its version is dropped (triton-ascend releases follow CANN, not Triton).",
     """
     Triton kernels run on Ascend through Triton-Ascend, a separate distribution that cannot coexist with
@@ -49,7 +53,9 @@ TRITON_ASCEND_DEPENDENCY = rule(
     """,
 )
 TORCH_NPU_DEPENDENCY = rule(
-    "NPU602", "torch-npu-dependency", HIGH,
+    "NPU602",
+    "torch-npu-dependency",
+    HIGH,
     "Add `torch-npu` next to `torch`, pinned to the same release where torch is pinned (`torch==2.5.1` -> "
     "`torch-npu==2.5.1.*`).",
     """
@@ -101,7 +107,7 @@ def parse_requirement(text: str) -> Requirement | None:
     stripped = text.lstrip()
     lead = len(text) - len(stripped)
     m = _NAME.match(stripped)
-    if not m or "://" in stripped[:m.end() + 3]:
+    if not m or "://" in stripped[: m.end() + 3]:
         return _archive_requirement(text)
     name = m.group(0)
     rest_start = lead + m.end()
@@ -113,15 +119,16 @@ def parse_requirement(text: str) -> Requirement | None:
         close = spec.find("]")
         if close < 0:
             return None
-        spec = spec[close + 1:]
+        spec = spec[close + 1 :]
     spec = spec.strip()
     if spec.startswith("(") and spec.endswith(")"):
         spec = spec[1:-1].strip()
     if not is_url and spec and not re.fullmatch(r"(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[\w.*+!-]+\s*,?\s*)+", spec):
         return None
     spec_end = len(text[:marker_at].rstrip())
-    return Requirement(text, name, lead, spec_end, "" if is_url else spec, text[len(text[:marker_at].rstrip()):],
-                       is_url)
+    return Requirement(
+        text, name, lead, spec_end, "" if is_url else spec, text[len(text[:marker_at].rstrip()) :], is_url
+    )
 
 
 def _marker_start(text: str, start: int) -> int:
@@ -205,10 +212,12 @@ def verdict(req: Requirement) -> Verdict | None:
     if reason is not None:
         return Verdict(CUDA_ONLY_DEPENDENCY, reason)
     if key == "triton" and not req.is_url:
-        was = req.text[req.name_start:req.spec_end].strip()
-        return Verdict(TRITON_ASCEND_DEPENDENCY,
-                       f"was {was}; pin the triton-ascend release for your CANN (uninstall community triton first)",
-                       "triton-ascend")
+        was = req.text[req.name_start : req.spec_end].strip()
+        return Verdict(
+            TRITON_ASCEND_DEPENDENCY,
+            f"was {was}; pin the triton-ascend release for your CANN (uninstall community triton first)",
+            "triton-ascend",
+        )
     return None
 
 

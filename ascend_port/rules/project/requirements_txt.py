@@ -7,8 +7,8 @@ comment, lines starting with ``-`` are options. Edits are line edits; every othe
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.selection import Selection
@@ -25,7 +25,9 @@ from ascend_port.rules.project.requirements import (
 )
 
 CUDA_TORCH_BUILD = rule(
-    "NPU603", "cuda-torch-build", Confidence.LOW,
+    "NPU603",
+    "cuda-torch-build",
+    Confidence.LOW,
     "CUDA builds of torch (`+cu121` pins, download.pytorch.org CUDA indexes) in requirements files: TODO.",
     """
     torch_npu refuses a CUDA build of torch ("Two accelerators cannot be used at the same time"). On aarch64
@@ -45,8 +47,9 @@ _INDEX_OPTION = re.compile(r"^\s*(?:-i|--index-url|--extra-index-url|-f|--find-l
 _CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:(?:nightly|test)/)?cu\d+|/cu\d+/torch_stable\.html")
 _CUDA_LOCAL = re.compile(r"\+cu\d+")
 _TORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
-_CPU_BUILD = ("torch_npu needs the CPU build of torch (PyPI's on aarch64, https://download.pytorch.org/whl/cpu "
-              "on x86_64)")
+_CPU_BUILD = (
+    "torch_npu needs the CPU build of torch (PyPI's on aarch64, https://download.pytorch.org/whl/cpu on x86_64)"
+)
 
 
 @dataclass
@@ -105,13 +108,14 @@ def _requirement_lines(port: TextPort, lines: list[str], offsets: list[int]) -> 
         req_text = _COMMENT.sub("", head.rstrip("\\"))
         option = _OPTION_IN_LINE.search(req_text)
         if option:
-            req_text = req_text[:option.start()]
+            req_text = req_text[: option.start()]
         logical.append(_Logical(first, last, parse_requirement(req_text), hashed))
     return logical
 
 
-def _port_requirement(port: TextPort, lines: list[str], offsets: list[int], item: _Logical, hash_mode: bool,
-                      newline: str) -> None:
+def _port_requirement(
+    port: TextPort, lines: list[str], offsets: list[int], item: _Logical, hash_mode: bool, newline: str
+) -> None:
     """NPU603 for a CUDA build of torch, NPU600 (comment out) and NPU601 (triton -> triton-ascend) for one line."""
     req = item.requirement
     if req is None:
@@ -123,8 +127,12 @@ def _port_requirement(port: TextPort, lines: list[str], offsets: list[int], item
     if found is None:
         return
     if found.rule is CUDA_ONLY_DEPENDENCY:
-        port.fix(found.rule, start, _comment_out(lines, offsets, item, found.reason, newline),
-                 f"{req.name} removed: {found.reason}")
+        port.fix(
+            found.rule,
+            start,
+            _comment_out(lines, offsets, item, found.reason, newline),
+            f"{req.name} removed: {found.reason}",
+        )
     elif found.rule is TRITON_ASCEND_DEPENDENCY:
         if hash_mode:
             port.report(found.rule, start, "hash-checking file: replace triton with triton-ascend when re-locking")
@@ -139,8 +147,9 @@ def _port_requirement(port: TextPort, lines: list[str], offsets: list[int], item
         port.fix(found.rule, start, edits, f"triton -> triton-ascend ({found.reason})")
 
 
-def _add_torch_npu(port: TextPort, lines: list[str], offsets: list[int], logical: list[_Logical], hash_mode: bool,
-                   newline: str) -> None:
+def _add_torch_npu(
+    port: TextPort, lines: list[str], offsets: list[int], logical: list[_Logical], hash_mode: bool, newline: str
+) -> None:
     """NPU602: torch-npu on a new line after torch's (or a report, when it cannot be added here)."""
     requirements = [item.requirement for item in logical if item.requirement is not None]
     placed = torch_npu_verdict(requirements)
@@ -152,13 +161,18 @@ def _add_torch_npu(port: TextPort, lines: list[str], offsets: list[int], logical
     if not found.new_requirement:
         port.report(TORCH_NPU_DEPENDENCY, start, found.reason)
     elif hash_mode:
-        port.report(TORCH_NPU_DEPENDENCY, start,
-                    f"hash-checking file: add {found.new_requirement} with its hashes when re-locking")
+        port.report(
+            TORCH_NPU_DEPENDENCY,
+            start,
+            f"hash-checking file: add {found.new_requirement} with its hashes when re-locking",
+        )
     else:
         torch = requirements[torch_index]
-        lead = _content(lines[item.first])[:torch.name_start]
-        new_line = (f"{lead}{found.new_requirement}{torch.marker}  # added by ascend-port {TORCH_NPU_DEPENDENCY.id}: "
-                    f"{found.reason}")
+        lead = _content(lines[item.first])[: torch.name_start]
+        new_line = (
+            f"{lead}{found.new_requirement}{torch.marker}  # added by ascend-port {TORCH_NPU_DEPENDENCY.id}: "
+            f"{found.reason}"
+        )
         after = offsets[item.last + 1]
         if lines[item.last].endswith(("\n", "\r")):
             edit = Edit(after, after, new_line + newline)
@@ -172,7 +186,7 @@ def _comment_out(lines: list[str], offsets: list[int], item: _Logical, reason: s
     if item.first == item.last:
         line = _content(lines[item.first])
         body = line.lstrip()
-        lead = line[:len(line) - len(body)]
+        lead = line[: len(line) - len(body)]
         start = offsets[item.first]
         return [Edit(start, start + len(line), f"{lead}# {body}  # {note}")]
     edits = [Edit(offsets[item.first], offsets[item.first], f"# {note}{newline}")]

@@ -9,8 +9,8 @@ Python script).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from ascend_port.core.catalogue import Confidence, Rule, rule
 from ascend_port.core.selection import Selection
@@ -24,7 +24,9 @@ HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 # --- launch scripts: shell, Makefile recipes, Dockerfile RUN/ENV, notebook ! lines -------------------------------
 
 SHELL_CUDA_ENV_VAR = rule(
-    "NPU610", "shell-cuda-env-var", HIGH,
+    "NPU610",
+    "shell-cuda-env-var",
+    HIGH,
     "CUDA/NCCL runtime variables with an exact Ascend counterpart, set or read in shell code -> the Ascend name "
     "(`CUDA_VISIBLE_DEVICES` -> `ASCEND_RT_VISIBLE_DEVICES`, `TORCH_NCCL_*` -> `TORCH_HCCL_*`).",
     """
@@ -42,7 +44,9 @@ SHELL_CUDA_ENV_VAR = rule(
     """,
 )
 SHELL_NCCL_ENV_VAR = rule(
-    "NPU611", "shell-nccl-env-var", MEDIUM,
+    "NPU611",
+    "shell-nccl-env-var",
+    MEDIUM,
     "NCCL variables whose HCCL counterpart may read the value differently -> the HCCL name (with a TODO where the "
     "value needs converting).",
     """
@@ -57,7 +61,9 @@ SHELL_NCCL_ENV_VAR = rule(
     """,
 )
 SHELL_NCCL_NO_EQUIVALENT = rule(
-    "NPU612", "shell-nccl-env-var-no-equivalent", LOW,
+    "NPU612",
+    "shell-nccl-env-var-no-equivalent",
+    LOW,
     "NCCL variables set in shell code with no HCCL equivalent (`NCCL_DEBUG`, `NCCL_IB_*`, `NCCL_P2P_*` ...): TODO.",
     """
     HCCL ignores NCCL settings. The TODO names the nearest Ascend setting where there is one (as NPU209 does in
@@ -72,7 +78,9 @@ SHELL_NCCL_NO_EQUIVALENT = rule(
     """,
 )
 NVIDIA_SMI = rule(
-    "NPU613", "nvidia-smi", HIGH,
+    "NPU613",
+    "nvidia-smi",
+    HIGH,
     "`nvidia-smi` run without arguments -> `npu-smi info`.",
     """
     Both print the device table. Only the bare command in command position is rewritten; with arguments the
@@ -85,7 +93,9 @@ NVIDIA_SMI = rule(
     """,
 )
 NVIDIA_SMI_QUERY = rule(
-    "NPU614", "nvidia-smi-query", LOW,
+    "NPU614",
+    "nvidia-smi-query",
+    LOW,
     "`nvidia-smi` with arguments (GPU counting with `-L`, `--query-gpu`) or as an argument: TODO.",
     """
     npu-smi has other options and output formats, so queries are not translated. Counting GPUs
@@ -100,7 +110,9 @@ NVIDIA_SMI_QUERY = rule(
     """,
 )
 DEVICE_FLAG = rule(
-    "NPU615", "device-flag", HIGH,
+    "NPU615",
+    "device-flag",
+    HIGH,
     "`--device cuda`, `--device=cuda:0` (and `--device-type`) command-line arguments -> `npu`.",
     """
     The value of a `--device`, `--device-type` or `--device_type` argument that is a CUDA device string, quoted
@@ -114,7 +126,9 @@ DEVICE_FLAG = rule(
     """,
 )
 BACKEND_FLAG = rule(
-    "NPU616", "backend-flag", HIGH,
+    "NPU616",
+    "backend-flag",
+    HIGH,
     "`--backend nccl`, `--dist-backend=nccl`, `--ddp_backend nccl` command-line arguments -> `hccl`.",
     """
     HCCL is the collective backend of torch_npu. The value `nccl` (and `cuda:nccl` in a device:backend list) of
@@ -166,15 +180,38 @@ def rename_site(port: TextPort, offset: int, name: str, todo: Callable[[Rule, in
 
 
 DEVICE_FLAGS = {"--device", "--device-type", "--device_type"}
-BACKEND_FLAGS = {"--backend", "--dist-backend", "--dist_backend", "--ddp-backend", "--ddp_backend",
-                 "--distributed-backend", "--distributed_backend"}
+BACKEND_FLAGS = {
+    "--backend",
+    "--dist-backend",
+    "--dist_backend",
+    "--ddp-backend",
+    "--ddp_backend",
+    "--distributed-backend",
+    "--distributed_backend",
+}
 _DEVICE_VALUE = re.compile(r"(?P<q>[\"']?)cuda(?P<rest>:[^\"'\s]*)?(?P=q)")
 _BACKEND_VALUE = re.compile(r"(?P<q>[\"']?)(?P<inner>[\w:,]+)(?P=q)")
-_PREFIX_WORDS = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec", "nohup", "command",
-                 "builtin"}
+_PREFIX_WORDS = {
+    "if",
+    "then",
+    "else",
+    "elif",
+    "do",
+    "while",
+    "until",
+    "!",
+    "{",
+    "time",
+    "exec",
+    "nohup",
+    "command",
+    "builtin",
+}
 _DECLARE = {"export", "declare", "typeset", "local", "readonly", "unset"}
-COUNT_MESSAGE = ("nvidia-smi -L lists GPUs, here to count them; count NPUs with "
-                 "`python -c \"import torch, torch_npu; print(torch.npu.device_count())\"` or read `npu-smi info -l`")
+COUNT_MESSAGE = (
+    "nvidia-smi -L lists GPUs, here to count them; count NPUs with "
+    '`python -c "import torch, torch_npu; print(torch.npu.device_count())"` or read `npu-smi info -l`'
+)
 
 
 @dataclass
@@ -212,7 +249,7 @@ class _ShellCode:
             self.command([w for w in command if not w.redirect])
 
     def raw(self, word: Word) -> str:
-        return self.code[word.start:word.end]
+        return self.code[word.start : word.end]
 
     def todo(self, rule: Rule, offset: int, message: str) -> None:
         ctx = self.ctx
@@ -232,16 +269,19 @@ class _ShellCode:
         i = self.command_word_index(args)
         command_word = args[i] if i < len(args) else None
         if command_word is not None and command_word.literal in _DECLARE:
-            for word in args[i + 1:]:
+            for word in args[i + 1 :]:
                 m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(=|$)", self.raw(word))
                 if m and not self.raw(word).startswith("-"):
                     self.name_site(word.start, m.group(1), setting=True)
         if command_word is not None and (command_word.literal or "").rsplit("/", 1)[-1] == "nvidia-smi":
-            _nvidia_smi(self.port, self.todo, self.ctx.base, command_word, [self.raw(w) for w in args[i + 1:]])
+            _nvidia_smi(self.port, self.todo, self.ctx.base, command_word, [self.raw(w) for w in args[i + 1 :]])
         for word in args:  # an unquoted argument (`command -v nvidia-smi`); quoted text is text
             if word is not command_word and self.raw(word).rsplit("/", 1)[-1] == "nvidia-smi":
-                self.todo(NVIDIA_SMI_QUERY, self.ctx.base + word.start,
-                          "looks for nvidia-smi; the Ascend tool is npu-smi (`npu-smi info`)")
+                self.todo(
+                    NVIDIA_SMI_QUERY,
+                    self.ctx.base + word.start,
+                    "looks for nvidia-smi; the Ascend tool is npu-smi (`npu-smi info`)",
+                )
         _flags(self.port, self.ctx.base, self.code, args)
 
     def command_word_index(self, args: list[Word]) -> int:
@@ -273,20 +313,23 @@ def _nvidia_smi(port: TextPort, todo, base: int, word: Word, args: list[str]) ->
     elif any(a in ("-L", "--list-gpus") for a in args):
         todo(NVIDIA_SMI_QUERY, offset, COUNT_MESSAGE)
     else:
-        todo(NVIDIA_SMI_QUERY, offset,
-             f"nvidia-smi {' '.join(args)}: npu-smi has other options and output; see `npu-smi info -h`")
+        todo(
+            NVIDIA_SMI_QUERY,
+            offset,
+            f"nvidia-smi {' '.join(args)}: npu-smi has other options and output; see `npu-smi info -h`",
+        )
 
 
 def _flags(port: TextPort, base: int, code: str, args: list[Word]) -> None:
     for k, word in enumerate(args):
-        text = code[word.start:word.end]
+        text = code[word.start : word.end]
         flag, value_start, value = text, None, None
         if "=" in text and text.startswith("--"):
             flag, value = text.split("=", 1)
             value_start = word.start + len(flag) + 1
         elif k + 1 < len(args) and text in DEVICE_FLAGS | BACKEND_FLAGS:
             value_start = args[k + 1].start
-            value = code[args[k + 1].start:args[k + 1].end]
+            value = code[args[k + 1].start : args[k + 1].end]
         if value is None:
             continue
         offset = base + value_start
@@ -298,8 +341,12 @@ def _flags(port: TextPort, base: int, code: str, args: list[Word]) -> None:
             new = [{"nccl": "hccl", "cuda:nccl": "npu:hccl"}.get(item, item) for item in items]
             if new != items:
                 at = offset + len(m.group("q"))
-                port.fix(BACKEND_FLAG, at, [Edit(at, at + len(m.group("inner")), ",".join(new))],
-                         f"{flag} {m.group('inner')} -> {','.join(new)}")
+                port.fix(
+                    BACKEND_FLAG,
+                    at,
+                    [Edit(at, at + len(m.group("inner")), ",".join(new))],
+                    f"{flag} {m.group('inner')} -> {','.join(new)}",
+                )
 
 
 class ShellHandler:
