@@ -115,12 +115,12 @@ TORCH_CUDA_API = rule(
 
     Before:
         import torch
-        from torch.cuda import amp
         torch.cuda.synchronize()
+        from torch.cuda import amp
     After:
         import torch
-        from torch.npu import amp
         torch.npu.synchronize()
+        from torch.npu import amp
     """,
 )
 TORCH_CUDA_UNSUPPORTED = rule(
