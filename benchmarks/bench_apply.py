@@ -179,7 +179,7 @@ class CorpusResult:
 
 
 def _fingerprint() -> str:
-    code = "from ascend_port.cache import tool_fingerprint; print(tool_fingerprint())"
+    code = "from ascend_port.run.cache import tool_fingerprint; print(tool_fingerprint())"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
 
 
