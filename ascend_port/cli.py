@@ -391,6 +391,22 @@ def _check(result: RunResult, show_diff: bool, exit_zero: bool) -> None:
     raise typer.Exit(EXIT_FINDINGS if result.changed and not exit_zero else EXIT_CLEAN)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def emulate(
+    ctx: typer.Context,
+    devices: Annotated[int, typer.Option("--devices", help="Number of emulated npu devices (npu:0..N-1).")] = 1,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Write the torch_npu calls and missing APIs as JSON to this file.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Run even where a real torch_npu is installed.")] = False,
+) -> None:
+    """Run a Python command (python, -m, pytest, torchrun) with an emulated npu device on CPU and a stand-in
+    torch_npu: `ascend-port emulate [--devices N] -- python train.py`. Exits with the command's exit code."""
+    from ascend_port.emulate.runner import run_emulated
+
+    raise typer.Exit(run_emulated(list(ctx.args), devices, report, force))
+
+
 @app.command("rules")
 def list_rules() -> None:
     """List every rule: ID, name, confidence and summary."""

@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("python", "formats"),  # LibCST machinery (trigger search, scopes, chunks, splicing); other file formats
     ("rules",),  # every rule, declared and implemented in one module
     ("port",),  # the port of one file per file type: the rules composed
-    ("run",),  # discovery, configuration, cache, the engine over a tree
+    ("run", "emulate"),  # a run over a tree; the NPU emulator (a CPU-backed npu device, the torch_npu stand-in)
     ("reports",),
     ("git",),  # the branch transaction, the review
     ("cli",),

@@ -1,0 +1,420 @@
+"""C++ source of the emulated ``npu`` device, compiled once per torch version by ``device.py``.
+
+A real PrivateUse1 backend whose memory is host memory: an allocator (CPU allocator, DataPtrs tagged with the npu
+device), a device guard, the PrivateUse1 hooks, native kernels for allocation, copy and ``set_``, and a boxed
+fallback for every other operator. The fallback makes zero-copy CPU aliases of the npu tensors (and storages) among
+the arguments, turns ``device=npu`` arguments into ``cpu``, calls the operator (which then runs its CPU kernel), and
+turns the results back into npu tensors without copying: a result over an argument's memory becomes an npu tensor
+over that argument's storage (views), an in-place/out= result is the argument itself, any other result is wrapped.
+No torch import here: this module is plain text.
+"""
+
+SOURCE = r"""
+#include <torch/extension.h>
+#include <torch/library.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <unordered_map>
+#include <vector>
+#include <memory>
+#include <cstring>
+
+namespace {
+
+constexpr c10::DeviceType kNpu = c10::DeviceType::PrivateUse1;
+c10::DeviceIndex g_device_count = 1;
+thread_local c10::DeviceIndex g_current = 0;
+
+void check_index(c10::DeviceIndex idx) {
+  TORCH_CHECK(idx >= 0 && idx < g_device_count, "Invalid device npu:", static_cast<int>(idx),
+              ": the emulator has ", static_cast<int>(g_device_count),
+              " npu device(s) (ascend-port emulate --devices N)");
+}
+
+struct NpuAllocator final : c10::Allocator {
+  c10::DataPtr allocate(size_t n) override {
+    c10::DataPtr p = c10::GetCPUAllocator()->allocate(n);
+    p.unsafe_set_device(c10::Device(kNpu, g_current));
+    return p;
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return c10::GetCPUAllocator()->raw_deleter(); }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+};
+NpuAllocator g_alloc;
+
+struct CurrentDeviceSwap {
+  c10::DeviceIndex saved;
+  explicit CurrentDeviceSwap(c10::DeviceIndex idx) : saved(g_current) { check_index(idx); g_current = idx; }
+  ~CurrentDeviceSwap() { g_current = saved; }
+};
+
+c10::DeviceIndex index_of(std::optional<c10::Device> device) {
+  return (device.has_value() && device->has_index()) ? device->index() : g_current;
+}
+
+struct NpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return kNpu; }
+  c10::Device exchangeDevice(c10::Device d) const override {
+    auto old = getDevice();
+    setDevice(d);
+    return old;
+  }
+  c10::Device getDevice() const override { return c10::Device(kNpu, g_current); }
+  void setDevice(c10::Device d) const override {
+    if (d.has_index()) { check_index(d.index()); g_current = d.index(); }
+  }
+  void uncheckedSetDevice(c10::Device d) const noexcept override {
+    if (d.has_index()) g_current = d.index();
+  }
+  c10::Stream getStream(c10::Device d) const override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream getDefaultStream(c10::Device d) const override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream getNewStream(c10::Device d, int) const override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override {
+    return c10::Stream(c10::Stream::DEFAULT, d);
+  }
+  c10::Stream exchangeStream(c10::Stream s) const override { return c10::Stream(c10::Stream::DEFAULT, s.device()); }
+  c10::DeviceIndex deviceCount() const noexcept override { return g_device_count; }
+  void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
+  void record(void**, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {}
+  void block(void*, const c10::Stream&) const override {}
+  bool queryEvent(void*) const override { return true; }
+  bool queryStream(const c10::Stream&) const override { return true; }
+  void synchronizeStream(const c10::Stream&) const override {}
+  void synchronizeEvent(void*) const override {}
+  void synchronizeDevice(const c10::DeviceIndex) const override {}
+  void recordDataPtrOnStream(const c10::DataPtr&, const c10::Stream&) const override {}
+  double elapsedTime(void*, void*, const c10::DeviceIndex) const override { return 0.0; }
+};
+C10_REGISTER_GUARD_IMPL(PrivateUse1, NpuGuardImpl);
+
+struct NpuHooks final : at::PrivateUse1HooksInterface {
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return true; }
+  bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
+  void init() const override {}
+  c10::DeviceIndex deviceCount() const override { return g_device_count; }
+  void setCurrentDevice(c10::DeviceIndex d) const override { check_index(d); g_current = d; }
+  c10::DeviceIndex getCurrentDevice() const override { return g_current; }
+  c10::DeviceIndex exchangeDevice(c10::DeviceIndex d) const override {
+    auto old = g_current; check_index(d); g_current = d; return old;
+  }
+  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex d) const override { return exchangeDevice(d); }
+  bool isPinnedPtr(const void*) const override { return false; }
+  c10::Device getDeviceFromPtr(void*) const override { return c10::Device(kNpu, g_current); }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override {
+    return at::detail::getDefaultCPUGenerator();
+  }
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
+    auto* impl = storage.unsafeGetStorageImpl();
+    c10::DeviceIndex idx = impl->data_ptr().device().index();
+    CurrentDeviceSwap swap(idx < 0 ? g_current : idx);
+    c10::DataPtr fresh = g_alloc.allocate(newsize);
+    size_t keep = std::min(newsize, impl->nbytes());
+    if (keep > 0) std::memcpy(fresh.get(), impl->data(), keep);
+    impl->set_data_ptr_noswap(std::move(fresh));
+    impl->set_nbytes(newsize);
+  }
+};
+
+void delete_storage_ref(void* ctx) { delete static_cast<c10::Storage*>(ctx); }
+
+// A storage over the memory of `src`, on `device`, that keeps `src` alive.
+c10::Storage alias_storage(const c10::Storage& src, c10::Device device, c10::Allocator* allocator) {
+  void* ptr = const_cast<void*>(src.data());
+  auto* keep = new c10::Storage(src);
+  c10::DataPtr dp(ptr, keep, &delete_storage_ref, device);
+  return c10::Storage(c10::Storage::use_byte_size_t(), src.nbytes(), std::move(dp), allocator, /*resizable=*/true);
+}
+
+at::Tensor tensor_over(c10::Storage storage, c10::DispatchKey key, const at::Tensor& like) {
+  auto t = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(key), like.dtype());
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+  return t;
+}
+
+struct Aliases {
+  std::unordered_map<c10::StorageImpl*, c10::Storage> to_cpu;    // npu storage -> its CPU alias
+  std::unordered_map<c10::StorageImpl*, c10::Storage> to_npu;    // CPU alias -> the npu storage
+  std::unordered_map<c10::StorageImpl*, const void*> alias_data;  // CPU alias -> its memory when made
+  std::vector<c10::StorageImpl*> cpu_inputs;                     // storages of CPU tensors among the arguments
+
+  c10::Storage cpu_storage(const c10::Storage& npu) {
+    auto* key = npu.unsafeGetStorageImpl();
+    auto it = to_cpu.find(key);
+    if (it != to_cpu.end()) return it->second;
+    c10::Storage alias = alias_storage(npu, c10::Device(c10::kCPU), c10::GetCPUAllocator());
+    to_cpu.emplace(key, alias);
+    to_npu.emplace(alias.unsafeGetStorageImpl(), npu);
+    alias_data.emplace(alias.unsafeGetStorageImpl(), alias.data());
+    return alias;
+  }
+  at::Tensor cpu(const at::Tensor& t) {
+    if (!t.defined()) return t;
+    if (t.device().type() != kNpu) {
+      if (t.has_storage()) cpu_inputs.push_back(t.storage().unsafeGetStorageImpl());
+      return t;
+    }
+    return tensor_over(cpu_storage(t.storage()), c10::DispatchKey::CPU, t);
+  }
+  // The npu storage for the memory of a CPU result: the argument it aliases, else a wrapper of the result.
+  c10::Storage npu_storage(const c10::Storage& cpu_st, c10::DeviceIndex idx) {
+    auto* key = cpu_st.unsafeGetStorageImpl();
+    auto it = to_npu.find(key);
+    if (it != to_npu.end() && alias_data[key] == cpu_st.data()) return it->second;
+    return alias_storage(cpu_st, c10::Device(kNpu, idx), &g_alloc);
+  }
+  bool is_cpu_input(const at::Tensor& t) {
+    if (!t.has_storage()) return false;
+    auto* s = t.storage().unsafeGetStorageImpl();
+    for (auto* c : cpu_inputs) if (c == s) return true;
+    return false;
+  }
+  at::Tensor npu(const at::Tensor& r, c10::DeviceIndex idx) {
+    if (!r.defined() || r.device().type() != c10::kCPU || !r.has_storage() || r.is_sparse() || is_cpu_input(r)) return r;
+    if (r.layout() != c10::kStrided) return r;
+    return tensor_over(npu_storage(r.storage(), idx), c10::DispatchKey::PrivateUse1, r);
+  }
+};
+
+c10::IValue to_cpu_ivalue(const c10::IValue& v, Aliases& a, c10::DeviceIndex& idx, bool& found) {
+  if (v.isTensor()) {
+    const auto& t = v.toTensor();
+    if (t.defined() && t.device().type() == kNpu && !found) { idx = t.device().index(); found = true; }
+    return a.cpu(t);
+  }
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) {
+      if (t.defined() && t.device().type() == kNpu && !found) { idx = t.device().index(); found = true; }
+      out.push_back(a.cpu(t));
+    }
+    return out;
+  }
+  if (v.isOptionalTensorList()) {
+    c10::List<std::optional<at::Tensor>> out;
+    for (std::optional<at::Tensor> t : v.toOptionalTensorList()) {
+      if (t.has_value()) out.push_back(std::optional<at::Tensor>(a.cpu(*t)));
+      else out.push_back(std::nullopt);
+    }
+    return out;
+  }
+  if (v.isDevice()) {
+    auto d = v.toDevice();
+    if (d.type() == kNpu) {
+      if (!found) { idx = d.has_index() ? d.index() : g_current; found = true; }
+      return c10::IValue(c10::Device(c10::kCPU));
+    }
+    return v;
+  }
+  if (v.isStorage()) {
+    auto s = v.toStorage();
+    if (s.device_type() == kNpu) return c10::IValue(a.cpu_storage(s));
+    return v;
+  }
+  return v;
+}
+
+c10::IValue to_npu_ivalue(const c10::IValue& v, Aliases& a, c10::DeviceIndex idx) {
+  if (v.isTensor()) return a.npu(v.toTensor(), idx);
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(a.npu(t, idx));
+    return out;
+  }
+  return v;
+}
+
+// After the call: an npu argument whose CPU alias was resized or re-pointed (resize_, set_, out= resizes) follows.
+void sync_back(const at::Tensor& orig, const at::Tensor& alias, Aliases& a, c10::DeviceIndex idx) {
+  if (!orig.defined() || orig.device().type() != kNpu || !alias.defined()) return;
+  auto* impl = orig.unsafeGetTensorImpl();
+  auto* alias_st = alias.storage().unsafeGetStorageImpl();
+  auto it = a.to_cpu.find(orig.storage().unsafeGetStorageImpl());
+  bool same = it != a.to_cpu.end() && it->second.unsafeGetStorageImpl() == alias_st &&
+              a.alias_data[alias_st] == alias.storage().data() && alias.storage().nbytes() == orig.storage().nbytes();
+  if (!same) impl->set_storage_keep_dtype(a.npu_storage(alias.storage(), orig.device().index()));
+  if (!same || orig.sizes() != alias.sizes() || orig.strides() != alias.strides() ||
+      orig.storage_offset() != alias.storage_offset()) {
+    impl->set_sizes_and_strides(alias.sizes(), alias.strides(), alias.storage_offset());
+  }
+}
+
+void npu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const size_t nargs = schema.arguments().size();
+  const size_t nrets = schema.returns().size();
+  auto args_begin = stack->size() - nargs;
+  std::vector<c10::IValue> originals(stack->begin() + args_begin, stack->end());
+  Aliases aliases;
+  c10::DeviceIndex idx = g_current;
+  bool found = false;
+  for (size_t i = 0; i < nargs; ++i) {
+    (*stack)[args_begin + i] = to_cpu_ivalue(originals[i], aliases, idx, found);
+  }
+  std::vector<c10::IValue> cpu_args(stack->begin() + args_begin, stack->end());
+  {
+    CurrentDeviceSwap swap(idx < 0 ? g_current : idx);
+    op.callBoxed(stack);
+  }
+  // in-place and out= arguments follow their aliases
+  for (size_t i = 0; i < nargs; ++i) {
+    const auto* info = schema.arguments()[i].alias_info();
+    if (!info || !info->isWrite()) continue;
+    if (originals[i].isTensor()) {
+      sync_back(originals[i].toTensor(), cpu_args[i].toTensor(), aliases, idx);
+    } else if (originals[i].isTensorList()) {
+      auto o = originals[i].toTensorList();
+      auto c = cpu_args[i].toTensorList();
+      for (size_t k = 0; k < o.size(); ++k) sync_back(o[k], c[k], aliases, idx);
+    }
+  }
+  auto rets_begin = stack->size() - nrets;
+  for (size_t r = 0; r < nrets; ++r) {
+    const auto* info = schema.returns()[r].alias_info();
+    c10::IValue& ret = (*stack)[rets_begin + r];
+    bool done = false;
+    if (info && info->isWrite()) {
+      for (size_t i = 0; i < nargs; ++i) {
+        const auto* ainfo = schema.arguments()[i].alias_info();
+        if (ainfo && ainfo->isWrite() && ainfo->beforeSets() == info->beforeSets()) {
+          ret = originals[i];
+          done = true;
+          break;
+        }
+      }
+    }
+    if (!done) ret = to_npu_ivalue(ret, aliases, idx);
+  }
+}
+
+at::Tensor npu_empty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                     std::optional<at::Device> device, std::optional<bool> pin_memory,
+                     std::optional<at::MemoryFormat> memory_format) {
+  CurrentDeviceSwap swap(index_of(device));
+  return at::detail::empty_generic(size, &g_alloc, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor npu_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<at::ScalarType> dtype,
+                             std::optional<at::Layout> layout, std::optional<at::Device> device,
+                             std::optional<bool> pin_memory) {
+  CurrentDeviceSwap swap(index_of(device));
+  return at::detail::empty_strided_generic(size, stride, &g_alloc, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                           c10::dtype_or_default(dtype));
+}
+
+at::Tensor cpu_view(const at::Tensor& t) {
+  if (t.device().type() != kNpu) return t;
+  return tensor_over(alias_storage(t.storage(), c10::Device(c10::kCPU), c10::GetCPUAllocator()),
+                     c10::DispatchKey::CPU, t);
+}
+
+at::Tensor npu_copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  at::Tensor d = cpu_view(dst);
+  d.copy_(cpu_view(self));
+  return dst;
+}
+
+at::Tensor npu_copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  return npu_copy_from(self, dst, false);
+}
+
+at::Tensor& npu_set_storage(at::Tensor& self, c10::Storage source, int64_t offset, at::IntArrayRef size,
+                            at::IntArrayRef stride) {
+  TORCH_CHECK(source.device_type() == kNpu, "set_: expected an npu storage, got ", source.device());
+  auto* impl = self.unsafeGetTensorImpl();
+  impl->set_storage_keep_dtype(std::move(source));
+  if (stride.empty()) {
+    impl->set_sizes_and_strides(size, c10::contiguous_strides(size), offset);
+  } else {
+    impl->set_sizes_and_strides(size, stride, offset);
+  }
+  return self;
+}
+
+at::Tensor& npu_set_source_storage(at::Tensor& self, c10::Storage source) {
+  int64_t n = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
+  std::vector<int64_t> size{n};
+  return npu_set_storage(self, std::move(source), 0, size, {});
+}
+
+std::unique_ptr<torch::Library> g_c10d_lib;
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", npu_empty);
+  m.impl("empty_strided", npu_empty_strided);
+  m.impl("_copy_from", npu_copy_from);
+  m.impl("_copy_from_and_resize", npu_copy_from_and_resize);
+  m.impl("set_.source_Storage_storage_offset", npu_set_storage);
+  m.impl("set_.source_Storage", npu_set_source_storage);
+}
+
+// torch.autocast("npu"): the CUDA policy lists, as torch registers them for its other devices.
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFallthrough());
+}
+
+#ifndef ADD_NS
+#define ADD_NS(RAW_OP) at::RAW_OP
+#endif
+#define _NPU_LOW_PRECISION_FP(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
+#define _NPU_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
+#define _NPU_FP32_SET_OPT_DTYPE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
+#define _NPU_PROMOTE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, promote)
+
+namespace at::autocast {
+namespace {
+TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
+  AT_FORALL_LOWER_PRECISION_FP(_NPU_LOW_PRECISION_FP)
+  AT_FORALL_FP32(_NPU_FP32)
+  AT_FORALL_FP32_SET_OPT_DTYPE(_NPU_FP32_SET_OPT_DTYPE)
+  AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(KERNEL_DIFFERENT_REDISPATCH_SIGNATURE_PRIVATEUSEONE)
+  AT_FORALL_PROMOTE(_NPU_PROMOTE)
+}
+}  // namespace
+}  // namespace at::autocast
+
+void install(int64_t device_count) {
+  static bool done = false;
+  g_device_count = static_cast<c10::DeviceIndex>(device_count);
+  if (done) return;
+  done = true;
+  c10::SetAllocator(kNpu, &g_alloc);
+  at::RegisterPrivateUse1HooksInterface(new NpuHooks());
+}
+
+int64_t device_count() { return g_device_count; }
+int64_t current_device() { return g_current; }
+void set_device(int64_t idx) { check_index(static_cast<c10::DeviceIndex>(idx)); g_current = static_cast<c10::DeviceIndex>(idx); }
+
+// A CPU tensor over the memory of an npu tensor (no copy).
+at::Tensor cpu_alias(const at::Tensor& t) { return cpu_view(t); }
+
+// The c10d collectives have their own PrivateUse1 kernels (which ask for a PrivateUse1 backend): route them like
+// any other operator, to the CPU (gloo) kernels over CPU aliases.
+void route_c10d(std::vector<std::string> names) {
+  if (!g_c10d_lib) {
+    g_c10d_lib = std::make_unique<torch::Library>(torch::Library::IMPL, "c10d", c10::DispatchKey::PrivateUse1,
+                                                  __FILE__, __LINE__);
+  }
+  for (const auto& name : names) {
+    g_c10d_lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
+  }
+}
+"""
+
+FUNCTIONS = ["install", "device_count", "current_device", "set_device", "cpu_alias", "route_c10d"]

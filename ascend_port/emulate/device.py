@@ -1,0 +1,130 @@
+"""The emulated ``npu`` device: PyTorch's PrivateUse1 backend, renamed ``npu``, over host memory.
+
+Imported only inside the emulated process (it imports torch). ``install`` is idempotent. The native part
+(``_native.SOURCE``) is compiled once per torch version and source with ``torch.utils.cpp_extension.load_inline``
+and cached under the user's cache directory (``$ASCEND_PORT_CACHE_DIR`` or ``$XDG_CACHE_HOME/ascend-port`` or
+``~/.cache/ascend-port``)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import sys
+import types
+from pathlib import Path
+
+import torch
+
+DEVICES_ENV = "ASCEND_PORT_EMULATE_DEVICES"
+_NATIVE_NAME = "ascend_port_npu_emulator"
+
+
+class EmulatorBuildError(RuntimeError):
+    pass
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("ASCEND_PORT_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "ascend-port"
+
+
+def _source_module():
+    here = Path(__file__).resolve().with_name("_native.py")
+    spec = importlib.util.spec_from_file_location("_ascend_port_emulate_native_source", here)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load_native() -> types.ModuleType:
+    loaded = sys.modules.get(_NATIVE_NAME)
+    if loaded is not None:
+        return loaded
+    source = _source_module()
+    compiler = os.environ.get("CXX") or "c++"
+    if shutil.which(compiler) is None and shutil.which("g++") is None:
+        raise EmulatorBuildError(
+            f"ascend-port emulate needs a C++ compiler to build its emulated npu device once ({compiler!r} and "
+            "'g++' are not on PATH): install one (e.g. `apt-get install g++`) or set CXX"
+        )
+    from torch.utils import cpp_extension
+
+    # `pip install ninja` puts it beside the interpreter, which is not on PATH unless the environment is activated.
+    bin_dir = str(Path(sys.executable).parent)
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
+    if not cpp_extension.is_ninja_available():
+        raise EmulatorBuildError(
+            "ascend-port emulate needs ninja to build its emulated npu device once: `pip install ninja`"
+        )
+    digest = hashlib.sha256(f"{torch.__version__}\n{sys.version}\n{source.SOURCE}".encode()).hexdigest()[:16]
+    build = cache_dir() / "emulate" / f"torch-{torch.__version__.replace('+', '-')}-{digest}"
+    build.mkdir(parents=True, exist_ok=True)
+    try:
+        return cpp_extension.load_inline(
+            name=_NATIVE_NAME,
+            cpp_sources=[source.SOURCE],
+            functions=source.FUNCTIONS,
+            extra_cflags=["-O2"],
+            build_directory=str(build),
+            verbose=False,
+        )
+    except Exception as error:  # the compiler's own message is in the exception
+        raise EmulatorBuildError(
+            f"ascend-port emulate could not build its emulated npu device in {build}: {error}"
+        ) from error
+
+
+def device_count_from_env() -> int:
+    raw = os.environ.get(DEVICES_ENV, "1")
+    try:
+        count = int(raw)
+    except ValueError:
+        raise ValueError(f"{DEVICES_ENV}={raw!r}: expected a number of devices") from None
+    if not 1 <= count <= 64:
+        raise ValueError(f"{DEVICES_ENV}={count}: expected 1 to 64 devices")
+    return count
+
+
+def install(device_module: types.ModuleType, devices: int | None = None) -> types.ModuleType:
+    """Make ``npu`` a device backed by host memory, with ``device_module`` as ``torch.npu``. Returns the native
+    module (device_count, current_device, set_device, cpu_alias)."""
+    native = getattr(torch, "_ascend_port_emulate_native", None)
+    if native is not None:
+        return native
+    count = devices if devices is not None else device_count_from_env()
+    native = _load_native()
+    if torch._C._get_privateuse1_backend_name() != "npu":
+        torch.utils.rename_privateuse1_backend("npu")
+    native.install(count)
+    torch._register_device_module("npu", device_module)
+    torch.utils.generate_methods_for_privateuse1_backend(for_storage=True, for_packed_sequence=True)
+    _route_collectives(native)
+    torch._ascend_port_emulate_native = native  # type: ignore[attr-defined]  # (found by the stand-in torch_npu)
+    return native
+
+
+def _route_collectives(native: types.ModuleType) -> None:
+    """The c10d collectives registered for PrivateUse1 go to their CPU (gloo) kernels over CPU aliases."""
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return
+    if not dist.is_available():
+        return
+    names = [
+        name.split("::", 1)[1]
+        for name in torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1")
+        if name.startswith("c10d::")
+    ]
+    if names:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            native.route_c10d(names)

@@ -1,0 +1,45 @@
+"""What the emulated process used: torch_npu / torch.npu calls with counts, and the NotImplementedErrors raised.
+Written at exit as JSON into the folder $ASCEND_PORT_EMULATE_REPORT (one file per process), merged by the runner."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+from collections import Counter
+
+REPORT_ENV = "ASCEND_PORT_EMULATE_REPORT"
+calls: Counter[str] = Counter()
+not_implemented: Counter[str] = Counter()
+
+
+def record_call(name: str) -> None:
+    calls[name] += 1
+
+
+def counted(name: str, function):
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        calls[name] += 1
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
+def not_emulated(name: str) -> NotImplementedError:
+    not_implemented[name] += 1
+    return NotImplementedError(f"{name} is not emulated by ascend-port emulate")
+
+
+@atexit.register
+def _write() -> None:
+    folder = os.environ.get(REPORT_ENV)
+    if not folder or not (calls or not_implemented):
+        return
+    try:
+        path = os.path.join(folder, f"{os.getpid()}.json")
+        with open(path, "w", encoding="utf-8") as stream:
+            json.dump({"pid": os.getpid(), "calls": dict(calls), "not_implemented": dict(not_implemented)}, stream)
+    except OSError:
+        pass

@@ -1,0 +1,282 @@
+"""ascend-port emulate: scripts run under the emulated npu device (subprocesses of the real CLI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+CLI = [sys.executable, "-c", "import sys; from ascend_port.cli import main; sys.argv[0] = 'ascend-port'; main()"]
+EMULATE_DIR = Path(__file__).resolve().parent.parent / "ascend_port" / "emulate"
+# The native device build, shared by every test and run (conftest gives each test its own XDG_CACHE_HOME): read at
+# collection, before any test's environment is patched.
+BUILD_CACHE = os.environ.get("ASCEND_PORT_CACHE_DIR") or str(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ascend-port"
+)
+
+
+def run(argv: list[str], **kwargs) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ASCEND_PORT_CACHE_DIR": BUILD_CACHE}
+    return subprocess.run(argv, capture_output=True, text=True, env=env, **kwargs)
+
+
+def emulate(tmp_path: Path, code: str, *options: str, command: list[str] | None = None, timeout: int = 300):
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(code), "utf-8")
+    argv = [*CLI, "emulate", *options, "--", *(command or [sys.executable]), str(script)]
+    return run(argv, timeout=timeout, cwd=tmp_path)
+
+
+def check(result: subprocess.CompletedProcess, code: int = 0) -> str:
+    assert result.returncode == code, result.stdout + result.stderr
+    return result.stdout
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built_device(tmp_path_factory):
+    """The native device is compiled once (cached under ~/.cache/ascend-port): the first run pays."""
+    if shutil.which("c++") is None and shutil.which("g++") is None:
+        pytest.skip("no C++ compiler: the emulated device cannot be built")
+    check(emulate(tmp_path_factory.mktemp("build"), "import torch_npu\n", timeout=600))
+
+
+def test_device_basics(tmp_path):
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu
+        x = torch.randn(2, 3, device="npu")
+        y = torch.ones(2, 3).npu()
+        z = torch.zeros(2, 3).to("npu")
+        assert x.is_npu and y.device == torch.device("npu", 0) and z.device.type == "npu"
+        assert torch.equal((y + z).cpu(), torch.ones(2, 3))
+        assert torch.equal(y.t().contiguous().cpu(), torch.ones(3, 2)) and not y.t().is_contiguous()
+        w = y.to("npu:1")
+        assert w.device == torch.device("npu:1") and (w * 2).device == torch.device("npu:1")
+        assert torch.empty(4, device=torch.device("npu", 1)).device.index == 1
+        out = torch.empty(0, device="npu"); torch.add(y, y, out=out)
+        assert out.shape == (2, 3) and torch.equal(out.cpu(), torch.full((2, 3), 2.0))
+        print("ok", torch.npu.device_count())
+        """,
+        "--devices",
+        "2",
+    )
+    assert check(out).split() == ["ok", "2"]
+
+
+def test_training_matches_cpu(tmp_path):
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu
+
+        def train(device):
+            torch.manual_seed(0)
+            model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16),
+                                        torch.nn.Linear(16, 4)).to(device)
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+            x = torch.randn(32, 8, device=device)
+            target = torch.randint(0, 4, (32,), device=device)
+            for _ in range(3):
+                opt.zero_grad()
+                loss = torch.nn.functional.cross_entropy(model(x), target)
+                loss.backward()
+                opt.step()
+            return loss.detach().cpu(), [p.detach().cpu() for p in model.parameters()]
+
+        cpu_loss, cpu_params = train("cpu")
+        npu_loss, npu_params = train("npu")
+        assert torch.allclose(cpu_loss, npu_loss, atol=1e-6, rtol=0), (cpu_loss, npu_loss)
+        for a, b in zip(cpu_params, npu_params):
+            assert torch.allclose(a, b, atol=1e-6, rtol=0)
+        model = torch.nn.Linear(2, 2).npu()
+        assert next(model.parameters()).device.type == "npu"
+        print("equal")
+        """,
+    )
+    assert check(out).strip() == "equal"
+
+
+def test_load_map_location_and_seed(tmp_path):
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu
+        torch.save({"w": torch.arange(6.0).reshape(2, 3)}, "ck.pt")
+        w = torch.load("ck.pt", map_location="npu:0")["w"]
+        assert w.device == torch.device("npu:0") and torch.equal(w.cpu(), torch.arange(6.0).reshape(2, 3))
+        model = torch.nn.Linear(3, 1)
+        torch.save(model.state_dict(), "m.pt")
+        model.npu().load_state_dict(torch.load("m.pt", map_location="npu"))
+        torch.manual_seed(123); a = torch.randn(5, device="npu")
+        torch.manual_seed(123); b = torch.randn(5, device="npu")
+        torch.manual_seed(123); c = torch.randn(5)
+        assert torch.equal(a.cpu(), b.cpu()) and torch.equal(a.cpu(), c)
+        print("ok")
+        """,
+    )
+    assert check(out).strip() == "ok"
+
+
+def test_torch_npu_functions(tmp_path):
+    report = tmp_path / "report.json"
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu
+        npu = torch.npu
+        assert npu is torch_npu.npu and npu.is_available() and npu.device_count() == 2
+        npu.set_device(1); assert npu.current_device() == 1
+        npu.set_device("npu:0"); assert npu.current_device() == 0
+        npu.synchronize(); npu.empty_cache()
+        assert npu.memory_allocated() == 0 and npu.max_memory_allocated() == 0
+        npu.reset_peak_memory_stats(); npu.manual_seed(1); npu.manual_seed_all(1)
+        assert npu.get_device_capability() is None and npu.is_bf16_supported() is True
+        assert "emulated" in npu.get_device_name()
+        s = npu.Stream()
+        with npu.stream(s):
+            e = npu.Event(enable_timing=True); e.record(); f = npu.Event(enable_timing=True); f.record()
+        assert f.elapsed_time(e) <= 0 <= e.elapsed_time(f) and npu.current_stream().query()
+        x = torch.randn(4, 4, device="npu")
+        with torch.autocast("npu", dtype=torch.bfloat16):
+            assert (x @ x).dtype == torch.bfloat16
+        with torch.autocast("npu", dtype=torch.float16):
+            assert torch.nn.functional.linear(x, x).dtype == torch.float16
+        model = torch.nn.Linear(4, 4).npu(); opt = torch.optim.AdamW(model.parameters())
+        scaler = torch.npu.amp.GradScaler()
+        with torch.npu.amp.autocast(dtype=torch.bfloat16):
+            loss = model(x).float().sum()
+        scaler.scale(loss).backward(); scaler.step(opt); scaler.update()
+        assert torch.distributed.is_hccl_available()
+        print("ok")
+        """,
+        "--devices",
+        "2",
+        "--report",
+        str(report),
+    )
+    assert check(out).strip() == "ok"
+    data = json.loads(report.read_text())
+    assert data["exit_code"] == 0 and data["calls"]["torch.npu.synchronize"] == 1
+    assert data["calls"]["torch.npu.amp.GradScaler"] == 1 and data["not_implemented"] == {}
+
+
+def test_not_emulated_and_unknown_names(tmp_path):
+    report = tmp_path / "report.json"
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu
+        for call in (lambda: torch.npu.NPUGraph(), lambda: torch_npu.npu_add_rms_norm_cast(None),
+                     lambda: torch_npu.optim.NpuFusedAdamW([]), lambda: torch_npu.profiler.profile()):
+            try:
+                call()
+            except NotImplementedError as error:
+                print(error)
+        for get in (lambda: torch.npu.no_such_function, lambda: torch_npu.no_such_op):
+            try:
+                get()
+            except AttributeError:
+                print("AttributeError")
+        """,
+        "--report",
+        str(report),
+    )
+    assert check(out).splitlines() == [
+        "torch_npu.npu.NPUGraph is not emulated by ascend-port emulate",
+        "torch_npu.npu_add_rms_norm_cast is not emulated by ascend-port emulate",
+        "torch_npu.optim.NpuFusedAdamW is not emulated by ascend-port emulate",
+        "torch_npu.profiler.profile is not emulated by ascend-port emulate",
+        "AttributeError",
+        "AttributeError",
+    ]
+    assert json.loads(report.read_text())["not_implemented"]["torch_npu.npu.NPUGraph"] == 1
+
+
+def test_fused_ops_use_reference(tmp_path):
+    if not (EMULATE_DIR / "ops.py").exists():
+        pytest.skip("ascend_port/emulate/ops.py is not there yet")
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu
+        x = torch.randn(2, 8, device="npu")
+        y = torch_npu.npu_swiglu(x)
+        assert y.shape == (2, 4), y.shape
+        print("ok")
+        """,
+    )
+    assert check(out).strip() == "ok"
+
+
+def test_autoload_without_import(tmp_path):
+    out = emulate(tmp_path, "import torch\nprint(torch.ones(1, device='npu').device)\n")
+    assert check(out).strip() == "npu:0"
+
+
+def test_exit_code_passthrough(tmp_path):
+    check(emulate(tmp_path, "import sys\nsys.exit(3)\n"), 3)
+
+
+def test_python_dash_m(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "__main__.py").write_text("import torch, torch_npu\nprint(torch.zeros(1).npu().device)\n")
+    result = run([*CLI, "emulate", "--", "-m", "pkg"], cwd=tmp_path)
+    assert check(result).strip() == "npu:0"
+
+
+@pytest.mark.parametrize("command", [[], ["ls"], ["bash", "-c", "true"]])
+def test_usage_errors(command):
+    result = run([*CLI, "emulate", "--", *command])
+    assert result.returncode == 2
+    assert "python" in result.stderr and "torchrun" in result.stderr
+
+
+def test_refuses_real_torch_npu(tmp_path, monkeypatch):
+    from ascend_port.emulate import runner
+
+    monkeypatch.setattr(runner, "real_torch_npu", lambda interpreter: "2.14.0")
+    script = tmp_path / "s.py"
+    script.write_text("print('ran')\n")
+    assert runner.run_emulated([sys.executable, str(script)], 1, None, force=False) == 2
+    monkeypatch.setattr(runner, "real_torch_npu", lambda interpreter: None)
+    assert runner.real_torch_npu(sys.executable) is None
+
+
+def test_cli_does_not_import_torch():
+    code = "import sys, ascend_port.cli, ascend_port.emulate.runner; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_torchrun_hccl_all_reduce(tmp_path):
+    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or shutil.which("torchrun")
+    if torchrun is None:
+        pytest.skip("torchrun is not installed")
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu, torch.distributed as dist
+        dist.init_process_group("hccl")
+        rank = dist.get_rank()
+        torch.npu.set_device(rank)
+        t = torch.full((3,), float(rank + 1), device=f"npu:{rank}")
+        dist.all_reduce(t)
+        assert t.device == torch.device("npu", rank)
+        open(f"rank{rank}.txt", "w").write(str(t.cpu().tolist()))
+        dist.destroy_process_group()
+        """,
+        "--devices",
+        "2",
+        command=[torchrun, "--nproc-per-node", "2"],
+    )
+    check(out)
+    assert [(tmp_path / f"rank{rank}.txt").read_text() for rank in (0, 1)] == ["[3.0, 3.0, 3.0]"] * 2
