@@ -64,6 +64,9 @@ class Rule:
     # Its findings are information, not work: code that runs on an NPU as it is. They are neither rewrites nor
     # TODOs in the totals, and never make `scan` fail.
     informational: bool = False
+    # Its findings' lines are lines of the ported text (NPU100's is the line it adds); every other finding's line is
+    # a line of the text as scanned.
+    line_in_new_text: bool = False
     module: str = ""  # the module that declares and implements it, e.g. ascend_port.rules.device
 
     @property
@@ -84,14 +87,32 @@ class Rule:
 _CATALOGUE: dict[str, Rule] = {}
 
 
-def rule(id: str, name: str, confidence: Confidence, summary: str, doc: str, *, informational: bool = False) -> Rule:
+def rule(
+    id: str,
+    name: str,
+    confidence: Confidence,
+    summary: str,
+    doc: str,
+    *,
+    informational: bool = False,
+    line_in_new_text: bool = False,
+) -> Rule:
     """Define and register a rule; called at import time by the modules that implement the rules."""
     if id in _CATALOGUE:
         raise ValueError(f"rule {id} is defined twice")
     if id[:4] not in DOMAINS or len(id) != 6 or not id[3:].isdigit():
         raise ValueError(f"bad rule id {id!r}: expected NPUdxx with a domain digit 1-7")
     module = sys._getframe(1).f_globals.get("__name__", "")  # the caller: the module that implements the rule
-    new = Rule(id, name, confidence, summary, textwrap.dedent(doc).strip(), informational=informational, module=module)
+    new = Rule(
+        id,
+        name,
+        confidence,
+        summary,
+        textwrap.dedent(doc).strip(),
+        informational=informational,
+        line_in_new_text=line_in_new_text,
+        module=module,
+    )
     _CATALOGUE[id] = new
     return new
 

@@ -23,7 +23,8 @@ from rich.text import Text
 
 from ascend_port.core.findings import Finding
 from ascend_port.git.answers import Keys, keys_for
-from ascend_port.run.hunks import IMPORT_RULE, FileChange, LineEdit, apply_edits, split_lines
+from ascend_port.rules.torch_npu_import import IMPORT_TORCH_NPU
+from ascend_port.run.hunks import FileChange, LineEdit, apply_edits, split_lines
 
 HELP = """\
 y - apply this hunk
@@ -74,7 +75,7 @@ class Hunk:
 
     def needs_import(self) -> bool:
         """Accepted code that references the NPU (every rewrite does) needs ``import torch_npu``."""
-        return self.edit is not None or any(f.rule.rewrites and f.rule.id != IMPORT_RULE for f in self.findings)
+        return self.edit is not None or any(f.rule.rewrites and f.rule.id != IMPORT_TORCH_NPU.id for f in self.findings)
 
     def lines(self) -> tuple[int, int, list[tuple[bytes, bytes]]]:
         if self.edit is None:
@@ -402,7 +403,7 @@ class Review:
     def _pull_in_import(self, file: FileChange, accepted_changes: set[int], edited: list[Hunk]) -> None:
         """Add to ``accepted_changes`` each ``import torch_npu`` change that neither it nor an edit covers."""
         for i, change in enumerate(file.changes):
-            needed = any(f.rule.id == IMPORT_RULE for f in file.findings_of[i])
+            needed = any(f.rule.id == IMPORT_TORCH_NPU.id for f in file.findings_of[i])
             covered = i in accepted_changes or any(
                 h.edit.start <= change.old_start < h.edit.end for h in edited if h.edit is not None
             )

@@ -27,7 +27,7 @@ from ascend_port.python.chunks import Chunk, Splice, hot_chunks, splice, wrap
 from ascend_port.python.docstrings import inside, triple_quoted_spans
 from ascend_port.python.literals import TriggerFilter
 from ascend_port.python.names import ImportIndex
-from ascend_port.python.parsing import parse_quietly
+from ascend_port.python.parsing import PORT_DOES_NOT_PARSE, parse_or_fail, parse_quietly
 from ascend_port.python.scopes import Scope
 from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
 from ascend_port.rules.torch_npu_import import (
@@ -89,14 +89,14 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     if not matches:
         return PortOutcome(None)
     cut = _cut(text, matches[-1][0])
-    tree = _parse(text[:cut]) if cut is not None else None
+    tree = parse_quietly(text[:cut]) if cut is not None else None
     whole = tree if cut is None else None
     if tree is None:
-        whole = tree = _parse(text)
+        whole = tree = parse_quietly(text)
         if tree is None:
             return _port_whole_source(text, selection, options or {}, classes)
     imports = ImportIndex.from_ast(tree)
-    module_ast = whole if whole is not None else lambda: _parse(text)
+    module_ast = whole if whole is not None else lambda: parse_quietly(text)
     ctx_args = dict(
         imports=imports, selection=selection, options=options or {}, module_ast=module_ast, module_head=tree
     )
@@ -174,16 +174,6 @@ def _cut(text: str, last_match: int) -> int | None:
     return found.start()
 
 
-_parse = parse_quietly
-
-
-def _parse_or_fail(text: str) -> ast.Module:
-    tree = _parse(text)
-    if tree is None:
-        raise PortError("internal error: the ported source would not parse; the file is left unchanged")
-    return tree
-
-
 class _Parsed:
     """The ported text and its ``ast``, parsed only when a step asks for it (most files never need it: every
     changed statement was checked on its own, see _checked_body)."""
@@ -199,12 +189,12 @@ class _Parsed:
     @property
     def tree(self) -> ast.Module:
         if self._tree is None:
-            self._tree = _parse_or_fail(self.text)
+            self._tree = parse_or_fail(self.text)
         return self._tree
 
     def update(self, text: str) -> None:
         """A step changed the text: parse it at once, since what it wrote must parse."""
-        self.text, self._tree = text, _parse_or_fail(text)
+        self.text, self._tree = text, parse_or_fail(text)
 
 
 def _checked_body(old: str, new: str, prefix: str) -> list[ast.stmt] | None:
@@ -213,9 +203,9 @@ def _checked_body(old: str, new: str, prefix: str) -> list[ast.stmt] | None:
     A chunk replaces whole statements at their own indentation, so a chunk that parses on its own (inside the same
     ``if 1:`` wrapper for an indented one) and starts at the same indentation parses in the module too: the
     module is never parsed again."""
-    tree = _parse_or_fail(prefix + new)
+    tree = parse_or_fail(prefix + new)
     if _indentation(new) != _indentation(old):
-        raise PortError("internal error: the ported source would not parse; the file is left unchanged")
+        raise PortError(PORT_DOES_NOT_PARSE)
     return tree.body if not prefix else None
 
 
@@ -251,7 +241,7 @@ def port_module(
 ) -> tuple[cst.Module, list[Finding]]:
     """Port a whole parsed module (LibCST's runner and the fallback path)."""
     classes = active_transformers(selection)
-    tree = _parse(module.code)
+    tree = parse_quietly(module.code)
     imports = ImportIndex.from_ast(tree) if tree is not None else ImportIndex.from_cst(module)
     ctx = PortContext(imports=imports, selection=selection, options=options or {}, module_ast=tree, module_head=tree)
     new_module = run_transformers(module, ctx, classes)
@@ -279,7 +269,7 @@ def _port_whole_source(text, selection, options, classes) -> PortOutcome:
     try:
         cst.parse_module(new_text)
     except cst.ParserSyntaxError:
-        raise PortError("internal error: the ported source would not parse; the file is left unchanged") from None
+        raise PortError(PORT_DOES_NOT_PARSE) from None
     return PortOutcome(new_text, findings)
 
 

@@ -29,7 +29,7 @@ from ascend_port.reports.edits import ReportEdit, file_edits
 from ascend_port.reports.packages import REPLACE, UNSUPPORTED
 from ascend_port.rules.registry import all_rules
 from ascend_port.run.engine import RunResult
-from ascend_port.run.hunks import IMPORT_RULE, split_lines
+from ascend_port.run.hunks import split_lines
 
 # The report's names for the rule domains (ID prefix -> title), in ID order.
 DOMAIN_TITLES: dict[str, str] = {d.prefix: d.report_title for d in DOMAIN_TABLE}
@@ -153,7 +153,7 @@ def _place(file: FileResult, by_finding: dict[int, ReportEdit], lines_total: int
     for finding in file.findings:
         edit = by_finding.get(id(finding))
         line = finding.line
-        if finding.rule.id == IMPORT_RULE and edit is not None:
+        if finding.rule.line_in_new_text and edit is not None:
             line = max(1, edit.old_start)  # the `import torch` the new import follows
         if lines_total:
             line = min(max(1, line), lines_total)

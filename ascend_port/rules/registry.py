@@ -6,6 +6,7 @@ earlier run of this very code recorded stands in for them (``use_snapshot``).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 
@@ -50,19 +51,11 @@ def _load_rule_modules() -> None:
 
 def snapshot_rules() -> list[dict[str, object]]:
     """Every rule as plain data, for ``use_snapshot`` in a later process."""
-    return [
-        {
-            "id": r.id,
-            "name": r.name,
-            "confidence": r.confidence.label,
-            "summary": r.summary,
-            "doc": r.doc,
-            "retired": r.retired,
-            "informational": r.informational,
-            "module": r.module,
-        }
-        for r in all_rules()
-    ]
+    return [{**dataclasses.asdict(r), "confidence": r.confidence.label} for r in all_rules()]
+
+
+# Each field of Rule and the type its snapshot value must have (the confidence is stored by its label).
+_SNAPSHOT_TYPES = {f.name: bool if f.type == "bool" else str for f in dataclasses.fields(Rule)}
 
 
 def use_snapshot(data: object) -> bool:
@@ -74,22 +67,12 @@ def use_snapshot(data: object) -> bool:
         rules = {}
         for item in data:  # type: ignore[union-attr]
             if (
-                not all(isinstance(item[k], str) for k in ("id", "name", "confidence", "summary", "doc", "module"))
-                or type(item["retired"]) is not bool
-                or type(item["informational"]) is not bool
+                not all(type(item[name]) is kind for name, kind in _SNAPSHOT_TYPES.items())
+                or len(item) != len(_SNAPSHOT_TYPES)
                 or item["id"] in rules
             ):
                 return False
-            rules[item["id"]] = Rule(
-                item["id"],
-                item["name"],
-                Confidence.parse(item["confidence"]),
-                item["summary"],
-                item["doc"],
-                item["retired"],
-                item["informational"],
-                item["module"],
-            )
+            rules[item["id"]] = Rule(**{**item, "confidence": Confidence.parse(item["confidence"])})
     except (TypeError, KeyError, ValueError):
         return False
     if not rules:

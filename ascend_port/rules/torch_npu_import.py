@@ -16,11 +16,10 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import TODO_PREFIX, Finding
-from ascend_port.core.porting import PortError
 from ascend_port.core.sources import python_lines
 from ascend_port.python.chunks import Splice
 from ascend_port.python.names import dotted
-from ascend_port.python.parsing import parse_quietly
+from ascend_port.python.parsing import parse_or_fail, parse_quietly
 
 IMPORT_TORCH_NPU = rule(
     "NPU100",
@@ -42,6 +41,7 @@ IMPORT_TORCH_NPU = rule(
         import torch_npu
         x = torch.ones(2).npu()
     """,
+    line_in_new_text=True,
 )
 
 
@@ -168,10 +168,8 @@ def with_torch_npu_import(
     findings.append(Finding(IMPORT_TORCH_NPU, index + 1, "import torch_npu added", applied=True))
     new_text = "".join(lines)
     if not _between_top_level_statements(lines, index):
-        if (
-            parse_quietly(new_text) is None
-        ):  # (never seen: the statements' lines were wrong; check the whole module then)
-            raise PortError("internal error: the ported source would not parse; the file is left unchanged")
+        # (never seen: the statements' lines were wrong; check the whole module then)
+        parse_or_fail(new_text)
     return new_text
 
 

@@ -15,13 +15,9 @@ import difflib
 from dataclasses import dataclass, field
 
 from ascend_port.core.findings import Finding
-from ascend_port.rules.torch_npu_import import IMPORT_TORCH_NPU
 
 CONTEXT = 3
 NO_NEWLINE = b"\\ No newline at end of file\n"
-IMPORT_RULE = (
-    IMPORT_TORCH_NPU.id
-)  # its finding's line is a line of the new text; every other finding's is of the old text
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -100,7 +96,7 @@ class FileChange:
         """Make the added ``import torch_npu`` line a change of its own. difflib merges it with a rewrite on the
         next line (``import torch`` / ``torch.cuda.x()``); kept apart, that rewrite can be refused while the
         import is applied for another one."""
-        lines = {f.line - 1 for f in self.findings if f.rule.id == IMPORT_RULE and f.applied}
+        lines = {f.line - 1 for f in self.findings if f.rule.line_in_new_text and f.applied}
         out: list[Change] = []
         for c in changes:
             if c.new_start in lines and c.new_end - c.new_start > 1:
@@ -133,7 +129,7 @@ class FileChange:
             if not finding.applied:
                 continue
             line = finding.line - 1
-            if finding.rule.id == IMPORT_RULE:
+            if finding.rule.line_in_new_text:
                 hits = [i for i, c in enumerate(self.changes) if c.new_start <= line < max(c.new_end, c.new_start + 1)]
             else:
                 hits = [i for i, c in enumerate(self.changes) if c.old_start <= line]
