@@ -59,7 +59,6 @@ with context:
     torch.manual_seed(0)
     model = GPT(cfg).to(device)
     tied = model.lm_head.weight is model.tok_emb.weight
-    model.lm_head.weight = model.tok_emb.weight  # re-tie: Module.to("npu") unties them under the emulator (see below)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
     tokens = torch.randint(cfg.vocab_size, (4, 33), generator=torch.Generator().manual_seed(1)).expand(STEPS, 4, 33)
     model.train()
@@ -132,7 +131,7 @@ def test_ported_example_trains_under_the_emulator_like_the_original(tmp_path):
     # softmax inside npu_fusion_attention). Two legitimate CUDA paths of the original itself (flash-attn vs SDPA)
     # differ by ~2e-4 here, and so does the port; 5e-3 leaves room for that rounding while the loss falls by ~0.5
     # over the 5 steps, and a port that trains differently shows: with the tied lm_head/embedding weight left untied
-    # (what Module.to("npu") does under the emulator, see below) the losses drift apart by 2e-2 to 7e-2.
+    # (an earlier emulator bug, see test_module_to_npu_keeps_tied_weights) the losses drifted apart by 2e-2 to 7e-2.
     assert reference["tied"], "the original's lm_head and embedding weights must share one Parameter"
     assert len(emulated["losses"]) == len(reference["losses"]) == STEPS
     assert reference["losses"][0] - reference["losses"][-1] > 0.3  # the steps really train
@@ -140,11 +139,9 @@ def test_ported_example_trains_under_the_emulator_like_the_original(tmp_path):
         assert abs(npu_loss - cpu_loss) <= 5e-3, (emulated["losses"], reference["losses"])
 
 
-@pytest.mark.xfail(strict=True, reason="emulator bug: Module.to('npu') gives each module its own new Parameter")
 def test_module_to_npu_keeps_tied_weights(tmp_path):
-    """GPT ties lm_head.weight to tok_emb.weight; on CUDA `.to()` keeps one shared Parameter, under the emulator the
-    two become separate Parameters, so the optimizer updates the embedding alone and the port trains differently
-    (the driver above re-ties them after `.to(device)`)."""
+    """GPT ties lm_head.weight to tok_emb.weight; `.to()` must keep one shared Parameter on the npu (as on CUDA and
+    torch_npu), or the optimizer updates the embedding alone and the port trains differently."""
     if shutil.which("c++") is None and shutil.which("g++") is None:
         pytest.skip("no C++ compiler: the emulated device cannot be built")
     script = tmp_path / "tied.py"
@@ -156,7 +153,12 @@ def test_module_to_npu_keeps_tied_weights(tmp_path):
             lin = torch.nn.Linear(3, 4, bias=False)
             lin.weight = emb.weight
             model = torch.nn.ModuleDict({"emb": emb, "lin": lin}).to("npu")
-            print(model["lin"].weight is model["emb"].weight)
+            shared = model["lin"].weight is model["emb"].weight and model["lin"].weight.device.type == "npu"
+            model["lin"](model["emb"](torch.tensor([1, 2], device="npu"))).sum().backward()
+            grad_on_npu = model["emb"].weight.grad.device.type == "npu"
+            back = model.to("cpu")
+            print(shared and grad_on_npu and back["lin"].weight is back["emb"].weight
+                  and back["emb"].weight.device.type == "cpu")
             """
         ),
         "utf-8",

@@ -346,6 +346,19 @@ at::Tensor& npu_set_source_storage(at::Tensor& self, c10::Storage source) {
   return npu_set_storage(self, std::move(source), 0, size, {});
 }
 
+// Module.to("npu") keeps shared (tied) Parameters shared only when it can move each one in place
+// (`param.data = moved`), which torch allows only between "compatible" tensor types; its list of dense backends
+// leaves out PrivateUse1, so without this every module would get its own new Parameter. torch_npu does the same.
+bool npu_has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto dense = [](const at::Tensor& t) {
+    auto type = t.device().type();
+    return t.layout() == c10::kStrided && !t.is_sparse() && (type == kNpu || type == c10::kCPU) &&
+           typeid(*t.unsafeGetTensorImpl()) == typeid(c10::TensorImpl);
+  };
+  if (dense(self) && dense(from)) return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
 std::unique_ptr<torch::Library> g_c10d_lib;
 
 }  // namespace
@@ -361,6 +374,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", npu_copy_from_and_resize);
   m.impl("set_.source_Storage_storage_offset", npu_set_storage);
   m.impl("set_.source_Storage", npu_set_source_storage);
+  m.impl("_has_compatible_shallow_copy_type", npu_has_compatible_shallow_copy_type);
+}
+
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", npu_has_compatible_shallow_copy_type);
 }
 
 // torch.autocast("npu"): the CUDA policy lists, as torch registers them for its other devices.
