@@ -399,12 +399,16 @@ def emulate(
         Path | None, typer.Option("--report", help="Write the torch_npu calls and missing APIs as JSON to this file.")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Run even where a real torch_npu is installed.")] = False,
+    torch_npu: Annotated[
+        str | None,
+        typer.Option("--torch-npu", help="The torch_npu release whose API the stand-in has (default: the newest)."),
+    ] = None,
 ) -> None:
     """Run a Python command (python, -m, pytest, torchrun) with an emulated npu device on CPU and a stand-in
     torch_npu: `ascend-port emulate [--devices N] -- python train.py`. Exits with the command's exit code."""
     from ascend_port.emulate.runner import run_emulated
 
-    raise typer.Exit(run_emulated(list(ctx.args), devices, report, force))
+    raise typer.Exit(run_emulated(list(ctx.args), devices, report, force, torch_npu))
 
 
 @app.command("rules")

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -272,3 +274,42 @@ def test_github_action() -> None:
     for step in steps:
         if "run" in step:
             assert step["shell"] == "bash"  # composite steps must name their shell
+
+
+def _action_step(name_prefix: str) -> dict:
+    steps = YAML(typ="safe").load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    return next(step for step in steps if step.get("name", "").startswith(name_prefix))
+
+
+@pytest.mark.parametrize(
+    ("command", "status"),
+    [("python -c 'import torch, torch_npu; print(torch.ones(2).npu().device)'", 0), ("python -c 'exit(3)'", 3)],
+)
+def test_github_action_emulate_step(tmp_path: Path, command: str, status: int) -> None:
+    """The composite step's script, run the way GitHub runs it (bash -eo pipefail): the command's status is the
+    step's, and the job summary says how it went whatever the status."""
+    if shutil.which("c++") is None and shutil.which("g++") is None:
+        pytest.skip("no C++ compiler: the emulated device cannot be built")
+    pytest.importorskip("torch")
+    step = _action_step("Emulate")
+    assert step["if"] == "always() && inputs.emulate != ''"
+    summary = tmp_path / "summary.md"
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "EMULATE": command, "GITHUB_STEP_SUMMARY": str(summary)}
+    env["PATH"] = os.pathsep.join([bin_dir, env.get("PATH", "")])  # `python` and `ascend-port` of this venv
+    env.setdefault("ASCEND_PORT_CACHE_DIR", str(Path.home() / ".cache" / "ascend-port"))
+    result = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == status, result.stdout + result.stderr
+    text = summary.read_text("utf-8")
+    assert f"exited with status {status} on the emulated NPU" in text
+    assert f"ascend-port emulate: exit code {status}" in text
+    if status == 0:
+        assert "npu:0" in result.stdout
+        assert (tmp_path / "ascend-port-emulate.json").exists()

@@ -137,7 +137,7 @@ def test_torch_npu_functions(tmp_path):
         npu.set_device(1); assert npu.current_device() == 1
         npu.set_device("npu:0"); assert npu.current_device() == 0
         npu.synchronize(); npu.empty_cache()
-        assert npu.memory_allocated() == 0 and npu.max_memory_allocated() == 0
+        assert npu.max_memory_allocated() >= npu.memory_allocated() >= 0
         npu.reset_peak_memory_stats(); npu.manual_seed(1); npu.manual_seed_all(1)
         assert npu.get_device_capability() is None and npu.is_bf16_supported() is True
         assert "emulated" in npu.get_device_name()
@@ -176,7 +176,7 @@ def test_not_emulated_and_unknown_names(tmp_path):
         """
         import torch, torch_npu
         for call in (lambda: torch.npu.NPUGraph(), lambda: torch_npu.npu_add_rms_norm_cast(None),
-                     lambda: torch_npu.optim.NpuFusedAdamW([]), lambda: torch_npu.profiler.profile()):
+                     lambda: torch_npu.npu.set_option({}), lambda: torch_npu.npu_quant_matmul(None)):
             try:
                 call()
             except NotImplementedError as error:
@@ -193,8 +193,8 @@ def test_not_emulated_and_unknown_names(tmp_path):
     assert check(out).splitlines() == [
         "torch_npu.npu.NPUGraph is not emulated by ascend-port emulate",
         "torch_npu.npu_add_rms_norm_cast is not emulated by ascend-port emulate",
-        "torch_npu.optim.NpuFusedAdamW is not emulated by ascend-port emulate",
-        "torch_npu.profiler.profile is not emulated by ascend-port emulate",
+        "torch_npu.npu.set_option is not emulated by ascend-port emulate",
+        "torch_npu.npu_quant_matmul is not emulated by ascend-port emulate",
         "AttributeError",
         "AttributeError",
     ]
@@ -280,3 +280,105 @@ def test_torchrun_hccl_all_reduce(tmp_path):
     )
     check(out)
     assert [(tmp_path / f"rank{rank}.txt").read_text() for rank in (0, 1)] == ["[3.0, 3.0, 3.0]"] * 2
+
+
+def test_generators_pinned_memory_and_data_loader(tmp_path):
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu
+        from torch.utils.data import DataLoader, TensorDataset
+        g = torch.Generator(device="npu").manual_seed(3)
+        a = torch.randn(4, device="npu", generator=g)
+        b = torch.randn(4, generator=torch.Generator().manual_seed(3))
+        assert g.device == torch.device("npu", 0) and a.device.type == "npu" and torch.equal(a.cpu(), b)
+        state = g.get_state(); c = torch.rand(3, device="npu", generator=g)
+        g.set_state(state); assert torch.equal(torch.rand(3, device="npu", generator=g), c)
+        assert torch.ones(2).pin_memory().is_pinned() and not torch.ones(2).is_pinned()
+        loader = DataLoader(TensorDataset(torch.arange(8.0).view(4, 2)), batch_size=2, pin_memory=True)
+        (batch,) = next(iter(loader))
+        assert batch.is_pinned() and batch.to("npu", non_blocking=True).device.type == "npu"
+        print("ok")
+        """,
+    )
+    assert check(out).strip() == "ok"
+
+
+def test_memory_statistics_count_what_the_npu_holds(tmp_path):
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu
+        npu = torch.npu
+        base = npu.memory_allocated()
+        x = torch.empty(1000, device="npu")  # 4000 bytes
+        y = x * 2                            # a CPU kernel's result, now an npu tensor: 4000 more
+        view = y[10:]                        # a view: no new memory
+        assert npu.memory_allocated() - base == 8000, npu.memory_allocated() - base
+        assert npu.max_memory_allocated() >= base + 8000 and npu.memory_reserved() >= npu.memory_allocated()
+        del x, y, view
+        assert npu.memory_allocated() == base and npu.max_memory_allocated() >= base + 8000
+        npu.reset_peak_memory_stats(); assert npu.max_memory_allocated() == base
+        stats = npu.memory_stats()
+        assert stats["allocated_bytes.all.current"] == base and stats["num_alloc_retries"] == 0
+        on_one = torch.empty(100, device="npu:1")
+        assert npu.memory_allocated(1) == 400 and npu.memory_allocated(0) == base
+        props = npu.get_device_properties(0)  # only the five properties torch_npu documents
+        assert props.total_memory > 0 and props.cube_core_num > 0 and not hasattr(props, "major")
+        assert not hasattr(props, "multi_processor_count") and npu.is_current_stream_capturing() is False
+        print("ok")
+        """,
+        "--devices",
+        "2",
+    )
+    assert check(out).strip() == "ok"
+
+
+def test_target_release_decides_the_api(tmp_path):
+    """--torch-npu 2.8.0.post5: torch_npu.npu.mstx.range_push first shipped in 2.7.1.post11 and is missing from
+    2.8.0.post5's mstx, so the stand-in of 2.8.0.post5 lacks it (AttributeError) and the report names it."""
+    report = tmp_path / "report.json"
+    code = """
+        import torch, torch_npu
+        print(torch_npu.__version__)
+        try:
+            torch_npu.npu.mstx.range_push("step")
+            print("has range_push")
+        except AttributeError:
+            print("no range_push")
+        """
+    out = emulate(tmp_path, code, "--torch-npu", "2.8.0.post5", "--report", str(report))
+    assert check(out).splitlines() == ["2.8.0.post5+emulated", "no range_push"]
+    data = json.loads(report.read_text())
+    assert data["torch_npu"] == "2.8.0.post5" and data["absent"] == {"torch_npu.npu.mstx.range_push": 1}
+    out = emulate(tmp_path, code)
+    assert check(out).splitlines()[-1] == "has range_push"
+
+
+def test_unknown_target_release_is_a_usage_error(tmp_path):
+    result = emulate(tmp_path, "print('ran')", "--torch-npu", "2.7.0")
+    assert result.returncode == 2 and "ran" not in result.stdout
+    assert "--torch-npu 2.7.0" in result.stderr and "2.7.1.post11" in result.stderr
+
+
+def test_contract_violations_are_reported(tmp_path):
+    report = tmp_path / "report.json"
+    out = emulate(
+        tmp_path,
+        """
+        import torch, torch_npu
+        x = torch.randn(2, 8, device="npu")
+        torch_npu.npu_rms_norm(x, torch.ones(8, device="npu"))
+        try:
+            torch_npu.npu_rms_norm(x, torch.ones(8, device="npu", dtype=torch.float64))
+        except (TypeError, ValueError) as error:
+            print(type(error).__name__)
+        """,
+        "--report",
+        str(report),
+    )
+    assert check(out).strip() in ("TypeError", "OpTypeError", "ValueError", "OpContractError")
+    data = json.loads(report.read_text())
+    assert data["calls"]["torch_npu.npu_rms_norm"] == 2
+    [(violation, count)] = data["contract_violations"].items()
+    assert violation.startswith("torch_npu.npu_rms_norm: ") and count == 1

@@ -1,12 +1,23 @@
 """Every NPU4xx golden case that changes code runs twice on the same random inputs: the original on the GPU-side
 references (fake flash_attn / xformers / apex), the port on the NPU-side references (fake torch_npu / mindiesd,
 with flash_attn and friends made unimportable). Outputs must agree in shape, dtype and value (float32 tightly,
-bf16 within its rounding), and each run must really go through its side's kernel."""
+bf16 within its rounding), gradients too (w.r.t. the floating inputs and the module parameters), and each run must
+really go through its side's kernel.
+
+Under ``ascend-port emulate`` (tests/test_emulate_golden.py runs this file there) each case also runs with the port's
+inputs and modules on the emulated ``npu`` device and the emulator's own stand-in ``torch_npu`` (whose fused ops are
+ascend_port/emulate/ops.py), forward and backward, against the original on CPU with the GPU-side fakes: flash-attn
+cases in bf16 only (flash-attn has no fp32 kernels), the others (xformers, apex, plain torch) in fp32 and bf16."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -16,14 +27,76 @@ from fake_modules import installed  # noqa: E402
 from golden_cases import cases  # noqa: E402
 
 from ascend_port.core.selection import Selection  # noqa: E402
+from ascend_port.emulate.runner import DEVICES_ENV  # noqa: E402
 from ascend_port.port.python import port_source  # noqa: E402
 
+pytestmark = pytest.mark.filterwarnings("ignore:npu_gemma_rms_norm has no backward:UserWarning")  # no_backward
+
 ATTENTION = {"npu_fusion_attention"}
+GPU_FUNCTIONS = {"flash_attn_func", "flash_attn_varlen_func", "memory_efficient_attention"}
 TOLERANCE = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}
+# Gradients: fp32 as the forward (both sides compute in fp32; only the order of the reductions differs). bf16 keeps 8
+# significant bits (one rounding: up to 2**-8 relative), and the two sides round at different places: the original
+# rounds after every bf16 op of its torch code (LlamaRMSNorm's `weight * x.to(bf16)`, rotary's `q * cos + rotate(q) *
+# sin`) and reduces a broadcast parameter's gradient (weight, cos) in bf16, where the fused references compute in
+# fp32 and round once. So 2**-6 (four roundings) relative to each element, plus 2**-6 of the tensor's largest
+# gradient for elements that are sums of terms of either sign (cancellation). Measured: the worst bf16 element uses
+# 35% of this (an error of 0.0077 * the largest gradient, about two roundings), fp32 0.3%; attention gradients agree
+# bit for bit (both references compute them in fp32 from the same formula).
+GRAD_TOLERANCE = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.bfloat16: dict(rtol=2**-6, atol=2**-6)}
+
+
+def _emulator_torch_npu():
+    """The emulator's stand-in torch_npu when this process runs under `ascend-port emulate` (the runner sets
+    $ASCEND_PORT_EMULATE_DEVICES and puts the stand-in first on PYTHONPATH), else None. Under the emulator a stand-in
+    that does not import, or a torch without the emulated device, is an error here, not a skip."""
+    if not os.environ.get(DEVICES_ENV):
+        return None
+    import torch_npu
+
+    emulate_dir = Path(__file__).resolve().parent.parent / "ascend_port" / "emulate"
+    assert Path(torch_npu.__file__).resolve().is_relative_to(emulate_dir / "stub"), torch_npu.__file__
+    assert getattr(torch, "_ascend_port_emulate_native", None) is not None, "torch has no emulated npu device"
+    assert torch.device("npu").type == "npu" and torch.npu.is_available()
+    return torch_npu
+
+
+STAND_IN = _emulator_torch_npu()
+EMULATED = STAND_IN is not None
+
+
+@dataclass
+class _Inputs:
+    """Where rand/cu/_module put what they make, and the gradient leaves they record (None: no gradients)."""
+
+    device: str = "cpu"
+    leaves: list[tuple[str, torch.Tensor]] | None = None
+
+
+_INPUTS = _Inputs()
+
+
+@contextlib.contextmanager
+def _making(device: str, leaves: list | None) -> Iterator[None]:
+    saved = (_INPUTS.device, _INPUTS.leaves)
+    _INPUTS.device, _INPUTS.leaves = device, leaves
+    try:
+        yield
+    finally:
+        _INPUTS.device, _INPUTS.leaves = saved
+
+
+def _leaf(tensor: torch.Tensor, name: str) -> torch.Tensor:
+    if _INPUTS.leaves is not None and tensor.is_floating_point():
+        tensor.requires_grad_(True)
+        _INPUTS.leaves.append((name, tensor))
+    return tensor
 
 
 def rand(*shape, dtype=torch.float32, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+    """Generated on CPU (the same values on every device), then moved to the run's device."""
+    t = torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype).to(_INPUTS.device)
+    return _leaf(t, f"input{len(_INPUTS.leaves or ())}{list(shape)}")
 
 
 def qkv(q_shape, kv_shape, dtype, seed=0):
@@ -35,7 +108,7 @@ def qkv(q_shape, kv_shape, dtype, seed=0):
 
 
 def cu(lengths):
-    return torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32)
+    return torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32).to(_INPUTS.device)
 
 
 @dataclass(frozen=True)
@@ -43,6 +116,7 @@ class Spec:
     run: Callable[[dict, torch.dtype], object]  # (module namespace, dtype) -> outputs
     kernels: set[str] = field(default_factory=lambda: set(ATTENTION))  # NPU-side functions the port must call
     ported_imports_gpu: bool = False  # the port still imports flash_attn for calls it left (TODO) alone
+    no_backward: str = ""  # why the port's outputs carry no gradient (a known gap: the test xfails after the forward)
 
 
 def _module(ns, name, *args, weights_seed=None, dtype=torch.float32):
@@ -52,7 +126,12 @@ def _module(ns, name, *args, weights_seed=None, dtype=torch.float32):
         with torch.no_grad():
             for p in module.parameters():
                 p.copy_(torch.randn(p.shape, generator=generator))
-    return module.to(dtype).eval()
+    module = module.to(dtype).to(_INPUTS.device).eval()
+    if _INPUTS.leaves is not None:
+        n = len(_INPUTS.leaves)
+        for p_name, p in module.named_parameters():
+            _INPUTS.leaves.append((f"{name}@{n}.{p_name}", p))
+    return module
 
 
 SPECS: dict[str, Spec] = {
@@ -153,6 +232,8 @@ SPECS: dict[str, Spec] = {
     "NPU421/gemma": Spec(
         lambda ns, dt: _module(ns, "GemmaRMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
         kernels={"npu_gemma_rms_norm"},
+        no_backward="NPU421's npu_gemma_rms_norm has no backward in op-plugin (no derivatives.yaml entry): the "
+        "ported GemmaRMSNorm's output does not require grad, so neither x nor its weight gets a gradient",
     ),
     # HF layout: q/k (B, N, S, D), cos/sin (B, S, D) unsqueezed to (B, 1, S, D); k with fewer heads
     "NPU422/hf_rotary": Spec(
@@ -218,6 +299,42 @@ def test_every_changing_attention_and_norm_case_has_a_numerical_spec():
     assert len(CHANGING) >= 20
 
 
+@contextlib.contextmanager
+def _side(side: str, calls: list[str]) -> Iterator[None]:
+    """The modules one run imports. ``gpu``, ``npu``, ``both``: the test fakes (fake_modules.installed). ``emulated``
+    (``emulated+gpu``: with the GPU fakes too, for a port that keeps TODO calls): the emulator's own stand-in
+    torch_npu, the GPU packages blocked; the fused ops it ran are read from its call report (torch_npu._report)."""
+    if not side.startswith("emulated"):
+        with installed(side, calls):
+            yield
+        return
+    assert STAND_IN is not None, "not running under ascend-port emulate"
+    report = STAND_IN._report.calls
+    before = Counter(report)
+    try:
+        with installed("both" if side == "emulated+gpu" else "npu", calls):
+            sys.modules["torch_npu"] = STAND_IN  # the real module the emulated process imports, not the fake
+            yield
+    finally:
+        calls += [name.removeprefix("torch_npu.") for name in (Counter(report) - before).elements()]
+
+
+@dataclass
+class Traced:
+    outputs: list  # the spec's outputs, flattened
+    leaves: list[tuple[str, torch.Tensor]]  # with grad: the floating inputs and module parameters, in creation order
+
+
+def trace(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str], device="cpu", grad=False) -> Traced:
+    namespace = {"__name__": name.replace("/", "_")}
+    leaves: list[tuple[str, torch.Tensor]] | None = [] if grad else None
+    with _side(side, calls):
+        exec(compile(text, name, "exec"), namespace)
+        torch.manual_seed(0)
+        with _making(device, leaves), torch.set_grad_enabled(grad):
+            return Traced(flatten(spec.run(namespace, dtype)), leaves or [])
+
+
 def execute(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str]):
     namespace = {"__name__": name.replace("/", "_")}
     with installed(side, calls):
@@ -231,25 +348,93 @@ def flatten(outputs) -> list:
     return [t for o in outputs for t in flatten(o)] if isinstance(outputs, (tuple, list)) else [outputs]
 
 
+def gradients(traced: Traced) -> list[tuple[str, torch.Tensor | None]]:
+    """d(sum of <output_i, g_i>)/d(leaf) for fixed random cotangents g_i (the same on both sides: seeded by the
+    output's position); None for a leaf the outputs do not depend on."""
+    pairs = [
+        (o, torch.randn(o.shape, generator=torch.Generator().manual_seed(1000 + i)).to(o.dtype).to(o.device))
+        for i, o in enumerate(traced.outputs)
+        if o.requires_grad
+    ]
+    if not pairs or not traced.leaves:
+        return [(name, None) for name, _ in traced.leaves]
+    grads = torch.autograd.grad(
+        [o for o, _ in pairs], [t for _, t in traced.leaves], [g for _, g in pairs], allow_unused=True
+    )
+    return [(name, g) for (name, _), g in zip(traced.leaves, grads)]
+
+
+def compare(case, spec: Spec, dtype, expected: Traced, actual: Traced, npu_calls: list[str], device: str) -> bool:
+    """Forward, kernels and (unless ``spec.no_backward``) gradients; False: the known backward gap was seen."""
+    assert spec.kernels <= set(npu_calls), f"the port did not call {spec.kernels - set(npu_calls)}"
+    assert not GPU_FUNCTIONS & set(npu_calls), "the port still called a GPU function"
+    assert len(expected.outputs) == len(actual.outputs)
+    for e, a in zip(expected.outputs, actual.outputs):
+        assert a.shape == e.shape and a.dtype == e.dtype == dtype
+        assert e.device.type == "cpu" and a.device.type == device, (e.device, a.device)
+        torch.testing.assert_close(a.detach().cpu(), e.detach(), **TOLERANCE[dtype])
+    if spec.no_backward:
+        assert all(e.requires_grad for e in expected.outputs)
+        assert not any(a.requires_grad for a in actual.outputs), f"{case.id} has a backward now: drop no_backward"
+        return False
+    assert [a.requires_grad for a in actual.outputs] == [e.requires_grad for e in expected.outputs]
+    assert [n for n, _ in actual.leaves] == [n for n, _ in expected.leaves]
+    assert expected.leaves, "no gradient leaves"
+    for (name, e), (_, a) in zip(gradients(expected), gradients(actual)):
+        assert (a is None) == (e is None), f"gradient w.r.t. {name}: {a is not None} on the port, {e is not None}"
+        if e is None:
+            continue
+        assert a.shape == e.shape and a.dtype == e.dtype and a.device.type == device, (name, a, e)
+        tolerance = dict(GRAD_TOLERANCE[dtype])
+        tolerance["atol"] *= max(1.0, float(e.detach().abs().max()))
+        torch.testing.assert_close(
+            a.detach().cpu(), e.detach(), **tolerance, msg=lambda m, name=name: f"gradient w.r.t. {name}: {m}"
+        )
+    return True
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("case", CHANGING, ids=[c.id for c in CHANGING])
 def test_port_computes_what_the_original_computes(case, dtype):
+    """On CPU with the test fakes. fp32 for flash-attn cases too: flash-attn has no fp32 kernels, but the fp32 run
+    checks the port's arithmetic more tightly than bf16 can (the emulated test runs flash-attn cases in bf16 only)."""
     spec = SPECS[case.id]
-    original_text = case.input.read_text("utf-8")
-    ported_text = case.expected.read_text("utf-8")
-    gpu_calls: list[str] = []
     npu_calls: list[str] = []
-    expected = execute(original_text, case.id, "gpu", spec, dtype, gpu_calls)
-    actual = execute(ported_text, case.id, "both" if spec.ported_imports_gpu else "npu", spec, dtype, npu_calls)
-    assert spec.kernels <= set(npu_calls), f"the port did not call {spec.kernels - set(npu_calls)}"
-    assert not {"flash_attn_func", "flash_attn_varlen_func", "memory_efficient_attention"} & set(npu_calls), (
-        "the port still called a GPU function"
-    )
-    expected, actual = flatten(expected), flatten(actual)
-    assert len(expected) == len(actual)
-    for e, a in zip(expected, actual):
-        assert a.shape == e.shape and a.dtype == e.dtype == dtype
-        torch.testing.assert_close(a, e, **TOLERANCE[dtype])
+    expected = trace(case.input.read_text("utf-8"), case.id, "gpu", spec, dtype, [], grad=True)
+    side = "both" if spec.ported_imports_gpu else "npu"
+    actual = trace(case.expected.read_text("utf-8"), case.id, side, spec, dtype, npu_calls, grad=True)
+    if not compare(case, spec, dtype, expected, actual, npu_calls, "cpu"):
+        pytest.xfail(spec.no_backward)
+
+
+def original_dtypes(case) -> tuple:
+    """flash-attn has no fp32 (its kernels take fp16 and bf16); xformers, apex and plain torch take fp32 too."""
+    if "flash_attn" in case.input.read_text("utf-8"):
+        return (torch.bfloat16,)
+    return (torch.float32, torch.bfloat16)
+
+
+@pytest.mark.skipif(not EMULATED, reason="runs under `ascend-port emulate` (tests/test_emulate_golden.py runs it)")
+@pytest.mark.parametrize("case", CHANGING, ids=[c.id for c in CHANGING])
+def test_port_on_the_emulated_npu_matches_the_original(case):
+    """The port on the emulated npu (inputs, modules, gradients there) with the emulator's stand-in torch_npu, forward
+    and backward, against the original on CPU with the GPU-side fakes."""
+    spec = SPECS[case.id]
+    gaps = []
+    for dtype in original_dtypes(case):
+        gpu_calls: list[str] = []
+        npu_calls: list[str] = []
+        expected = trace(case.input.read_text("utf-8"), case.id, "gpu", spec, dtype, gpu_calls, grad=True)
+        side = "emulated+gpu" if spec.ported_imports_gpu else "emulated"
+        actual = trace(case.expected.read_text("utf-8"), case.id, side, spec, dtype, npu_calls, "npu", grad=True)
+        assert bool(gpu_calls) == bool(spec.kernels & ATTENTION), gpu_calls  # the original ran its GPU-side fake
+        if not compare(case, spec, dtype, expected, actual, npu_calls, "npu"):
+            gaps.append(dtype)
+    if spec.kernels:  # the stand-in ran the shared references, not a copy
+        ops = sys.modules["_ascend_port_emulate_ops"]
+        assert Path(ops.__file__).resolve() == Path(__file__).resolve().parent.parent / "ascend_port/emulate/ops.py"
+    if gaps:
+        pytest.xfail(spec.no_backward)
 
 
 @pytest.mark.parametrize(
@@ -273,6 +458,34 @@ def test_the_comparison_catches_a_wrong_port(mistake):
     except AssertionError:
         return  # the reference refused the call, as the op would
     assert not torch.allclose(actual, expected, **TOLERANCE[torch.float32])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize(
+    "case_id, mistake",
+    [
+        # the weight cut off the graph: no gradient reaches it
+        ("NPU420/hf_llama", ("hidden_states, self.weight,", "hidden_states, self.weight.detach(),")),
+        # the same forward (k + 0), the key's gradient 5% too large: more than bf16's rounding
+        ("NPU400/causal_gqa", ("(q, k, v, dropout_p=self", "(q, k + 0.05 * (k - k.detach()), v, dropout_p=self")),
+        # the same forward, the gradient of the query's first half lost (a straight-through slice)
+        ("NPU422/hf_rotary", ("npu_rotary_mul(q,", "npu_rotary_mul(torch.cat([q[..., :4].detach(), q[..., 4:]], -1),")),
+    ],
+    ids=["detached_weight", "scaled_gradient", "lost_gradient"],
+)
+def test_the_gradient_comparison_catches_a_wrong_backward(case_id, mistake, dtype):
+    """A port whose forward matches but whose backward does not fails on the gradients."""
+    case = next(c for c in CHANGING if c.id == case_id)
+    good = case.expected.read_text("utf-8")
+    wrong = good.replace(*mistake)
+    assert wrong != good
+    spec = SPECS[case.id]
+    expected = trace(case.input.read_text("utf-8"), case.id, "gpu", spec, dtype, [], grad=True)
+    actual = trace(wrong, case.id, "npu", spec, dtype, [*spec.kernels], grad=True)
+    for e, a in zip(expected.outputs, actual.outputs):  # the forward is right
+        torch.testing.assert_close(a, e, **TOLERANCE[dtype])
+    with pytest.raises(AssertionError, match="gradient w.r.t."):
+        compare(case, spec, dtype, expected, actual, [*spec.kernels], "cpu")
 
 
 def test_dropout_expression_is_kept_and_becomes_keep_prob():

@@ -23,6 +23,10 @@ SOURCE = r"""
 #include <vector>
 #include <memory>
 #include <cstring>
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <unordered_set>
 
 namespace {
 
@@ -36,18 +40,100 @@ void check_index(c10::DeviceIndex idx) {
               " npu device(s) (ascend-port emulate --devices N)");
 }
 
+// Memory statistics per device: the bytes of npu storages alive (allocated here, or CPU results wrapped as npu
+// tensors by the fallback), so torch.npu.memory_allocated() and its peak say what the program holds on the npu.
+constexpr int kMaxDevices = 64;
+std::atomic<int64_t> g_allocated[kMaxDevices];
+std::atomic<int64_t> g_peak[kMaxDevices];
+std::atomic<int64_t> g_alloc_count[kMaxDevices];
+std::atomic<int64_t> g_free_count[kMaxDevices];
+
+void count_alloc(c10::DeviceIndex idx, int64_t bytes) {
+  int64_t now = g_allocated[idx].fetch_add(bytes) + bytes;
+  int64_t peak = g_peak[idx].load();
+  while (now > peak && !g_peak[idx].compare_exchange_weak(peak, now)) {}
+  g_alloc_count[idx].fetch_add(1);
+}
+
+// What an npu DataPtr owns: the memory itself (a CPU DataPtr) or a reference to the CPU storage it wraps.
+struct Counted {
+  c10::DataPtr memory;
+  std::optional<c10::Storage> storage;
+  int64_t bytes;
+  c10::DeviceIndex device;
+};
+
+void delete_counted(void* ctx) {
+  auto* counted = static_cast<Counted*>(ctx);
+  g_allocated[counted->device].fetch_sub(counted->bytes);
+  g_free_count[counted->device].fetch_add(1);
+  delete counted;
+}
+
+c10::DataPtr counted_ptr(void* data, Counted* counted) {
+  count_alloc(counted->device, counted->bytes);
+  return c10::DataPtr(data, counted, &delete_counted, c10::Device(kNpu, counted->device));
+}
+
 struct NpuAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t n) override {
-    c10::DataPtr p = c10::GetCPUAllocator()->allocate(n);
-    p.unsafe_set_device(c10::Device(kNpu, g_current));
-    return p;
+    c10::DataPtr memory = c10::GetCPUAllocator()->allocate(n);
+    void* data = memory.get();
+    return counted_ptr(data, new Counted{std::move(memory), std::nullopt, static_cast<int64_t>(n), g_current});
   }
-  c10::DeleterFnPtr raw_deleter() const override { return c10::GetCPUAllocator()->raw_deleter(); }
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     default_copy_data(dest, src, count);
   }
 };
 NpuAllocator g_alloc;
+
+// Pinned host memory is host memory; the set of pinned pointers answers Tensor.is_pinned().
+std::mutex g_pinned_mutex;
+std::unordered_set<const void*> g_pinned;
+
+void delete_pinned(void* ctx) {
+  auto* memory = static_cast<c10::DataPtr*>(ctx);
+  {
+    std::lock_guard<std::mutex> lock(g_pinned_mutex);
+    g_pinned.erase(memory->get());
+  }
+  delete memory;
+}
+
+struct PinnedAllocator final : c10::Allocator {
+  c10::DataPtr allocate(size_t n) override {
+    auto* memory = new c10::DataPtr(c10::GetCPUAllocator()->allocate(n));
+    void* data = memory->get();
+    {
+      std::lock_guard<std::mutex> lock(g_pinned_mutex);
+      g_pinned.insert(data);
+    }
+    return c10::DataPtr(data, memory, &delete_pinned, c10::Device(c10::kCPU));
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+};
+PinnedAllocator g_pinned_alloc;
+
+// torch.Generator(device="npu"): a CPU generator that says npu. The fallback lends it to CPU kernels as a CPU
+// generator for the length of the call (CPU kernels check their generator's device type), so its state is the one
+// the kernels draw from.
+struct NpuGeneratorImpl final : at::CPUGeneratorImpl {
+  explicit NpuGeneratorImpl(c10::DeviceIndex idx) : at::CPUGeneratorImpl(c10::default_rng_seed_val) {
+    as_npu(idx);
+  }
+  void as_npu(c10::DeviceIndex idx) {
+    device_ = c10::Device(kNpu, idx);
+    key_set_ = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
+  }
+  void as_cpu() {
+    device_ = c10::Device(c10::kCPU);
+    key_set_ = c10::DispatchKeySet(c10::DispatchKey::CPU);
+  }
+};
 
 struct CurrentDeviceSwap {
   c10::DeviceIndex saved;
@@ -106,7 +192,14 @@ struct NpuHooks final : at::PrivateUse1HooksInterface {
     auto old = g_current; check_index(d); g_current = d; return old;
   }
   c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex d) const override { return exchangeDevice(d); }
-  bool isPinnedPtr(const void*) const override { return false; }
+  bool isPinnedPtr(const void* data) const override {
+    std::lock_guard<std::mutex> lock(g_pinned_mutex);
+    return g_pinned.count(data) > 0;
+  }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return &g_pinned_alloc; }
+  at::Generator getNewGenerator(c10::DeviceIndex idx) const override {
+    return at::make_generator<NpuGeneratorImpl>(idx < 0 ? g_current : idx);
+  }
   c10::Device getDeviceFromPtr(void*) const override { return c10::Device(kNpu, g_current); }
   const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override {
     return at::detail::getDefaultCPUGenerator();
@@ -126,10 +219,12 @@ struct NpuHooks final : at::PrivateUse1HooksInterface {
 void delete_storage_ref(void* ctx) { delete static_cast<c10::Storage*>(ctx); }
 
 // A storage over the memory of `src`, on `device`, that keeps `src` alive.
+// On the npu, it counts as allocated memory (a CPU result becoming an npu tensor); on the CPU it is a view.
 c10::Storage alias_storage(const c10::Storage& src, c10::Device device, c10::Allocator* allocator) {
   void* ptr = const_cast<void*>(src.data());
-  auto* keep = new c10::Storage(src);
-  c10::DataPtr dp(ptr, keep, &delete_storage_ref, device);
+  c10::DataPtr dp = device.type() == kNpu
+      ? counted_ptr(ptr, new Counted{c10::DataPtr(), src, static_cast<int64_t>(src.nbytes()), device.index()})
+      : c10::DataPtr(ptr, new c10::Storage(src), &delete_storage_ref, device);
   return c10::Storage(c10::Storage::use_byte_size_t(), src.nbytes(), std::move(dp), allocator, /*resizable=*/true);
 }
 
@@ -144,6 +239,7 @@ struct Aliases {
   std::unordered_map<c10::StorageImpl*, c10::Storage> to_npu;    // CPU alias -> the npu storage
   std::unordered_map<c10::StorageImpl*, const void*> alias_data;  // CPU alias -> its memory when made
   std::vector<c10::StorageImpl*> cpu_inputs;                     // storages of CPU tensors among the arguments
+  std::vector<NpuGeneratorImpl*> lent;                           // npu generators lent to the CPU kernel
 
   c10::Storage cpu_storage(const c10::Storage& npu) {
     auto* key = npu.unsafeGetStorageImpl();
@@ -218,6 +314,11 @@ c10::IValue to_cpu_ivalue(const c10::IValue& v, Aliases& a, c10::DeviceIndex& id
     if (s.device_type() == kNpu) return c10::IValue(a.cpu_storage(s));
     return v;
   }
+  if (v.isGenerator()) {
+    auto* npu_gen = dynamic_cast<NpuGeneratorImpl*>(v.toGenerator().unsafeGetGeneratorImpl());
+    if (npu_gen != nullptr) a.lent.push_back(npu_gen);
+    return v;
+  }
   return v;
 }
 
@@ -261,6 +362,14 @@ void npu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::vector<c10::IValue> cpu_args(stack->begin() + args_begin, stack->end());
   {
     CurrentDeviceSwap swap(idx < 0 ? g_current : idx);
+    struct Lend {
+      std::vector<std::pair<NpuGeneratorImpl*, c10::DeviceIndex>> gens;
+      ~Lend() { for (auto& [gen, device] : gens) gen->as_npu(device); }
+    } lend;
+    for (auto* gen : aliases.lent) {
+      lend.gens.emplace_back(gen, gen->device().index());
+      gen->as_cpu();
+    }
     op.callBoxed(stack);
   }
   // in-place and out= arguments follow their aliases
@@ -415,6 +524,16 @@ void install(int64_t device_count) {
   at::RegisterPrivateUse1HooksInterface(new NpuHooks());
 }
 
+// torch.npu.memory_allocated / max_memory_allocated / reset_peak_memory_stats / memory_stats
+std::vector<int64_t> memory_stats(int64_t idx) {
+  check_index(static_cast<c10::DeviceIndex>(idx));
+  return {g_allocated[idx].load(), g_peak[idx].load(), g_alloc_count[idx].load(), g_free_count[idx].load()};
+}
+void reset_peak_memory(int64_t idx) {
+  check_index(static_cast<c10::DeviceIndex>(idx));
+  g_peak[idx].store(g_allocated[idx].load());
+}
+
 int64_t device_count() { return g_device_count; }
 int64_t current_device() { return g_current; }
 void set_device(int64_t idx) { check_index(static_cast<c10::DeviceIndex>(idx)); g_current = static_cast<c10::DeviceIndex>(idx); }
@@ -435,4 +554,13 @@ void route_c10d(std::vector<std::string> names) {
 }
 """
 
-FUNCTIONS = ["install", "device_count", "current_device", "set_device", "cpu_alias", "route_c10d"]
+FUNCTIONS = [
+    "install",
+    "device_count",
+    "current_device",
+    "set_device",
+    "cpu_alias",
+    "route_c10d",
+    "memory_stats",
+    "reset_peak_memory",
+]

@@ -87,12 +87,28 @@ def real_torch_npu(interpreter: str) -> str | None:
     return result.stdout.strip() or None
 
 
-def build_environment(devices: int, report_dir: str | None) -> dict[str, str]:
+def target_api(version: str | None, folder: Path) -> tuple[str, Path]:
+    """The torch_npu release to emulate (default: the newest covered) and the file of its public names, written
+    into ``folder``. Raises UsageError for a release the tool does not cover."""
+    from ascend_port.core import npu_api
+
+    if version is None:
+        version = npu_api.releases()[-1].version
+    try:
+        names = npu_api.release_inventory(version)
+    except ValueError as error:
+        raise UsageError(f"--torch-npu {version}: {error}") from None
+    path = folder / "torch_npu_api.json"
+    path.write_text(json.dumps(names), "utf-8")
+    return names["torch_npu_version"], path
+
+
+def build_environment(devices: int, report_dir: str | None, api: Path = API_JSON) -> dict[str, str]:
     env = dict(os.environ)
     paths = [str(STUB_DIR)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env[DEVICES_ENV] = str(devices)
-    env[API_ENV] = str(API_JSON)
+    env[API_ENV] = str(api)
     env.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "1")
     if report_dir:
         env[REPORT_ENV] = report_dir
@@ -101,9 +117,17 @@ def build_environment(devices: int, report_dir: str | None) -> dict[str, str]:
     return env
 
 
+# The sections of a process's report (see stub/torch_npu/_report.py), in the order the summary shows them.
+SECTIONS = {
+    "calls": "torch_npu / torch.npu calls",
+    "contract_violations": "fused-op calls whose arguments broke the op's contract",
+    "absent": "names the target torch_npu {version} lacks (AttributeError raised)",
+    "not_implemented": "not emulated (NotImplementedError raised)",
+}
+
+
 def merge_reports(folder: Path) -> dict:
-    calls: Counter[str] = Counter()
-    missing: Counter[str] = Counter()
+    merged: dict[str, Counter[str]] = {section: Counter() for section in SECTIONS}
     processes = 0
     for path in sorted(folder.glob("*.json")):
         try:
@@ -111,56 +135,51 @@ def merge_reports(folder: Path) -> dict:
         except (OSError, ValueError):
             continue
         processes += 1
-        calls.update(data.get("calls", {}))
-        missing.update(data.get("not_implemented", {}))
-    return {
-        "processes": processes,
-        "calls": dict(sorted(calls.items())),
-        "not_implemented": dict(sorted(missing.items())),
-    }
+        for section, counts in merged.items():
+            counts.update(data.get(section, {}))
+    return {"processes": processes, **{section: dict(sorted(counts.items())) for section, counts in merged.items()}}
 
 
 def _summary(report: dict, exit_code: int) -> str:
-    lines = [f"ascend-port emulate: exit code {exit_code}, {report['processes']} process(es) reported"]
-    if report["calls"]:
-        lines.append("  torch_npu / torch.npu calls:")
-        lines += [f"    {name}: {count}" for name, count in report["calls"].items()]
-    if report["not_implemented"]:
-        lines.append("  not emulated (NotImplementedError raised):")
-        lines += [f"    {name}: {count}" for name, count in report["not_implemented"].items()]
+    lines = [
+        f"ascend-port emulate: exit code {exit_code}, {report['processes']} process(es) reported"
+        f" (torch_npu {report['torch_npu']})"
+    ]
+    for section, title in SECTIONS.items():
+        if report[section]:
+            lines.append(f"  {title.format(version=report['torch_npu'])}:")
+            lines += [f"    {name}: {count}" for name, count in report[section].items()]
     return "\n".join(lines)
 
 
-def run_emulated(command: list[str], devices: int, report: Path | None, force: bool) -> int:
-    """Run ``command`` under the emulator; its exit code, or 2 for a usage error (printed to stderr)."""
-    try:
-        if devices < 1:
-            raise UsageError("--devices must be at least 1")
-        argv, interpreter = resolve_command(list(command))
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    version = real_torch_npu(interpreter)
-    if version is not None and not force:
-        print(
-            f"error: a real torch_npu ({version}) is installed for {interpreter}: the emulator's stand-in would "
-            "shadow it. Run in an environment without torch_npu, or pass --force",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    with tempfile.TemporaryDirectory(prefix="ascend-port-emulate-") as folder:
-        env = build_environment(devices, folder)
+def run_emulated(
+    command: list[str], devices: int, report: Path | None, force: bool, torch_npu: str | None = None
+) -> int:
+    """Run ``command`` under the emulator as torch_npu ``torch_npu`` (default: the newest covered release); its exit
+    code, or 2 for a usage error (printed to stderr)."""
+    with tempfile.TemporaryDirectory(prefix="ascend-port-emulate-") as scratch:
+        folder = Path(scratch)
         try:
-            exit_code = subprocess.call(argv, env=env)
-            if exit_code < 0:  # killed by a signal: the shell's convention
-                exit_code = 128 - exit_code
-        except OSError as error:
-            print(f"error: cannot run {argv[0]}: {error.strerror or error}", file=sys.stderr)
+            if devices < 1:
+                raise UsageError("--devices must be at least 1")
+            argv, interpreter = resolve_command(list(command))
+            target, api = target_api(torch_npu, folder)
+            refuse_real_torch_npu(interpreter, force)
+        except UsageError as error:
+            print(f"error: {error}", file=sys.stderr)
             return EXIT_USAGE
-        except KeyboardInterrupt:
-            exit_code = 130
-        merged = merge_reports(Path(folder))
-    merged = {"command": list(command), "devices": devices, "exit_code": exit_code, **merged}
+        reports = folder / "reports"
+        reports.mkdir()
+        exit_code = _call(argv, build_environment(devices, str(reports), api))
+        if exit_code is None:
+            return EXIT_USAGE
+        merged = {
+            "command": list(command),
+            "devices": devices,
+            "torch_npu": target,
+            "exit_code": exit_code,
+            **merge_reports(reports),
+        }
     print(_summary(merged, exit_code), file=sys.stderr)
     if report is not None:
         try:
@@ -168,3 +187,24 @@ def run_emulated(command: list[str], devices: int, report: Path | None, force: b
         except OSError as error:
             print(f"error: cannot write {report}: {error.strerror or error}", file=sys.stderr)
     return exit_code
+
+
+def refuse_real_torch_npu(interpreter: str, force: bool) -> None:
+    version = None if force else real_torch_npu(interpreter)
+    if version is not None:
+        raise UsageError(
+            f"a real torch_npu ({version}) is installed for {interpreter}: the emulator's stand-in would shadow it. "
+            "Run in an environment without torch_npu, or pass --force"
+        )
+
+
+def _call(argv: list[str], env: dict[str, str]) -> int | None:
+    """The command's exit code (128 + N when killed by signal N, 130 on Ctrl-C); None when it cannot start."""
+    try:
+        exit_code = subprocess.call(argv, env=env)
+    except OSError as error:
+        print(f"error: cannot run {argv[0]}: {error.strerror or error}", file=sys.stderr)
+        return None
+    except KeyboardInterrupt:
+        return 130
+    return 128 - exit_code if exit_code < 0 else exit_code

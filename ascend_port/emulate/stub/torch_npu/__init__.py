@@ -1,8 +1,8 @@
 """Stand-in for torch_npu under ``ascend-port emulate``: importing it makes ``npu`` a device backed by host memory
 (idempotent), with ``torch.npu`` / ``torch_npu.npu`` behaving as on CPU. Never imports a real torch_npu.
 
-torch_npu 2.14.0 names that are not emulated raise NotImplementedError when called; names torch_npu lacks raise
-AttributeError."""
+The target torch_npu's names (2.14.0 unless `ascend-port emulate --torch-npu VERSION`) that are not emulated raise
+NotImplementedError when called; names that release lacks raise AttributeError."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from torch_npu import _inventory, _report
 
-__version__ = "2.14.0+emulated"
+__version__ = f"{_inventory.inventory()['torch_npu_version']}+emulated"
 _EMULATE_DIR = Path(__file__).resolve().parents[2]  # ascend_port/emulate
 
 
@@ -58,7 +58,11 @@ def _fused(name: str):
         implementation = getattr(ops, name, None) if ops is not None else None
         if implementation is None:
             raise _report.not_emulated(f"torch_npu.{name}")
-        return implementation(*args, **kwargs)
+        try:
+            return implementation(*args, **kwargs)
+        except (ops.OpContractError, ops.OpTypeError) as error:
+            _report.record_violation(f"torch_npu.{name}", error)
+            raise
 
     op.__name__ = op.__qualname__ = name
     return op

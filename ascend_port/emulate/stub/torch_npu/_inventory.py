@@ -1,4 +1,5 @@
-"""torch_npu 2.14.0's public names (ascend_port/data/torch_npu_api.json), and the stand-ins for those not emulated:
+"""The target torch_npu's public names ($ASCEND_PORT_EMULATE_API, written by the runner for `--torch-npu VERSION`;
+else ascend_port/data/torch_npu_api.json), and the stand-ins for those not emulated:
 calling one raises NotImplementedError; a name the inventory lacks raises AttributeError, as the real package would."""
 
 from __future__ import annotations
@@ -20,8 +21,14 @@ def inventory() -> dict:
         return json.load(stream)
 
 
+def _missing_child(qualname: str, name: str) -> AttributeError:
+    if not name.startswith("_"):  # not the interpreter's own probes (__path__, __file__, ...)
+        _report.record_absent(f"{qualname}.{name}")
+    return AttributeError(f"{qualname!r} has no attribute {name!r}")
+
+
 class NotEmulated:
-    """A torch_npu name that exists but is not emulated: calling it (or anything under it) raises."""
+    """A torch_npu function or object that exists but is not emulated: calling it (or a member) raises."""
 
     def __init__(self, qualname: str, children: frozenset[str] = frozenset()):
         self._qualname = qualname
@@ -32,22 +39,65 @@ class NotEmulated:
 
     def __getattr__(self, name: str):
         if name.startswith("__") or name not in self._children:
-            raise AttributeError(f"{self._qualname!r} has no attribute {name!r}")
+            raise _missing_child(self._qualname, name)
         return NotEmulated(f"{self._qualname}.{name}")
 
     def __repr__(self) -> str:
         return f"<{self._qualname}: not emulated by ascend-port emulate>"
 
 
+class NotEmulatedClass(type):
+    """A torch_npu class that exists but is not emulated: a real class, so annotations (`NPUGraph | None`),
+    isinstance and subclassing work; making an instance or using a member raises."""
+
+    _qualname: str
+    _children: frozenset[str]
+
+    def __call__(cls, *args, **kwargs):
+        raise _report.not_emulated(cls._qualname)
+
+    def __getattr__(cls, name: str):
+        if name.startswith("__") or name not in cls._children:
+            raise _missing_child(cls._qualname, name)
+        return NotEmulated(f"{cls._qualname}.{name}")
+
+    def __repr__(cls) -> str:
+        return f"<class {cls._qualname}: not emulated by ascend-port emulate>"
+
+
+def not_emulated(qualname: str, children: frozenset[str] = frozenset()) -> object:
+    """The stand-in of a name that exists but is not emulated: a class for a class name (CamelCase, as torch_npu
+    names its classes), else a callable object."""
+    name = qualname.rpartition(".")[2]
+    if name[:1].isupper() and not name.isupper():
+        namespace = {"_qualname": qualname, "_children": children, "__module__": qualname.rpartition(".")[0]}
+        return NotEmulatedClass(name, (), namespace)
+    return NotEmulated(qualname, children)
+
+
+def members(kind: str, name: str) -> frozenset[str]:
+    """The public members of class ``name`` of module kind ``kind`` (``npu``, ``npu.graphs``) or a submodule of it,
+    where the target's inventory lists them."""
+    found: set[str] = set()
+    for key, names in inventory().get("members", {}).items():
+        module, _, cls = key.partition(":")
+        if cls == name and (module == kind or module.startswith(kind + ".")):
+            found.update(names)
+    return frozenset(found)
+
+
 def module_getattr(qualname: str, names, emulated: dict | None = None):
     """A module ``__getattr__``: ``emulated`` names first, then the inventory's ``names`` (not emulated)."""
     names = frozenset(names)
+    kind = qualname.removeprefix("torch_npu.")
 
     def __getattr__(name: str):
         if emulated and name in emulated:
             return emulated[name]
         if name in names:
-            return NotEmulated(f"{qualname}.{name}")
+            return not_emulated(f"{qualname}.{name}", members(kind, name))
+        if not name.startswith("_"):  # not the interpreter's own probes (__path__, __file__, ...)
+            _report.record_absent(f"{qualname}.{name}")
         raise AttributeError(f"module {qualname!r} has no attribute {name!r}")
 
     return __getattr__

@@ -1,5 +1,6 @@
 """``torch.npu`` under ascend-port emulate: the device, memory, stream, event, random and amp functions of
-torch_npu with CPU behaviour. Other torch_npu 2.14.0 names raise NotImplementedError when called."""
+torch_npu with CPU behaviour. The target release's other names raise NotImplementedError when called; names it
+lacks raise AttributeError."""
 
 from __future__ import annotations
 
@@ -97,10 +98,29 @@ def get_device_capability(device=None):
     return None
 
 
+class _NPUDeviceProperties:
+    """torch_npu documents only these five properties (no major/minor/multi_processor_count): a port that reads
+    another fails here as it would on an NPU. Core counts and L2 size are those of an Atlas 800T A2 (910B)."""
+
+    __slots__ = ("name", "total_memory", "L2_cache_size", "cube_core_num", "vector_core_num")
+
+    def __init__(self, index: int):
+        self.name = EMULATED_NAME
+        self.total_memory = _host_memory()
+        self.L2_cache_size = 192 * 1024 * 1024
+        self.cube_core_num = 24
+        self.vector_core_num = 48
+
+    def __repr__(self) -> str:
+        return (
+            f"_NPUDeviceProperties(name='{self.name}', total_memory={self.total_memory // 2**20}MB, "
+            f"cube_core_num={self.cube_core_num}, vector_core_num={self.vector_core_num}, "
+            f"L2_cache_size={self.L2_cache_size // 2**20}MB)"
+        )
+
+
 def get_device_properties(device=None):
-    return types.SimpleNamespace(
-        name=EMULATED_NAME, total_memory=_host_memory(), multi_processor_count=os.cpu_count() or 1
-    )
+    return _NPUDeviceProperties(_index(device))
 
 
 def is_bf16_supported(*args, **kwargs) -> bool:
@@ -111,7 +131,12 @@ def utilization(device=None) -> int:
     return 0
 
 
-# memory (host memory: nothing is cached or counted)
+# memory: what the npu tensors hold, counted by the native device (no caching allocator: reserved == allocated)
+
+
+def _memory(device=None) -> tuple[int, int, int, int]:
+    """(bytes allocated, peak, allocations, frees) of an npu device."""
+    return tuple(_native().memory_stats(_index(device)))
 
 
 def _host_memory() -> int:
@@ -126,19 +151,19 @@ def empty_cache() -> None:
 
 
 def memory_allocated(device=None) -> int:
-    return 0
+    return _memory(device)[0]
 
 
 def max_memory_allocated(device=None) -> int:
-    return 0
+    return _memory(device)[1]
 
 
 def memory_reserved(device=None) -> int:
-    return 0
+    return _memory(device)[0]
 
 
 def max_memory_reserved(device=None) -> int:
-    return 0
+    return _memory(device)[1]
 
 
 memory_cached = memory_reserved
@@ -146,15 +171,10 @@ max_memory_cached = max_memory_reserved
 
 
 def reset_peak_memory_stats(device=None) -> None:
-    pass
+    _native().reset_peak_memory(_index(device))
 
 
-def reset_max_memory_allocated(device=None) -> None:
-    pass
-
-
-def reset_max_memory_cached(device=None) -> None:
-    pass
+reset_max_memory_allocated = reset_max_memory_cached = reset_peak_memory_stats
 
 
 def reset_accumulated_memory_stats(device=None) -> None:
@@ -162,11 +182,19 @@ def reset_accumulated_memory_stats(device=None) -> None:
 
 
 def memory_stats(device=None) -> dict:
-    return {}
+    """The keys of torch.cuda.memory_stats that scripts read most, with the counted values."""
+    allocated, peak, allocations, frees = _memory(device)
+    stats = {"num_alloc_retries": 0, "num_ooms": 0, "num_device_alloc": allocations, "num_device_free": frees}
+    for kind in ("allocated_bytes", "reserved_bytes", "active_bytes"):
+        stats.update({f"{kind}.all.current": allocated, f"{kind}.all.peak": peak})
+    stats.update({"allocation.all.allocated": allocations, "allocation.all.freed": frees})
+    stats["allocation.all.current"] = allocations - frees
+    return dict(sorted(stats.items()))
 
 
 def memory_summary(device=None, abbreviated=False) -> str:
-    return f"{EMULATED_NAME}: host memory, no caching allocator statistics"
+    allocated, peak, _, _ = _memory(device)
+    return f"{EMULATED_NAME}, npu:{_index(device)}: {allocated} bytes allocated, peak {peak} (no caching allocator)"
 
 
 def mem_get_info(device=None) -> tuple[int, int]:
@@ -275,6 +303,10 @@ class Event:
 _current_streams: dict[int, Stream] = {}
 
 
+def is_current_stream_capturing() -> bool:
+    return False  # NPU graphs are not emulated: nothing is ever captured
+
+
 def current_stream(device=None) -> Stream:
     index = _index(device)
     return _current_streams.get(index) or Stream(index)
@@ -370,7 +402,17 @@ def _submodule(name: str) -> types.ModuleType:
 
 
 for _name in _API["npu_submodules"]:
-    if _name != "amp":
+    if _name not in ("amp", "mstx"):
         setattr(_module, _name, _submodule(_name))
+
+from torch_npu.npu import mstx as _mstx_module  # noqa: E402
+
+# As in torch_npu (`from .mstx import mstx`), torch.npu.mstx is the class of that module, not the module.
+mstx = _emulated["mstx"] = _mstx_module.mstx
+
+# What the target release lacks is absent here too (AttributeError), even where the emulator could do it.
+for _name in [n for n in _emulated if n not in _API["npu"] and n not in _API["npu_submodules"]]:
+    del _emulated[_name]
+    delattr(_module, _name)
 
 __getattr__ = _inventory.module_getattr("torch_npu.npu", _API["npu"], _emulated)
