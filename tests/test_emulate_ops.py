@@ -404,11 +404,6 @@ ROPE_VIOLATIONS = {
         OpContractError,
         "rotary_mode",
     ),
-    "dtypes_differ": (
-        lambda: ops.npu_rotary_mul(rand(1, 1, 2, 8), rand(1, 1, 2, 8).half(), rand(1, 1, 2, 8)),
-        OpTypeError,
-        "same dtype",
-    ),
     "float64": (lambda: ops.npu_rotary_mul(*(rand(1, 1, 2, 8).double() for _ in range(3))), OpTypeError, "float16"),
     "r1_r2_shapes": (
         lambda: ops.npu_rotary_mul(rand(2, 1, 2, 8), rand(1, 1, 2, 8), rand(2, 1, 2, 8)),
@@ -521,3 +516,14 @@ def test_mindiesd_attention_forward_rejects(name):
     call, match = MINDIESD_VIOLATIONS[name]
     with pytest.raises(OpContractError, match=f"^mindiesd attention_forward: .*{match}"):
         call()
+
+
+def test_rotary_mul_casts_mixed_dtype_tables_to_the_input_dtype():
+    """A bf16 input (a projection under autocast) with fp32 cos/sin: op-plugin casts the tables to the input's dtype
+    and returns the input's dtype, where the eager expression would promote to fp32."""
+    x, cos, sin = rand(1, 2, 3, 8).bfloat16(), rand(1, 1, 3, 8), rand(1, 1, 3, 8)
+    out = ops.npu_rotary_mul(x, cos, sin)
+    assert out.dtype == torch.bfloat16
+    assert torch.equal(out, ops.npu_rotary_mul(x, cos.bfloat16(), sin.bfloat16()))
+    with pytest.raises(OpTypeError, match="float16"):
+        ops.npu_rotary_mul(x, cos.long(), sin)

@@ -314,6 +314,13 @@ c10::IValue to_cpu_ivalue(const c10::IValue& v, Aliases& a, c10::DeviceIndex& id
     if (s.device_type() == kNpu) return c10::IValue(a.cpu_storage(s));
     return v;
   }
+  if (v.isList() && v.toList().elementType()->kind() == c10::TypeKind::ListType) {  // c10d's Tensor[][] outputs
+    auto list = v.toList();
+    c10::impl::GenericList out(list.elementType());
+    out.reserve(list.size());
+    for (const c10::IValue& item : list) out.push_back(to_cpu_ivalue(item, a, idx, found));
+    return out;
+  }
   if (v.isGenerator()) {
     auto* npu_gen = dynamic_cast<NpuGeneratorImpl*>(v.toGenerator().unsafeGetGeneratorImpl());
     if (npu_gen != nullptr) a.lent.push_back(npu_gen);
@@ -327,6 +334,13 @@ c10::IValue to_npu_ivalue(const c10::IValue& v, Aliases& a, c10::DeviceIndex idx
   if (v.isTensorList()) {
     c10::List<at::Tensor> out;
     for (const at::Tensor& t : v.toTensorList()) out.push_back(a.npu(t, idx));
+    return out;
+  }
+  if (v.isList() && v.toList().elementType()->kind() == c10::TypeKind::ListType) {
+    auto list = v.toList();
+    c10::impl::GenericList out(list.elementType());
+    out.reserve(list.size());
+    for (const c10::IValue& item : list) out.push_back(to_npu_ivalue(item, a, idx));
     return out;
   }
   return v;

@@ -461,12 +461,12 @@ def npu_rotary_mul(input, r1, r2, rotary_mode="half", rotate=None):
     )
     _tensors(op, input=input, r1=r1, r2=r2)
     _floating(op, input=input)  # [ROPE] "数据类型float16,bfloat16,float32"
-    _check_type(
-        r1.dtype == input.dtype == r2.dtype,
-        op,  # [REF] r1, r2 of the input's dtype
-        f"input, r1, r2 must have the same dtype, got {input.dtype}, {r1.dtype}, {r2.dtype}",
-    )
+    _floating(op, r1=r1, r2=r2)
     _check_rotary_shapes(op, input, r1, r2, rotary_mode)
+    # Mixed dtypes (a bf16 input under autocast with fp32 tables) are accepted: the op casts r1 and r2 to the
+    # input's dtype and returns the input's dtype (op-plugin op_plugin/ops/opapi/RotaryMulKernelNpuOpApi.cpp,
+    # isRotaryMulMixDtypeSupport), where the eager expression would have promoted to fp32.
+    r1, r2 = r1.to(input.dtype), r2.to(input.dtype)
     x = input.float()
     rotated = _rotate_half(x) if rotary_mode == "half" else _rotate_interleaved(x)
     return (r1.float() * x + r2.float() * rotated).to(input.dtype)

@@ -29,7 +29,8 @@ ROTARY_MUL = rule(
     the same function made 4-D for broadcasting, as HF's `apply_rotary_pos_emb` does
     (`cos = cos.unsqueeze(unsqueeze_dim)`) or `cos[None, :, None, :]`; a (seq, dim) table used as it is stays
     unchanged. Medium: q/k must be 4-D too (BNSD/BSND, head_dim even), which the code does not show; the op raises
-    otherwise.
+    otherwise. With mixed dtypes (a bf16 q under autocast, fp32 tables) the op casts cos/sin to q's dtype and
+    returns q's dtype, where the eager sum promoted to fp32; attention under autocast runs in bf16 either way.
 
     Before:
         from transformers.models.llama.modeling_llama import rotate_half
