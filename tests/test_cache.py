@@ -292,3 +292,11 @@ def test_a_warm_run_starts_no_worker(tree: Path, monkeypatch: pytest.MonkeyPatch
     assert progress == [(23, 23)]
     (tree / "m3.py").write_text("x = 1\n")  # one miss: ported in this process, no pool for one file
     assert run([tree], RunConfig(jobs=2)).files[[f.path for f in cold.files].index("m3.py")].new_bytes is None
+
+
+def test_tool_fingerprint_reads_the_whole_package() -> None:
+    """A change to any rule must invalidate cached results, not only a change to the cache's own layer."""
+    from ascend_port.run import cache
+
+    assert (cache.PACKAGE / "rules" / "device.py").is_file() and (cache.PACKAGE / "data").is_dir()
+    assert cache.PACKAGE.name == "ascend_port"

@@ -53,10 +53,13 @@ def _cache_root(xdg_cache_home: str, home: str) -> Path:  # (home: part of the k
     return root / "ascend-port"
 
 
+PACKAGE = Path(__file__).resolve().parents[1]  # ascend_port/: every rule, every data file
+
+
 @cache
 def tool_fingerprint() -> str:
     """A hash of the code and data that decide a result: this package's files and the parser versions."""
-    return fingerprint(Path(__file__).resolve().parent, f"{__version__}\0{sys.version}\0{_libcst_version()}")
+    return fingerprint(PACKAGE, f"{__version__}\0{sys.version}\0{_libcst_version()}")
 
 
 def fingerprint(package: Path, versions: str) -> str:
