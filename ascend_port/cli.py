@@ -135,14 +135,31 @@ def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None)
         gc.freeze()
         gc.set_threshold(GC_THRESHOLD, 50, 50)
     if not sys.stderr.isatty():
-        return run(paths, config)
+        return _note_skipped(run(paths, config))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
         TextColumn("porting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
     ) as progress:
         task = progress.add_task("port", total=None)
-        return run(paths, config, lambda done, total: progress.update(task, completed=done, total=total))
+        result = run(paths, config, lambda done, total: progress.update(task, completed=done, total=total))
+    return _note_skipped(result)
+
+
+SKIPPED_SHOWN = 5  # names of skipped files on stderr, per kind; the reports list them all
+
+
+def _note_skipped(result: RunResult) -> RunResult:
+    """One stderr line per kind of skip (ignore rules, excludes): how many files were left out, and the first names.
+    Never silent: a .gitignore that matches a package must be seen."""
+    for kind, label in (("gitignore", "ignored by git"), ("exclude", "excluded")):
+        names = [s.path for s in result.skipped if s.kind == kind]
+        if names:
+            line = f"{len(names)} file{'s' if len(names) > 1 else ''} skipped ({label}): {', '.join(names[:SKIPPED_SHOWN])}"
+            if len(names) > SKIPPED_SHOWN:
+                line += f' and {len(names) - SKIPPED_SHOWN} more (all in the JSON report\'s "skipped": --format json)'
+            err.print(escape(line), soft_wrap=True)
+    return result
 
 
 def _report_errors(result: RunResult) -> None:

@@ -22,6 +22,12 @@ DEEPSPEED = ("deepspeed", "0.19.8")  # sdist only: no wheel on PyPI
 # (name, version, sdist): the real code the benchmarks and the slow tests run on.
 PINNED = ((*TRANSFORMERS, False), (*DIFFUSERS, False), (*DEEPSPEED, True))
 
+# Multi-device code (issue 15): programs that already run on NPU and on other vendors' devices beside CUDA, whose
+# port must leave those paths working (tests/test_real_multidevice.py, scripts/sample_hunks.py).
+DEEPSPEED_MULTI_DEVICE = ("deepspeed", "0.16.5")  # sdist only; its own NPU_Accelerator, HPU/MPS/XPU/... backends
+ACCELERATE = ("accelerate", "1.15.0")  # is_npu_available() beside CUDA, MLU, SDAA, MUSA, HPU, XPU, neuron
+MULTI_DEVICE = ((*DEEPSPEED_MULTI_DEVICE, True), (*DIFFUSERS, False), (*ACCELERATE, False))
+
 
 def fetch(name: str, version: str, *, sdist: bool = False) -> Path:
     """The unpacked distribution ``name==version`` (downloading it the first time)."""

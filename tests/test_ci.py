@@ -206,7 +206,8 @@ def test_exclude_from_config(project: Path) -> None:
     (project / "vendored").mkdir()
     (project / "vendored" / "lib.py").write_text(CUDA)
     result = invoke("apply", ".", "--check")
-    assert "vendored" not in result.stderr and "would port train.py" in result.stderr
+    assert "would port vendored" not in result.stderr and "would port train.py" in result.stderr
+    assert "1 file skipped (excluded): vendored/lib.py" in result.stderr  # never silently
 
 
 @pytest.mark.parametrize(

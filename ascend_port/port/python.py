@@ -14,7 +14,8 @@ import ast
 import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import Any
 
 import libcst as cst
 
@@ -23,13 +24,16 @@ from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import python_lines
 from ascend_port.port.transformers import TRANSFORMERS
+from ascend_port.python import device_model
 from ascend_port.python.chunks import Chunk, Splice, hot_chunks, splice, wrap
+from ascend_port.python.device_model import FAMILY_OPTION, NPU_AWARE_OPTION
 from ascend_port.python.docstrings import inside, triple_quoted_spans
 from ascend_port.python.literals import TriggerFilter
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.parsing import PORT_DOES_NOT_PARSE, parse_or_fail, parse_quietly
 from ascend_port.python.scopes import Scope
 from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
+from ascend_port.rules.multidevice import kept_module_findings
 from ascend_port.rules.torch_npu_import import (
     IMPORT_TORCH_NPU,
     spliced_statements,
@@ -88,6 +92,9 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     matches = _trigger_matches(text, classes)
     if not matches:
         return PortOutcome(None)
+    family = (options or {}).get(FAMILY_OPTION, "")
+    if device_model.family_reason(family):  # another device's module, or one the NPU already has a member for
+        return PortOutcome(None, [f for f in kept_module_findings(family) if selection.enabled(f.rule)])
     cut = _cut(text, matches[-1][0])
     tree = parse_quietly(text[:cut]) if cut is not None else None
     whole = tree if cut is None else None
@@ -96,9 +103,16 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         if tree is None:
             return _port_whole_source(text, selection, options or {}, classes)
     imports = ImportIndex.from_ast(tree)
-    module_ast = whole if whole is not None else lambda: parse_quietly(text)
-    ctx_args = dict(
-        imports=imports, selection=selection, options=options or {}, module_ast=module_ast, module_head=tree
+    module_ast = whole if whole is not None else cache(lambda: parse_quietly(text))
+    aware = (options or {}).get(NPU_AWARE_OPTION) == "1"
+    devices = cache(lambda: _device_model(whole or module_ast(), family, aware))  # type: ignore[operator]
+    ctx_args: dict[str, Any] = dict(
+        imports=imports,
+        selection=selection,
+        options=options or {},
+        module_ast=module_ast,
+        module_head=tree,
+        device_model=devices,
     )
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
@@ -234,6 +248,11 @@ def _parse_chunk(text: str, first: int) -> cst.Module:
         raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
 
 
+def _device_model(tree: ast.Module | None, family: str, aware: bool = False) -> device_model.DeviceModel | None:
+    """What the module's devices allow; None (port everything) when the module cannot be read whole."""
+    return device_model.read(tree, family, aware) if tree is not None else None
+
+
 def port_module(
     module: cst.Module,
     selection: Selection,
@@ -243,7 +262,16 @@ def port_module(
     classes = active_transformers(selection)
     tree = parse_quietly(module.code)
     imports = ImportIndex.from_ast(tree) if tree is not None else ImportIndex.from_cst(module)
-    ctx = PortContext(imports=imports, selection=selection, options=options or {}, module_ast=tree, module_head=tree)
+    options = options or {}
+    devices = _device_model(tree, options.get(FAMILY_OPTION, ""), options.get(NPU_AWARE_OPTION) == "1")
+    ctx = PortContext(
+        imports=imports,
+        selection=selection,
+        options=options or {},
+        module_ast=tree,
+        module_head=tree,
+        device_model=devices,
+    )
     new_module = run_transformers(module, ctx, classes)
     if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped
         new_text = _finish(classes, _Parsed(new_module.code), ctx)

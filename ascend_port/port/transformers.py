@@ -11,10 +11,12 @@ from ascend_port.rules.device import DeviceTransformer
 from ascend_port.rules.distributed import DistributedTransformer
 from ascend_port.rules.kernels import KernelTransformer
 from ascend_port.rules.libraries import LibraryTransformer
+from ascend_port.rules.multidevice import MultiDeviceTransformer
 from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTransformer
 
 # KernelTransformer turns some import statements into try statements, which ends the other transformers' handling
-# of that node: it goes last.
+# of that node: it goes last but one. MultiDeviceTransformer builds an NPU branch from what all the others made of a
+# CUDA branch: it leaves each node last.
 TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     DeviceTransformer,
     DistributedTransformer,
@@ -27,6 +29,7 @@ TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     ApexNormTransformer,
     UnusedImportTransformer,
     KernelTransformer,
+    MultiDeviceTransformer,
 )
 
 __all__ = ["TRANSFORMERS", "PortContext", "PortTransformer", "run_transformers"]

@@ -22,6 +22,7 @@ import libcst as cst
 from ascend_port.core.catalogue import Rule
 from ascend_port.core.findings import Finding, todo_comment
 from ascend_port.core.selection import Selection
+from ascend_port.python.device_model import DeviceModel
 from ascend_port.python.lines import start_lines
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import Scope, Trigger, statement
@@ -54,6 +55,9 @@ class PortContext:
     # What was parsed of it to find the chunks: the whole module, or its head when the rest holds no trigger and
     # no import (every import of the module is in it); None on the LibCST-only path.
     module_head: ast.Module | None = None
+    # What the module's devices allow (python/device_model.py), or a function that reads it once per file; None:
+    # port everything (a snippet on its own).
+    device_model: DeviceModel | Callable[[], DeviceModel] | None = None
     _module: cst.Module | None = None  # the chunk being ported (its nodes' lines are computed when first needed)
     _lines: dict[int, int] | None = None
     _todo_stack: list[list[str]] = field(default_factory=list)
@@ -72,6 +76,17 @@ class PortContext:
             self.module_ast = self.module_ast()
         return self.module_ast
 
+    def devices(self) -> DeviceModel | None:
+        """The module's device model (read now if it was not yet)."""
+        if callable(self.device_model):
+            self.device_model = self.device_model()
+        return self.device_model
+
+    def keeps(self, node: cst.CSTNode) -> bool:
+        """Must ``node`` stay as it is: code of another device, or of a dispatch that already handles the NPU?"""
+        model = self.devices()
+        return model is not None and model.keeps(self.line_of(node))
+
     def torch_name(self) -> str:
         """How this module spells ``torch`` (``import torch as th`` -> ``th``)."""
         return self.imports.local_name_for("torch") or "torch"
@@ -89,6 +104,9 @@ class PortTransformer(cst.CSTTransformer):
     RULES: ClassVar[tuple[Rule, ...]] = ()
     # The scope of the TRIGGERS given as plain fragments: how much code around a match the transformer must see.
     SCOPE: ClassVar[Scope] = staticmethod(statement)
+    # Rewrites and TODOs in code the device model keeps (another device's, or a dispatch that handles the NPU) are
+    # dropped, unless the transformer is the one that reasons about that code (rules/multidevice.py).
+    SEES_KEPT_CODE: ClassVar[bool] = False
 
     def __init__(self, ctx: PortContext) -> None:
         super().__init__()
@@ -119,7 +137,7 @@ class PortTransformer(cst.CSTTransformer):
         Callers use ``return self.fix(...) or updated`` so a disabled rule leaves the node alone. A disabled rule
         records nothing: --select/--ignore/--min-confidence mean the rule does not run.
         """
-        if not self.enabled(rule):
+        if not self.enabled(rule) or (not self.SEES_KEPT_CODE and self.ctx.keeps(original)):
             return None
         self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
         self.ctx.uses_npu = True
@@ -128,7 +146,7 @@ class PortTransformer(cst.CSTTransformer):
 
     def todo(self, rule: Rule, original: cst.CSTNode, message: str) -> None:
         """Record a finding and leave a TODO comment on the line above the enclosing statement."""
-        if not self.enabled(rule):
+        if not self.enabled(rule) or (not self.SEES_KEPT_CODE and self.ctx.keeps(original)):
             return
         self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
         if self.ctx._todo_stack:

@@ -85,7 +85,8 @@ def document(report: Report) -> dict[str, Any]:
         ],
         "rules": _rules(report),
         "errors": [{"path": f.path, "error": f.error} for f in report.errors],
-        "skipped": [{"path": f.path, "reason": f.skipped} for f in report.files if f.skipped],
+        "skipped": [{"path": f.path, "reason": f.skipped} for f in report.files if f.skipped]
+        + [{"path": s.path, "reason": s.reason} for s in report.skipped],
     }
 
 

@@ -162,6 +162,14 @@ def _errors(report: Report) -> list[str]:
     return ["## Errors", "", *(f"- {_cell(f.path)}: {_cell(f.error)}" for f in report.errors), ""]
 
 
+def _skipped(report: Report) -> list[str]:
+    """The files that ignore rules or excludes left out: never ported, so listed where the team reads the plan."""
+    if not report.skipped:
+        return []
+    lines = ["## Skipped files", "", "Not checked or ported: ignored by git or excluded by a pattern.", ""]
+    return lines + [f"- {_cell(s.path)}: {_cell(s.reason)}" for s in report.skipped] + [""]
+
+
 def render(report: Report) -> str:
     parts = [
         _summary(report),
@@ -171,5 +179,6 @@ def render(report: Report) -> str:
         _kernels(report),
         _risks(report),
         _errors(report),
+        _skipped(report),
     ]
     return "\n".join(line for part in parts for line in part).rstrip("\n") + "\n"

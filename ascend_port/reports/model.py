@@ -16,7 +16,7 @@ import ast
 import difflib
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ascend_port import __version__
@@ -28,6 +28,7 @@ from ascend_port.reports.dependencies import dependencies as find_dependencies
 from ascend_port.reports.edits import ReportEdit, file_edits
 from ascend_port.reports.packages import REPLACE, UNSUPPORTED
 from ascend_port.rules.registry import all_rules
+from ascend_port.run.discovery import Skipped
 from ascend_port.run.engine import RunResult
 from ascend_port.run.hunks import split_lines
 
@@ -120,6 +121,7 @@ class Report:
     feasibility: str
     reasons: list[str]
     rules: list[Rule]  # the whole catalogue (SARIF lists every rule)
+    skipped: list[Skipped] = field(default_factory=list)  # files left out by ignore rules or excludes
 
     @property
     def errors(self) -> list[FileResult]:
@@ -387,4 +389,5 @@ def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
         verdict,
         reasons,
         [r for r in all_rules() if not r.retired],
+        list(result.skipped),
     )

@@ -1,5 +1,10 @@
 """Which files a run looks at: everything under the given paths that a file handler claims, minus what git
-ignores, virtualenvs, build and cache folders, and ``--exclude`` globs. Symlinks are never followed."""
+ignores, virtualenvs, build and cache folders, and ``--exclude`` globs. Symlinks are never followed.
+
+Ignore rules apply only to a folder that is part of a git repository (see ``_GitProbe.in_repository``): a release
+tarball or an sdist is ported whole, whatever ``.gitignore`` it ships, even when it is unpacked inside another
+repository. The files that ignore rules or ``--exclude`` leave out are returned as ``Skipped`` for the output and
+the reports; the folders skipped by name (``SKIPPED_DIRS``, virtualenvs) are not walked, so not counted."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import os
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 SKIPPED_DIRS = {
     ".git",
@@ -37,83 +43,140 @@ def _skipped_dir(folder: str, name: str) -> bool:
     )
 
 
-def _start_check_ignore(root: Path) -> subprocess.Popen | None:
-    """``git check-ignore`` for the paths under ``root``, started before the tree is walked so that git's start-up
-    (reading the index and the ignore files) overlaps the walk; None when git cannot be run."""
+class Skipped(NamedTuple):
+    """A file a handler would port that discovery leaves out, and why: ``kind`` is ``gitignore`` (``rule`` is the
+    ignore file, line and pattern, as ``git check-ignore -v`` names them) or ``exclude`` (``rule`` is the glob)."""
+
+    path: str
+    kind: str
+    rule: str
+
+    @property
+    def reason(self) -> str:
+        return f"ignored by git ({self.rule})" if self.kind == "gitignore" else f"excluded by {self.rule!r}"
+
+
+def _git(root: Path, *args: str, pipes: int = subprocess.PIPE) -> subprocess.Popen | None:
+    """``git -C root ARGS``, started (not waited for), its stdin and stdout ``pipes``; None when git cannot be run."""
     try:
-        return subprocess.Popen(
-            ["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        return subprocess.Popen(["git", "-C", str(root), *args], stdin=pipes, stdout=pipes, stderr=subprocess.DEVNULL)
     except OSError:
         return None
 
 
-def _git_ignored(
-    root: Path, candidates: list[Path], git: subprocess.Popen | None = None, absolute: list[str] | None = None
-) -> set[Path]:
-    """The candidates git ignores (.gitignore, .git/info/exclude, global excludes); empty outside a repository.
-    ``git``: the process of _start_check_ignore(root), if started; ``absolute``: os.path.abspath of each candidate,
-    if known."""
-    if git is None:
-        git = _start_check_ignore(root) if candidates else None
-    if not candidates:
-        if git is not None:
-            git.kill()
-            git.communicate()
-        return set()
-    if absolute is None:
-        absolute = [os.path.abspath(p) for p in candidates]
+def _end(process: subprocess.Popen | None) -> None:
+    if process is not None and process.returncode is None:
+        process.kill()
+        process.communicate()
+
+
+class _GitProbe:
+    """What git says about a folder, asked before the tree is walked so that git's start-up (reading the index and
+    the ignore files) overlaps the walk: ``git check-ignore`` for the candidates and, for a folder that is not the
+    top of a work tree, whether its repository tracks anything under it."""
+
+    def __init__(self, root: Path) -> None:
+        self.check = _git(root, "check-ignore", "--stdin", "-z", "--verbose")
+        self.tracked = None
+        if self.check is not None and not os.path.lexists(os.path.join(root, ".git")):
+            self.tracked = _git(root, "ls-files", "--error-unmatch", "--", ".", pipes=subprocess.DEVNULL)
+
+    def close(self) -> None:
+        _end(self.check)
+        _end(self.tracked)
+
+    def in_repository(self) -> bool:
+        """Whether the folder's files belong to a git repository, so that its ignore rules speak for them: the
+        folder is the top of a work tree (it holds ``.git``: a fresh ``git init`` counts) or the repository tracks
+        files under it. An unpacked tarball inside some other repository (a home folder kept in git, a monorepo
+        that never added it) is not that repository's."""
+        if self.tracked is None:
+            return self.check is not None  # the folder holds .git itself
+        try:
+            return self.tracked.wait(timeout=120) == 0  # 1: nothing tracked under it; 128: not a repository
+        except subprocess.TimeoutExpired:
+            return False
+
+
+def _git_ignored(root: Path, candidates: list[Path], absolute: list[str], probe: _GitProbe) -> dict[Path, str]:
+    """The candidates git ignores (.gitignore, .git/info/exclude, global excludes), each with the rule that ignores
+    it. Empty where ``root`` is not part of a git repository (see _GitProbe.in_repository): a tree that is not a
+    repository (a release tarball, an sdist) has no ignore rules, whatever .gitignore it ships, as with git, ruff
+    and ripgrep; and empty where its repository ignores ``root`` itself (the user named it: a vendored tree, a
+    download). ``absolute``: os.path.abspath of each candidate."""
+    git = probe.check
+    if git is None or not candidates:
+        probe.close()
+        return {}
     by_absolute = dict(zip(absolute, candidates))
     root_absolute = os.path.abspath(root)
     try:
-        if git is None:
-            raise OSError("git cannot be run")
         # File names are bytes: os.fsencode gives back a name that is not UTF-8 as it is on disk.
         stdout, _ = git.communicate(b"\0".join(map(os.fsencode, [root_absolute, *by_absolute])), timeout=120)
     except (OSError, subprocess.TimeoutExpired):
-        if git is not None:
-            git.kill()
-            git.communicate()
-        return _gitignore_fallback(root, candidates)
-    if git.returncode not in (0, 1):  # 128: not a git repository
-        return _gitignore_fallback(root, candidates)
-    ignored = {os.fsdecode(p) for p in stdout.split(b"\0") if p}
-    if root_absolute in ignored:
-        # The user named a folder their repository ignores (a vendored tree, a download): that is a choice;
-        # apply only the folder's own .gitignore.
-        return _gitignore_fallback(root, candidates)
-    return {by_absolute[p] for p in ignored if p in by_absolute}
+        probe.close()
+        return {}
+    if git.returncode not in (0, 1) or not probe.in_repository():
+        # 128: not a git repository, or git failed (a path inside a submodule): no file is dropped.
+        probe.close()
+        return {}
+    fields = stdout.split(b"\0")
+    ignored: dict[str, tuple[str, str, str]] = {}
+    for source, line, pattern, path in zip(fields[0::4], fields[1::4], fields[2::4], fields[3::4]):
+        if not pattern.startswith(b"!"):  # --verbose also names the paths a negated pattern takes back in
+            ignored[os.fsdecode(path)] = (os.fsdecode(source), os.fsdecode(line), os.fsdecode(pattern))
+    if root_absolute in ignored or not ignored:
+        return {}
+    top = root_absolute if os.path.lexists(os.path.join(root_absolute, ".git")) else _top(root)
+    shown: dict[str, str] = {}  # each ignore file as the candidates are named (git names it from the top)
+    for source, _, _ in ignored.values():
+        if source not in shown:
+            where = os.path.relpath(os.path.join(top, source), root_absolute)
+            shown[source] = source if os.path.isabs(source) else os.path.normpath(os.path.join(root, where))
+    return {
+        by_absolute[p]: f"{shown[source]}:{line}: {pattern}"
+        for p, (source, line, pattern) in ignored.items()
+        if p in by_absolute
+    }
 
 
-def _gitignore_fallback(root: Path, candidates: list[Path]) -> set[Path]:
-    """Outside a git repository: the root .gitignore's plain patterns (no negation), matched like git does for
-    the common cases (``*.py``, ``dir/``, ``/anchored``, ``a/**/b``)."""
+def _top(folder: Path) -> str:
+    """The top of the work tree that holds ``folder`` (absolute), or ``folder`` itself where git cannot say."""
     try:
-        lines = (root / ".gitignore").read_text("utf-8", errors="replace").splitlines()
+        top = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
     except OSError:
-        return set()
-    patterns = [ln.strip() for ln in lines if ln.strip() and not ln.startswith(("#", "!"))]
-    ignored = set()
-    for path in candidates:
-        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
-        parts = rel.split("/")
-        for pattern in patterns:
-            anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
-            pat = pattern.strip("/")
-            prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-            if pattern.endswith("/"):
-                prefixes = prefixes[:-1]  # a directory pattern matches folders only
-            if anchored:
-                hit = any(fnmatch.fnmatch(p, pat) for p in prefixes)
-            else:
-                hit = any(fnmatch.fnmatch(p.rsplit("/", 1)[-1], pat) for p in prefixes)
-            if hit:
-                ignored.add(path)
-                break
+        return os.path.abspath(folder)
+    return top.stdout.strip() if top.returncode == 0 and top.stdout.strip() else os.path.abspath(folder)
+
+
+def _ignored(root: Path, candidates: list[tuple[Path, str]], probe: _GitProbe) -> dict[Path, str]:
+    """_git_ignored for the candidates found under ``root`` (with their paths relative to it): those in a nested
+    repository (a submodule, a clone inside the tree) are asked of that repository, for git answers nothing about
+    the files of a submodule (``check-ignore`` stops: "Pathspec ... is in submodule")."""
+    root_absolute = os.path.abspath(root)
+    owners: dict[str, str] = {}
+    groups: dict[str, tuple[list[Path], list[str]]] = {}
+    for p, relative in candidates:
+        path = os.path.join(root_absolute, relative)
+        group = groups.setdefault(_repository_of(os.path.dirname(path), root_absolute, owners), ([], []))
+        group[0].append(p)
+        group[1].append(path)
+    ignored = _git_ignored(root, *groups.pop(root_absolute, ([], [])), probe)
+    for nested, (paths, absolute) in groups.items():
+        folder = root / os.path.relpath(nested, root_absolute)  # named as the candidates are
+        ignored.update(_git_ignored(folder, paths, absolute, _GitProbe(folder)))
     return ignored
+
+
+def _repository_of(folder: str, top: str, owners: dict[str, str]) -> str:
+    """The innermost folder from ``folder`` (under ``top``, both absolute) up to ``top`` that holds ``.git``, or
+    ``top``. ``owners``: the answers so far, by folder (each folder is looked at once)."""
+    if len(folder) <= len(top):
+        return top
+    if folder not in owners:
+        here = os.path.lexists(os.path.join(folder, ".git"))
+        owners[folder] = folder if here else _repository_of(os.path.dirname(folder), top, owners)
+    return owners[folder]
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, str]]:
@@ -142,37 +205,53 @@ def _walk(root: Path) -> Iterator[tuple[Path, str]]:
             stack.append((here / name, os.path.join(folder, name), f"{relative}{name}{os.sep}"))
 
 
-def discover(paths: Iterable[Path], wanted: Callable[[Path], bool], exclude: Iterable[str] = ()) -> list[Path]:
-    """Files under ``paths`` that ``wanted`` accepts; an explicitly named file is always taken if wanted."""
+def discover(
+    paths: Iterable[Path],
+    wanted: Callable[[Path], bool],
+    exclude: Iterable[str] = (),
+    skipped: list[Skipped] | None = None,
+) -> list[Path]:
+    """Files under ``paths`` that ``wanted`` accepts; an explicitly named file is always taken if wanted (unless
+    ``exclude`` names it). ``skipped``: where to add the wanted files that ignore rules or ``exclude`` leave out."""
     patterns = list(exclude)
     found: dict[str, Path] = {}  # by real path: a file named twice, or through a link, is ported once
+    left_out: dict[str, Skipped] = {}
     for path in paths:
         if path.is_file():
             if wanted(path):
                 found.setdefault(os.path.realpath(path), path)
             continue
-        git = _start_check_ignore(path)
+        probe = _GitProbe(path)
         try:
             candidates = [(p, relative) for p, relative in _walk(path) if wanted(p)]
         except BaseException:
-            if git is not None:
-                git.kill()
-                git.communicate()
+            probe.close()
             raise
-        root_absolute = os.path.abspath(path)
-        ignored = _git_ignored(
-            path, [p for p, _ in candidates], git, [os.path.join(root_absolute, relative) for _, relative in candidates]
-        )
+        ignored = _ignored(path, candidates, probe)
         real_root = os.path.realpath(path)
         for p, relative in candidates:
+            real = os.path.join(real_root, relative)
             if p not in ignored:
-                found.setdefault(os.path.join(real_root, relative), p)
-    return [p for p in found.values() if not _excluded(p, patterns)] if patterns else list(found.values())
+                found.setdefault(real, p)
+            elif real not in found:
+                left_out.setdefault(real, Skipped(os.fspath(p), "gitignore", ignored[p]))
+    files = []
+    for real, p in found.items():
+        pattern = _excluded(p, patterns) if patterns else None
+        if pattern is None:
+            files.append(p)
+            left_out.pop(real, None)  # also found through another path that does not ignore it
+        else:
+            left_out[real] = Skipped(os.fspath(p), "exclude", pattern)
+    if skipped is not None:
+        skipped.extend(left_out.values())
+    return files
 
 
-def _excluded(path: Path, patterns: list[str]) -> bool:
+def _excluded(path: Path, patterns: list[str]) -> str | None:
+    """The first of ``patterns`` that matches ``path``, or None."""
     text = path.as_posix()
-    return any(
-        fnmatch.fnmatch(text, pat) or fnmatch.fnmatch(path.name, pat) or f"/{pat.strip('/')}/" in f"/{text}/"
-        for pat in patterns
-    )
+    for pat in patterns:
+        if fnmatch.fnmatch(text, pat) or fnmatch.fnmatch(path.name, pat) or f"/{pat.strip('/')}/" in f"/{text}/":
+            return pat
+    return None

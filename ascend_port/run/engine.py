@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -20,8 +20,9 @@ from ascend_port.core.porting import Handler, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError
 from ascend_port.port.handlers import handler_for
+from ascend_port.python.device_model import FAMILY_OPTION, NPU_AWARE_OPTION, module_family, supports_npu
 from ascend_port.run.cache import Entry, ResultCache, result_cache
-from ascend_port.run.discovery import discover
+from ascend_port.run.discovery import Skipped, discover
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class RunConfig:
 @dataclass
 class RunResult:
     files: list[FileResult]
+    skipped: list[Skipped] = field(default_factory=list)  # left out by ignore rules or --exclude (display paths)
 
     @property
     def changed(self) -> list[FileResult]:
@@ -98,11 +100,16 @@ def port_file(path: Path, config: RunConfig, caches: dict[type, ResultCache] | N
     except OSError as error:
         result.error = f"cannot read: {error.strerror or error}"
         return result
+    # A module of a per-device family (cuda_accelerator.py beside npu_accelerator.py) is ported by what its siblings
+    # are: an option of this file alone, and part of its cache key.
+    family = _family(path)
+    if family:
+        config = replace(config, options={**config.options, FAMILY_OPTION: family})
     if not config.cache:
         return _port_data(result, handler, data, config)[0]
     # The cache is keyed by the bytes just read, so a file that changes between runs is always ported afresh.
     results = _results_for(handler, config, {} if caches is None else caches)
-    key = results.key(data)
+    key = _key(results, data, family)
     entry = results.load(key)
     if entry is not None:
         return _from_entry(entry, shown)
@@ -113,10 +120,19 @@ def port_file(path: Path, config: RunConfig, caches: dict[type, ResultCache] | N
     return result
 
 
+def _family(path: Path) -> str:
+    return module_family(str(path)) if path.suffix == ".py" else ""
+
+
+def _key(results: ResultCache, data: bytes, family: str) -> str:
+    return results.key(data + b"\0" + family.encode() if family else data)
+
+
 def _results_for(handler: Handler, config: RunConfig, caches: dict[type, ResultCache]) -> ResultCache:
     kind = type(handler)
     if kind not in caches:
-        caches[kind] = result_cache(kind.__name__, config.selection, config.options)
+        options = {k: v for k, v in config.options.items() if k != FAMILY_OPTION}  # (in each file's key instead)
+        caches[kind] = result_cache(kind.__name__, config.selection, options)
     return caches[kind]
 
 
@@ -127,7 +143,7 @@ def _cached(path: Path, results: ResultCache) -> FileResult | None:
             data = handle.read()
     except OSError:
         return None
-    entry = results.load(results.key(data))
+    entry = results.load(_key(results, data, _family(path)))
     return None if entry is None else _from_entry(entry, display_path(path))
 
 
@@ -188,7 +204,11 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
         handler = handlers[path] = handler_for(path)
         return handler is not None
 
-    files = discover([Path(p) for p in paths], wanted, config.exclude)
+    skipped: list[Skipped] = []
+    files = discover([Path(p) for p in paths], wanted, config.exclude, skipped)
+    if NPU_AWARE_OPTION not in config.options and supports_npu(str(f) for f in files if f.suffix == ".py"):
+        # A project that already runs on the NPU keeps what it does for CUDA on purpose (device_model.py).
+        config = replace(config, options={**config.options, NPU_AWARE_OPTION: "1"})
     # What the cache knows is answered here: a run over unchanged files starts no worker at all.
     known: dict[int, FileResult] = {}
     if config.cache:
@@ -206,7 +226,10 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     if progress:
         progress(0)
     ported = iter(_port_all(todo, config, progress))
-    return RunResult([known[i] if i in known else next(ported) for i in range(len(files))])
+    return RunResult(
+        [known[i] if i in known else next(ported) for i in range(len(files))],
+        [s._replace(path=display_path(Path(s.path))) for s in skipped],
+    )
 
 
 def _port_all(files: list[Path], config: RunConfig, on_progress: Callable[[int], None] | None) -> list[FileResult]:

@@ -17,6 +17,6 @@ def run(model, device="cuda"):
     return model, settings
 
 
-# dispatch tables keyed by device type stay: only the scalar settings above change
+# dispatch tables keyed by device type keep their entries (NPU120 adds an npu one beside cuda)
 BACKEND_DEVICE_COUNT = {"cuda": len, "cpu": len}
 SUPPORTED_DEVICES = ("cuda", "xpu")

@@ -23,4 +23,4 @@ def pick_backend(device_type, backend=None):
     return {"backend": backend, "fsdp": fsdp_backend}
 
 
-DISTRIBUTED_BACKEND_MAP = {"npu": "hccl", "cpu": "gloo", "xpu": "xccl"}
+DISTRIBUTED_BACKEND_MAP = {"cuda": "nccl", "npu": "hccl", "cpu": "gloo", "xpu": "xccl"}

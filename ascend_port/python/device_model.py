@@ -1,0 +1,464 @@
+"""The devices a module serves, read before any rewrite: which code belongs to CUDA alone and may be ported, which
+belongs to another backend or already handles the NPU and must stay as it is, and which CUDA code sits in a
+multi-device dispatch that should gain an NPU branch beside it instead of losing its CUDA one.
+
+Real projects support several devices (DeepSpeed's accelerators, diffusers' device-keyed tables, Triton's target
+names); a port that renames every ``cuda`` turns their CUDA path into a half-NPU one and edits other vendors' code.
+The model is read from Python's ``ast`` of the whole module (and, for a module of a per-backend family such as
+``cuda_accelerator.py`` beside ``npu_accelerator.py``, from its siblings' names):
+
+- a **dispatch** is an if/elif chain, a conditional expression, a ``match`` or a dict literal whose tests or keys
+  name CUDA and at least one other accelerator (CPU alone is a fallback, not a second device);
+- in a dispatch that already names the NPU, everything is **kept**; in one that does not, the other devices'
+  branches and the fallback are kept, and the CUDA branches are **forks**: the port adds an NPU branch (or table
+  entry) beside them (rules/multidevice.py) and leaves the CUDA one as it was;
+- functions and classes named for another vendor (``_hpu_init``, ``class MPSBackend``) are kept;
+- a module of another vendor, or the CUDA module of a family that has an NPU member, is kept whole.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+# Device and process-group names, as tests and keys spell them, by the device they mean.
+_DEVICE_WORDS = {
+    "cuda": "cuda",
+    "nccl": "cuda",
+    "nvidia": "cuda",
+    "npu": "npu",
+    "hccl": "npu",
+    "ascend": "npu",
+    "cpu": "cpu",
+    "gloo": "cpu",
+    "mps": "mps",
+    "xpu": "xpu",
+    "ccl": "xpu",
+    "ipex": "xpu",
+    "hpu": "hpu",
+    "habana": "hpu",
+    "mlu": "mlu",
+    "cncl": "mlu",
+    "musa": "musa",
+    "mccl": "musa",
+    "sdaa": "sdaa",
+    "tccl": "sdaa",
+    "xla": "xla",
+    "tpu": "xla",
+    "ipu": "ipu",
+    "gcu": "gcu",
+    "dcu": "dcu",
+    "rocm": "rocm",
+    "hip": "rocm",
+    "mtia": "mtia",
+    "neuron": "neuron",
+    "maia": "maia",
+}
+OTHER_VENDORS = frozenset(set(_DEVICE_WORDS.values()) - {"cuda", "npu", "cpu"})
+ACCELERATORS = OTHER_VENDORS | {"cuda", "npu"}
+_TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")  # MPSBackend -> MPS, Backend; torchNpu -> torch, Npu
+
+
+def words(name: str) -> set[str]:
+    """The device words of an identifier: ``is_torch_npu_available`` -> {npu}, ``HPU_Accelerator`` -> {hpu},
+    ``MPSBackend`` -> {mps}."""
+    found = set()
+    for part in re.split(r"[_\W\d]+", name):
+        for token in [part, *_TOKEN.findall(part)]:
+            device = _DEVICE_WORDS.get(token.lower())
+            if device:
+                found.add(device)
+    return found
+
+
+def _string_device(value: str) -> str | None:
+    head = value.strip().lower().split(":", 1)[0]
+    return _DEVICE_WORDS.get(head) if head in ("cuda", "npu", "cpu", *OTHER_VENDORS, "nccl", "hccl", "gloo") else None
+
+
+def devices_in(node: ast.AST) -> set[str]:
+    """The devices an expression names: strings (``"cuda:0"``, ``"hccl"``), dotted names (``torch.backends.mps``,
+    ``torch_npu``), identifiers (``is_npu_available``, ``IS_HPU``) and attributes (``x.is_cuda``)."""
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            device = _string_device(sub.value)
+            if device:
+                found.add(device)
+        elif isinstance(sub, ast.Name):
+            found |= words(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            found |= words(sub.attr)
+    return found
+
+
+@dataclass(frozen=True)
+class Span:
+    first: int
+    last: int
+
+
+@dataclass
+class DeviceModel:
+    """What the port may touch in one module (1-based lines)."""
+
+    kept_module: str | None = None  # why the whole module stays as it is, else None
+    kept: list[Span] = field(default_factory=list)  # code of other devices, or of dispatches that handle the NPU
+    forks: list[Span] = field(default_factory=list)  # CUDA branches that gain an NPU branch beside them
+    todo: dict[int, str] = field(default_factory=dict)  # first line of a dispatch left without an NPU branch -> why
+    _starts: list[int] = field(default_factory=list, repr=False)
+
+    def finish(self) -> DeviceModel:
+        self.kept.sort(key=lambda s: (s.first, -s.last))
+        merged: list[Span] = []
+        for span in self.kept:
+            if merged and span.first <= merged[-1].last:
+                if span.last > merged[-1].last:
+                    merged[-1] = Span(merged[-1].first, span.last)
+                continue
+            merged.append(span)
+        self.kept = merged
+        self._starts = [s.first for s in merged]
+        return self
+
+    def keeps(self, line: int) -> bool:
+        """Must the code on ``line`` stay as it is?"""
+        if self.kept_module is not None:
+            return True
+        i = bisect.bisect_right(self._starts, line) - 1
+        return i >= 0 and self.kept[i].last >= line
+
+    def fork_at(self, line: int) -> Span | None:
+        return next((span for span in self.forks if span.first == line), None)
+
+
+def _span(node: ast.AST) -> Span:
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])  # type: ignore[attr-defined]
+    return Span(first, node.end_lineno or node.lineno)  # type: ignore[attr-defined]
+
+
+def _chain(node: ast.If) -> tuple[list[ast.If], list[ast.stmt]]:
+    """The branches of an if/elif chain and its final else block."""
+    branches = [node]
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) and _is_elif(node.orelse[0], node):
+        node = node.orelse[0]
+        branches.append(node)
+    return branches, node.orelse
+
+
+def _is_elif(inner: ast.If, outer: ast.If) -> bool:
+    # `else:` + a nested `if` is indented deeper; an `elif` starts at the outer `if`'s column.
+    return inner.col_offset == outer.col_offset
+
+
+def _block_span(block: list[ast.stmt], header_line: int | None = None) -> Span:
+    first = header_line if header_line is not None else _span(block[0]).first
+    return Span(first, max(_span(s).last for s in block))
+
+
+def _names_cuda(test: ast.AST) -> bool:
+    """Does a test ask whether something *is* CUDA (a device or backend name compared, ``x.is_cuda``)?"""
+    for sub in ast.walk(test):
+        if isinstance(sub, ast.Compare) and "cuda" in devices_in(sub) and not isinstance(sub.left, ast.Call):
+            return True
+        if isinstance(sub, ast.Compare) and any(isinstance(c, ast.Constant) for c in sub.comparators):
+            if "cuda" in set().union(*(devices_in(c) for c in sub.comparators)):
+                return True
+        if isinstance(sub, ast.Attribute) and sub.attr == "is_cuda":
+            return True
+    return False
+
+
+_QUESTION = re.compile(r"^_*(?:is|has|check|require|requires|supports?|can|get\w*capabilit)(?:_|$)", re.IGNORECASE)
+
+
+def _asks_about_cuda(name: str) -> bool:
+    """``is_cuda_available``, ``_check_device_cuda``, ``get_torch_cuda_device_capability``: a question whose answer
+    is about CUDA (not ``_create_cuda_graph``, which is work a port may move)."""
+    return "cuda" in words(name) and bool(_QUESTION.match(name))
+
+
+def _is_question(node: ast.AST | None) -> bool:
+    """``torch.cuda.is_available()``, ``x == "cuda"``, ``get_device_capability() >= (8, 0)``: a yes/no answer."""
+    if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return bool(_QUESTION.match(name))
+    return False
+
+
+def _device_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and _string_device(node.value) == "cuda"
+
+
+class _Reader(ast.NodeVisitor):
+    def __init__(self, model: DeviceModel, npu_aware: bool = False) -> None:
+        self.model = model
+        self.npu_aware = npu_aware
+        self.elifs: set[int] = set()
+        self.depth = 0  # of functions: 0 at module and class level
+
+    def keep(self, node: ast.AST) -> None:
+        self.model.kept.append(_span(node))
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        if words(node.name) & OTHER_VENDORS:
+            self.keep(node)
+            return
+        if self.npu_aware and isinstance(node, ast.ClassDef) and "cuda" in words(node.name):
+            self.keep(node)  # `class CUDAOpBuilder` in a project that has its NPU counterpart
+            return
+        if not isinstance(node, ast.ClassDef) and (
+            {"cuda", "npu"} <= devices_in(node) or (self.npu_aware and _asks_about_cuda(node.name))
+        ):
+            # A function that already picks between CUDA and the NPU (DeepSpeed's accelerator detection: a run of
+            # `if name is None: try: import torch_npu; name = "npu"` blocks) is multi-device code that works; in a
+            # project that supports the NPU, a function named for CUDA (`is_cuda_available`) is CUDA's.
+            self.keep(node)
+            return
+        function = not isinstance(node, ast.ClassDef)
+        self.depth += function
+        self.generic_visit(node)
+        self.depth -= function
+
+    def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
+        # `NCCL_BACKEND = "nccl"`, `cuda_available = torch.cuda.is_available()`: in a project that supports the
+        # NPU, a setting that names CUDA is CUDA's.
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        named_for_cuda = any("cuda" in devices_in(t) for t in targets) and _is_question(node.value)
+        if self.npu_aware and node.value is not None and (_device_constant(node.value) or named_for_cuda):
+            self.keep(node)
+            return
+        self.generic_visit(node)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg == "device_types" and "cuda" in devices_in(node.value):
+            self.keep(node.value)  # `custom_op(..., device_types="cuda")`: a kernel registered for CUDA is CUDA code
+            return
+        self.generic_visit(node)
+
+    visit_AnnAssign = visit_Assign  # type: ignore[assignment]
+
+    def visit_List(self, node: ast.List | ast.Tuple | ast.Set) -> None:
+        named = {_string_device(e.value) for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        if "cuda" in named and named & (ACCELERATORS - {"cuda"}):  # ("cuda", "xpu"): the devices a feature has
+            self.keep(node)
+            return
+        self.generic_visit(node)
+
+    visit_Tuple = visit_List  # type: ignore[assignment]
+    visit_Set = visit_List  # type: ignore[assignment]
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_ClassDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_If(self, node: ast.If) -> None:
+        if id(node) not in self.elifs:
+            branches, final = _chain(node)
+            self.elifs.update(id(b) for b in branches[1:])
+            self._dispatch(node, branches, final)
+        self.generic_visit(node)
+
+    def _dispatch(self, node: ast.If, branches: list[ast.If], final: list[ast.stmt]) -> None:
+        tests = [devices_in(b.test) for b in branches]
+        named = set().union(*tests)
+        if self.npu_aware and "npu" not in named and "cuda" in named:
+            self.keep(node)  # a project that supports the NPU asks "is this CUDA?" on purpose
+            return
+        if final and len(branches) == 1 and named & OTHER_VENDORS:
+            named |= devices_in(ast.Module(body=final, type_ignores=[])) & {"cuda"}  # `if hpu: ... else: <cuda>`
+        if "cuda" not in named or not named & (ACCELERATORS - {"cuda"}):
+            for branch, devices in zip(branches, tests):  # a test of another vendor alone: its branch is theirs
+                if devices and devices <= OTHER_VENDORS:
+                    self.keep(branch)
+            return
+        if "npu" in named:
+            self.keep(node)
+            return
+        for i, (branch, devices) in enumerate(zip(branches, tests)):
+            end = _span(branch.orelse[0]).first - 1 if i + 1 < len(branches) else _block_span(branch.body).last
+            span = Span(branch.lineno, end)
+            if "cuda" in devices and not devices & OTHER_VENDORS:
+                self.model.forks.append(span)
+            else:
+                self.model.kept.append(span)
+        if final:
+            self.model.kept.append(_block_span(final, _span(final[0]).first - 1))
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        if self.npu_aware and "cuda" in devices_in(node.test) and "npu" not in devices_in(node.test):
+            self.keep(node)  # `assert get_accelerator().device_name() == "cuda", "GDS needs CUDA"`
+            return
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        named = devices_in(node)
+        if "cuda" in named and named & OTHER_VENDORS and "npu" not in named:
+            self.keep(node)  # `torch.cuda.device_count() > 1 or torch.xpu.device_count() > 1`: several devices
+            return
+        self.generic_visit(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        named = devices_in(node)
+        if self.npu_aware and "npu" not in named and _names_cuda(node.test):
+            self.keep(node)
+            return
+        if "cuda" in named and named & (ACCELERATORS - {"cuda"}):
+            self.keep(node)
+            if "npu" not in named:
+                self.model.todo.setdefault(node.lineno, "a conditional expression over devices")
+            return
+        self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        keys = {_string_device(k.value) for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+        keys.discard(None)
+        if "cuda" in keys and len(keys) >= 2:
+            if "npu" in keys or self.npu_aware:
+                self.keep(node)
+            else:
+                self.model.forks.append(_span(node))
+            return
+        self.generic_visit(node)
+
+    def visit_Match(self, node: ast.Match) -> None:
+        named = set().union(*(devices_in(case.pattern) for case in node.cases))
+        if "cuda" in named and named & (ACCELERATORS - {"cuda"}):
+            self.keep(node)
+            if "npu" not in named:
+                self.model.todo.setdefault(node.lineno, "a match over devices")
+            return
+        self.generic_visit(node)
+
+
+def is_dispatch(node: ast.If) -> bool:
+    """Is ``node`` the head of an if/elif chain over CUDA and another accelerator, without an NPU branch?"""
+    branches, _ = _chain(node)
+    named = set().union(*(devices_in(b.test) for b in branches))
+    return "cuda" in named and "npu" not in named and bool(named & OTHER_VENDORS)
+
+
+def read(module: ast.Module, family: str | None = None, npu_aware: bool = False) -> DeviceModel:
+    """The device model of ``module``; ``family``: what :func:`module_family` said of its file; ``npu_aware``: the
+    project supports the NPU already (:func:`supports_npu`)."""
+    model = DeviceModel(kept_module=family_reason(family))
+    if model.kept_module is None:
+        _Reader(model, npu_aware).visit(module)
+    return model.finish()
+
+
+# --- families of per-backend modules --------------------------------------------------------------------------------
+
+FAMILY_OPTION = "device-family"  # the port option that carries module_family()'s answer for the file
+
+
+def module_family(path: str) -> str:
+    """What a file's place says of the devices it serves: ``"<device> <member,member,...>"`` when it is one member
+    of a per-backend family (``cuda_accelerator.py`` beside ``npu_accelerator.py``; ``comm/nccl.py`` beside
+    ``comm/hccl.py``), ``"<device> folder"`` in a folder named for another vendor (``.../hpu/...``), else ``""``."""
+    folder, name = os.path.split(os.path.abspath(path))
+    stem = name.rsplit(".", 1)[0]
+    for part in reversed(folder.split(os.sep)[-4:]):
+        device = _DEVICE_WORDS.get(part.lower())
+        if device is not None and device != "cuda" and part.lower() == device:  # `hpu/`, `npu/`, `cpu/`
+            return f"{device} folder"
+    pattern = _family_pattern(stem)
+    if pattern is None:
+        return ""
+    device, regex = pattern
+    members = set(_siblings(folder, regex)) - {None}
+    if "cuda" in members and members & (ACCELERATORS - {"cuda"}):
+        return f"{device} {','.join(sorted(members))}"  # type: ignore[arg-type]
+    return f"{device} named" if device in OTHER_VENDORS else ""
+
+
+def _family_pattern(stem: str) -> tuple[str, str] | None:
+    """(device, a regex of the family's stems) when ``stem`` has one device word as a whole ``_``-part."""
+    parts = stem.split("_")
+    hits = [i for i, p in enumerate(parts) if p.lower() in _DEVICE_WORDS]
+    if len(hits) != 1:
+        return None
+    i = hits[0]
+    device = _DEVICE_WORDS[parts[i].lower()]
+    before, after = "_".join(parts[:i]), "_".join(parts[i + 1 :])
+    regex = "^" + (re.escape(before) + "_" if before else "") + "([a-z]+)" + ("_" + re.escape(after) if after else "")
+    return device, regex + r"\.py$"
+
+
+@lru_cache(maxsize=4096)
+def _listing(folder: str) -> tuple[str, ...]:
+    try:
+        return tuple(os.listdir(folder))
+    except OSError:
+        return ()
+
+
+def _siblings(folder: str, regex: str) -> Iterable[str | None]:
+    compiled = re.compile(regex, re.IGNORECASE)
+    for name in _listing(folder):
+        match = compiled.match(name)
+        if match:
+            yield _DEVICE_WORDS.get(match.group(1).lower())
+
+
+def family_reason(family: str | None) -> str | None:
+    """Why a module of this family stays whole, or None when it may be ported."""
+    if not family:
+        return None
+    device, _, members = family.partition(" ")
+    if members == "folder":
+        return f"it is in a folder of {device} code"
+    if members == "named":
+        return f"it is named for {device}"
+    if device == "npu":
+        return f"it is the NPU member of a per-device family ({members}): already NPU code"
+    if device == "cuda" and "npu" in members.split(","):
+        return f"it is the CUDA member of a per-device family that has an NPU member ({members})"
+    if device == "cuda":
+        return f"it is the CUDA member of a per-device family ({members}): add an NPU member beside it"
+    return f"it is the {device} member of a per-device family ({members})"
+
+
+def cuda_member_without_npu(family: str | None) -> str | None:
+    """The family's members when the module is its CUDA member and the family has no NPU member, else None."""
+    if not family:
+        return None
+    device, _, members = family.partition(" ")
+    if device != "cuda" or members in ("", "folder", "named") or "npu" in members.split(","):
+        return None
+    return members
+
+
+# --- projects that already run on the NPU ------------------------------------------------------------------------
+
+NPU_AWARE_OPTION = "npu-aware"  # set ("1") for every file of a project that already supports the NPU
+# What the port itself never writes: an NPU availability helper, a guarded `import torch_npu`, NPU modules.
+_NPU_SUPPORT = re.compile(
+    rb"is_(?:torch_)?npu_available|def \w*npu\w*\(|(?:try|if [^\n]*):[ \t]*\r?\n[ \t]+import torch_npu\b"
+)
+
+
+def supports_npu(files: Iterable[str]) -> bool:
+    """Does a project (its Python files) already support the NPU on its own? Then its CUDA branches are CUDA's on
+    purpose: the port keeps every branch, table and setting that names CUDA and ports only unconditional CUDA code."""
+    for path in files:
+        folder, name = os.path.split(path)
+        stem = name.rsplit(".", 1)[0]
+        if _DEVICE_WORDS.get(os.path.basename(folder).lower()) == "npu" or "npu" in {
+            _DEVICE_WORDS.get(part.lower()) for part in stem.split("_")
+        }:
+            return True
+        try:
+            with open(path, "rb") as handle:
+                if _NPU_SUPPORT.search(handle.read()):
+                    return True
+        except OSError:
+            continue
+    return False

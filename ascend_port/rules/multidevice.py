@@ -1,0 +1,217 @@
+"""NPU120, NPU121: code that serves several devices gains an NPU path beside its CUDA one instead of losing it.
+
+python/device_model.py reads each module's devices before any rewrite; every other rule leaves the code it keeps
+alone (another vendor's, or a dispatch that already handles the NPU). This module acts on the rest of a multi-device
+dispatch: where the CUDA branch of an if/elif chain, or the ``"cuda"`` entry of a device-keyed table, can be ported
+by the other rules, the ported copy is added beside the untouched original (NPU120); where it cannot (a conditional
+expression, a ``match``, a test the rules cannot turn into an NPU test, the CUDA member of a per-device family
+without an NPU member), a TODO says so (NPU121).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.findings import Finding
+from ascend_port.python import device_model
+from ascend_port.python.calls import code_of
+from ascend_port.python.names import ImportIndex
+from ascend_port.python.scopes import Trigger, statement
+from ascend_port.python.transformer import PortTransformer
+
+NPU_BESIDE_CUDA = rule(
+    "NPU120",
+    "npu-beside-cuda",
+    Confidence.MEDIUM,
+    "A multi-device if/elif chain or device-keyed table without an NPU path gains one beside its CUDA path.",
+    """
+    Code that already serves several devices (CUDA and MPS, XPU, HPU, ...) keeps them all: the CUDA branch of an
+    if/elif chain whose tests name CUDA and another accelerator stays as it is, and its port (by the other rules:
+    the test and the body) is added as an `elif` right after it; a dict keyed by device names with a `"cuda"` key and
+    no `"npu"` key gains an `"npu"` entry right after the CUDA one, its value ported. Other devices' branches and
+    entries, and the fallback `else`, are never edited. Medium: the NPU branch is the CUDA one ported, so it is as
+    right as those rewrites.
+
+    Before:
+        import torch
+
+        if torch.cuda.is_available():
+            device = torch.device("cuda")
+        elif torch.backends.mps.is_available():
+            device = torch.device("mps")
+        else:
+            device = torch.device("cpu")
+        EMPTY_CACHE = {"cuda": torch.cuda.empty_cache, "mps": torch.mps.empty_cache, "cpu": None}
+    After:
+        import torch
+
+        if torch.cuda.is_available():
+            device = torch.device("cuda")
+        elif torch.npu.is_available():
+            device = torch.device("npu")
+        elif torch.backends.mps.is_available():
+            device = torch.device("mps")
+        else:
+            device = torch.device("cpu")
+        EMPTY_CACHE = {"cuda": torch.cuda.empty_cache, "npu": torch.npu.empty_cache, "mps": torch.mps.empty_cache, "cpu": None}
+    """,
+)
+MULTI_DEVICE_BY_HAND = rule(
+    "NPU121",
+    "multi-device-by-hand",
+    Confidence.LOW,
+    "Multi-device code the port cannot give an NPU path (left unchanged): add one by hand.",
+    """
+    Where code serves CUDA and other devices but not the NPU, and no NPU path can be added mechanically, the code is
+    left as it is (porting its CUDA part in place would break CUDA and leave a half-NPU path) with this TODO: a
+    conditional expression or `match` over devices, a CUDA branch whose test the rules cannot turn into an NPU test
+    (`if device.type == "cuda"` with the device built elsewhere), and the CUDA member of a family of per-device modules
+    (`cuda_accelerator.py` beside `hpu_accelerator.py`, ...) without an NPU member, which is reported, not edited.
+
+    Before:
+        dtype = torch.float16 if device == "cuda" else torch.float32 if device == "mps" else torch.bfloat16
+    After:
+        # TODO(ascend-port): NPU121 [low] a choice between CUDA and other devices, without the NPU: add an NPU case
+        dtype = torch.float16 if device == "cuda" else torch.float32 if device == "mps" else torch.bfloat16
+    """,
+)
+
+
+def _fork_scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The whole if/elif chain when a CUDA match is in a multi-device chain (its NPU branch is built from all of it),
+    else the statement."""
+    for node in path:
+        if isinstance(node, ast.If) and device_model.is_dispatch(node):
+            return node
+    return statement(path, imports)
+
+
+def _branches(node: cst.If) -> tuple[list[cst.If], cst.Else | None]:
+    branches = [node]
+    while isinstance(node.orelse, cst.If):
+        node = node.orelse
+        branches.append(node)
+    return branches, node.orelse
+
+
+class MultiDeviceTransformer(PortTransformer):
+    TRIGGERS = (Trigger(r"\bcuda\b|\bnccl\b", _fork_scope),)
+    RULES = (NPU_BESIDE_CUDA, MULTI_DEVICE_BY_HAND)
+    SEES_KEPT_CODE = True
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._elifs: set[int] = set()
+        self._findings_at: dict[int, int] = {}
+        self._by_hand_lines: set[int] = set()  # (a nested conditional expression is one choice)
+
+    def visit_If(self, node: cst.If) -> None:
+        if id(node) not in self._elifs:
+            self._findings_at[id(node)] = len(self.ctx.findings)
+        if isinstance(node.orelse, cst.If):
+            self._elifs.add(id(node.orelse))
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement:
+        model = self.ctx.devices()
+        if model is None or id(original) in self._elifs:
+            return updated
+        old, _ = _branches(original)
+        new, final = _branches(updated)
+        lines = [self.ctx.line_of(branch) for branch in old]
+        if not any(model.fork_at(line) and not model.keeps(line) for line in lines):
+            return updated
+        chain: list[cst.If] = []
+        for before, after, line in zip(old, new, lines):
+            span = model.fork_at(line)
+            if span is None or model.keeps(line):
+                chain.append(after)
+            elif code_of(before.test) == code_of(after.test) or code_of(before.body) == code_of(after.body):
+                chain.append(before)  # no NPU test to derive (or nothing to port): the CUDA branch as it was
+                self._unport(original, span)
+                self.todo(
+                    MULTI_DEVICE_BY_HAND,
+                    original,
+                    "a CUDA branch of a multi-device chain whose test has no NPU form: add an NPU branch beside it",
+                )
+            else:
+                chain.append(before)
+                if self.fix(NPU_BESIDE_CUDA, before, True, "an NPU branch added beside the CUDA one"):
+                    chain.append(after.with_changes(leading_lines=[]))
+        node: cst.If | cst.Else | None = final
+        for branch in reversed(chain[1:]):
+            node = branch.with_changes(orelse=node)
+        return chain[0].with_changes(orelse=node)
+
+    def _unport(self, top: cst.If, span: device_model.Span) -> None:
+        """Drop the findings of rewrites made inside a CUDA branch that stays as it was."""
+        start = self._findings_at.get(id(top), len(self.ctx.findings))
+        kept = [f for f in self.ctx.findings[start:] if not span.first <= f.line <= span.last]
+        del self.ctx.findings[start:]
+        self.ctx.findings.extend(kept)
+        # `import torch_npu` only if a rewrite is left that needs it (the findings of the file so far)
+        self.ctx.uses_npu = any(f.kind == "rewrite" for f in self.ctx.findings)
+
+    def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.BaseExpression:
+        model = self.ctx.devices()
+        if model is None or model.fork_at(self.ctx.line_of(original)) is None or self.ctx.keeps(original):
+            return original if model is not None and self.ctx.keeps(original) else updated
+        keys = [_key(e) for e in original.elements]
+        if keys.count("cuda") != 1 or "npu" in keys or len(updated.elements) != len(original.elements):
+            return updated
+        i = keys.index("cuda")
+        cuda = original.elements[i]
+        ported = updated.elements[i]
+        assert isinstance(cuda, cst.DictElement) and isinstance(ported, cst.DictElement)
+        quote = cuda.key.value[0] if isinstance(cuda.key, cst.SimpleString) else '"'
+        entry = ported.with_changes(key=cst.SimpleString(f"{quote}npu{quote}"))
+        if isinstance(cuda.comma, cst.Comma):
+            entry = entry.with_changes(comma=cuda.comma)
+        else:  # the last entry: it gets a comma, the new one none
+            cuda = cuda.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            entry = entry.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        elements = [*original.elements[:i], cuda, entry, *original.elements[i + 1 :]]
+        return (
+            self.fix(NPU_BESIDE_CUDA, original, original.with_changes(elements=elements), "an npu entry added")
+            or original
+        )
+
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
+        self._by_hand(original, "a choice")
+        return updated
+
+    def leave_Match(self, original: cst.Match, updated: cst.Match) -> cst.BaseStatement:
+        self._by_hand(original, "a match")
+        return updated
+
+    def _by_hand(self, node: cst.CSTNode, what: str) -> None:
+        model, line = self.ctx.devices(), self.ctx.line_of(node)
+        if model is not None and line in model.todo and line not in self._by_hand_lines:
+            self._by_hand_lines.add(line)
+            self.todo(
+                MULTI_DEVICE_BY_HAND,
+                node,
+                f"{what} between CUDA and other devices, without the NPU: add an NPU case",
+            )
+
+
+def _key(element: cst.BaseDictElement) -> str | None:
+    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+        value = element.key.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def kept_module_findings(family: str) -> list[Finding]:
+    """The finding for a module the port leaves whole because of its family, when it is work for a human."""
+    members = device_model.cuda_member_without_npu(family)
+    if members is None:
+        return []
+    message = (
+        f"the CUDA member of a per-device family ({members}) without an NPU member is left as it is: add an NPU "
+        "member beside it (its port is the CUDA one with the device rules applied)"
+    )
+    return [Finding(MULTI_DEVICE_BY_HAND, 1, message, applied=False)]

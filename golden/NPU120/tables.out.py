@@ -1,0 +1,13 @@
+import torch
+import torch_npu
+
+BACKEND_EMPTY_CACHE = {
+    "cuda": torch.cuda.empty_cache,
+    "npu": torch.npu.empty_cache,
+    "xpu": torch.xpu.empty_cache,
+    "cpu": None,
+    "mps": torch.mps.empty_cache,
+    "default": None,
+}
+BACKEND_DEVICE_COUNT = {"mps": lambda: 1, "cpu": lambda: 0, "cuda": torch.cuda.device_count, "npu": torch.npu.device_count}
+BACKEND_SUPPORTS_TRAINING = {"cuda": True, "npu": True, "xpu": True, "cpu": True, "mps": False, "default": True}

@@ -1,0 +1,200 @@
+"""The device model (python/device_model.py): which code serves which device, read before any rewrite, and how a
+run treats per-device module families (DeepSpeed's accelerators, comm backends, op-builder folders)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ascend_port.python import device_model
+from ascend_port.run.engine import RunConfig, run
+
+CUDA_MEMBER = """\
+import torch
+
+
+class CUDA_Accelerator:
+    def device_name(self):
+        return "cuda"
+
+    def synchronize(self):
+        return torch.cuda.synchronize()
+
+    def communication_backend_name(self):
+        return "nccl"
+"""
+OTHER_MEMBER = """\
+import torch
+
+
+class HPU_Accelerator:
+    def visible_devices_envs(self):
+        return ["CUDA_VISIBLE_DEVICES"]  # a vendor that reuses CUDA's names: theirs, not ours
+
+    def synchronize(self):
+        return torch.cuda.synchronize()
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "devices"),
+    [
+        ("is_torch_npu_available", {"npu"}),
+        ("HPU_Accelerator", {"hpu"}),
+        ("MPSBackend", {"mps"}),
+        ("use_cuda_graphs", {"cuda"}),
+        ("capture", set()),
+        ("cudnn_benchmark", set()),  # a word that starts with a device name is not one
+    ],
+)
+def test_device_words_of_identifiers(name: str, devices: set[str]) -> None:
+    assert device_model.words(name) == devices
+
+
+def test_dispatch_spans() -> None:
+    source = textwrap.dedent(
+        """\
+        if torch.cuda.is_available():          # 1: a CUDA branch of a chain without npu: forked
+            d = "cuda"
+        elif torch.backends.mps.is_available():  # 3: another vendor's branch: kept
+            d = "mps"
+        else:                                  # 5: the fallback: kept
+            d = "cpu"
+        if torch.cuda.is_available():          # 7: cuda or cpu only: ported as before
+            e = "cuda"
+        else:
+            e = "cpu"
+        if x.is_npu:                           # 11: the NPU is handled: all kept
+            f = "npu"
+        elif x.is_cuda:
+            f = "cuda"
+        """
+    )
+    model = device_model.read(ast.parse(source))
+    assert model.fork_at(1) is not None and not model.keeps(2)
+    assert all(model.keeps(line) for line in (3, 4, 6))
+    assert not any(model.keeps(line) for line in (7, 8, 10)) and model.fork_at(7) is None
+    assert all(model.keeps(line) for line in range(11, 15))
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+
+
+def test_a_family_with_an_npu_member_keeps_every_member(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "accelerator/cuda_accelerator.py": CUDA_MEMBER,
+            "accelerator/hpu_accelerator.py": OTHER_MEMBER,
+            "accelerator/cpu_accelerator.py": OTHER_MEMBER.replace("HPU", "CPU"),
+            "accelerator/npu_accelerator.py": "import torch\n\nx = torch.cuda.is_available()  # (left as it is)\n",
+            "comm/nccl.py": "import torch.distributed as dist\n\ndist.init_process_group('nccl')\n",
+            "comm/hccl.py": "import torch.distributed as dist\n\ndist.init_process_group('hccl')\n",
+            "op_builder/hpu/builder.py": "import torch\n\nok = torch.cuda.is_available()\n",
+            "train.py": "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\n",
+        },
+    )
+    result = run([tmp_path], RunConfig(cache=False))
+    changed = sorted(Path(f.path).relative_to(tmp_path).as_posix() for f in result.changed)
+    assert changed == ["train.py"]  # CUDA-only code elsewhere is still ported
+    assert not [f for file in result.files for f in file.findings if "accelerator" in file.path]
+
+
+def test_a_family_without_an_npu_member_is_reported_not_edited(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {"accelerator/cuda_accelerator.py": CUDA_MEMBER, "accelerator/hpu_accelerator.py": OTHER_MEMBER},
+    )
+    result = run([tmp_path], RunConfig(cache=False))
+    assert not result.changed
+    cuda = next(f for f in result.files if f.path.endswith("cuda_accelerator.py"))
+    [finding] = cuda.findings
+    assert finding.rule.id == "NPU121" and not finding.applied and "cuda,hpu" in finding.message
+
+
+def test_a_lone_cuda_and_cpu_pair_is_not_a_family(tmp_path: Path) -> None:
+    """test_cuda.py beside test_cpu.py: CUDA and the CPU fallback are not several devices; the CUDA file is ported."""
+    _tree(
+        tmp_path, {"tests/test_cuda.py": "import torch\n\nx = torch.ones(1).cuda()\n", "tests/test_cpu.py": "x = 1\n"}
+    )
+    result = run([tmp_path], RunConfig(cache=False))
+    assert [Path(f.path).name for f in result.changed] == ["test_cuda.py"]
+
+
+def test_the_family_is_part_of_the_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same bytes are ported as a lone module and kept as the CUDA member of a family with an NPU member."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _tree(tmp_path, {"alone/cuda_accelerator.py": CUDA_MEMBER, "family/cuda_accelerator.py": CUDA_MEMBER})
+    assert len(run([tmp_path / "alone"], RunConfig()).changed) == 1
+    _tree(tmp_path, {"family/npu_accelerator.py": "x = 1\n", "family/xpu_accelerator.py": "x = 1\n"})
+    assert not run([tmp_path / "family"], RunConfig()).changed
+
+
+@pytest.mark.parametrize(
+    ("files", "supports"),
+    [
+        ({"accelerator/npu_accelerator.py": "x = 1\n"}, True),
+        ({"ops/npu/kernels.py": "x = 1\n"}, True),
+        ({"utils.py": "from transformers.utils import is_torch_npu_available\n"}, True),
+        ({"utils.py": "try:\n    import torch_npu\nexcept ImportError:\n    pass\n"}, True),
+        ({"utils.py": "if npu_wanted():\n    import torch_npu\n"}, True),
+        # what the port itself writes is no sign: a ported CUDA project stays a CUDA project on a second run
+        ({"train.py": "import torch\nimport torch_npu\n\nx = torch.ones(1).npu()\n"}, False),
+        ({"train.py": "import torch\n\nx = torch.ones(1).cuda()\n"}, False),
+    ],
+)
+def test_projects_that_support_the_npu(tmp_path: Path, files: dict[str, str], supports: bool) -> None:
+    _tree(tmp_path, files)
+    assert device_model.supports_npu(str(p) for p in tmp_path.rglob("*.py")) is supports
+
+
+NPU_AWARE_MODULE = """\
+import torch
+
+NCCL_BACKEND = "nccl"
+
+
+def is_cuda_available():
+    return torch.cuda.is_available()
+
+
+class CUDAOpBuilder:
+    def is_compatible(self):
+        return torch.cuda.is_available()
+
+
+def report(accelerator):
+    assert accelerator.device_name() == "cuda", "GDS needs CUDA"
+    if accelerator.communication_backend_name() == "nccl":
+        print("see the NCCL documentation")
+    cuda_available = torch.cuda.is_available()
+    return cuda_available
+
+
+def warm_up():
+    stream = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    return stream
+"""
+
+
+def test_a_project_that_supports_the_npu_keeps_what_it_does_for_cuda(tmp_path: Path) -> None:
+    """Its CUDA questions, settings and CUDA-named classes are CUDA's on purpose; unconditional CUDA work is still
+    ported (the same module in a CUDA-only project is ported throughout)."""
+    _tree(tmp_path / "aware", {"lib/core.py": NPU_AWARE_MODULE, "lib/npu_support.py": "x = 1\n"})
+    _tree(tmp_path / "cuda_only", {"lib/core.py": NPU_AWARE_MODULE})
+    aware = run([tmp_path / "aware"], RunConfig(cache=False))
+    [core] = aware.changed
+    new = core.new_bytes.decode()
+    unchanged = NPU_AWARE_MODULE.split("def warm_up")[0]
+    assert new.replace("import torch_npu\n", "").startswith(unchanged), new
+    assert "stream = torch.npu.Stream()" in new and "torch.npu.synchronize()" in new
+    [plain] = run([tmp_path / "cuda_only"], RunConfig(cache=False)).changed
+    assert 'NCCL_BACKEND = "hccl"' in plain.new_bytes.decode()
