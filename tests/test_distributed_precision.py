@@ -33,12 +33,13 @@ def test_bf16_check_is_one_clean_rewrite_without_the_capability_todo() -> None:
 
 def test_without_the_bf16_rule_the_capability_todo_comes_back() -> None:
     outcome = port_source(BF16_CHECK, Selection(ignore=("NPU304",)))
-    assert "torch.npu.get_device_capability()[0] >= 8" in outcome.new_text
+    # a capability check is a guard: never renamed to torch.npu (whose probe returns None), only flagged
+    assert "torch.cuda.get_device_capability()[0] >= 8" in outcome.new_text
     assert "NPU108 [low]" in outcome.new_text
-    assert rule_ids(outcome.findings) == ["NPU100", "NPU106", "NPU108"]
-    # NPU304 is medium: at --min-confidence high only the rename is left (NPU108 is low, so it is off too).
+    assert rule_ids(outcome.findings) == ["NPU108"]
+    # NPU304 is medium and NPU108 low: at --min-confidence high nothing is left to do.
     high = port_source(BF16_CHECK, Selection(min_confidence=Confidence.HIGH))
-    assert rule_ids(high.findings) == ["NPU100", "NPU106"]
+    assert high.new_text is None and rule_ids(high.findings) == []
 
 
 def test_unpacking_is_kept_when_the_bf16_rule_is_off() -> None:
@@ -51,7 +52,7 @@ def test_unpacking_is_kept_when_the_bf16_rule_is_off() -> None:
     on = port_source(source, Selection())
     assert "major" not in on.new_text and "return torch.npu.is_bf16_supported()" in on.new_text
     off = port_source(source, Selection(ignore=("NPU304",)))
-    assert "major, minor = torch.npu.get_device_capability()" in off.new_text and "return major >= 8" in off.new_text
+    assert "major, minor = torch.cuda.get_device_capability()" in off.new_text and "return major >= 8" in off.new_text
 
 
 def test_backend_rules_follow_the_selection() -> None:

@@ -86,15 +86,21 @@ def devices_in(node: ast.AST) -> set[str]:
     ``torch_npu``), identifiers (``is_npu_available``, ``IS_HPU``) and attributes (``x.is_cuda``)."""
     found: set[str] = set()
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            device = _string_device(sub.value)
-            if device:
-                found.add(device)
-        elif isinstance(sub, ast.Name):
-            found |= words(sub.id)
-        elif isinstance(sub, ast.Attribute):
-            found |= words(sub.attr)
+        found |= _node_devices(sub)
     return found
+
+
+def _node_devices(sub: ast.AST) -> set[str]:
+    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+        device = _string_device(sub.value)
+        return {device} if device else set()
+    if isinstance(sub, ast.Name):
+        return words(sub.id)
+    if isinstance(sub, ast.Attribute):
+        return words(sub.attr)
+    if isinstance(sub, (ast.Import, ast.ImportFrom)):  # `import torch_npu` inside the function
+        return {d for alias in sub.names for d in words(alias.name)}
+    return set()
 
 
 @dataclass(frozen=True)
@@ -183,6 +189,33 @@ def _asks_about_cuda(name: str) -> bool:
     return "cuda" in words(name) and bool(_QUESTION.match(name))
 
 
+_PROBES = {"get_device_capability", "get_device_properties"}
+
+
+def _devices_beside_guards(function: ast.AST) -> set[str]:
+    """The devices a function names outside its capability guards: the port keeps a guard on torch.cuda beside
+    the code it moves to the NPU (rules/device.py), and such a port is not a function that handles both devices."""
+    guards: set[int] = set()
+    for sub in ast.walk(function):
+        expression = (
+            sub.test
+            if isinstance(sub, (ast.If, ast.While, ast.Assert, ast.IfExp))
+            else sub.value
+            if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.Return)) and sub.value is not None
+            else None
+        )
+        if expression is not None and any(
+            isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _PROBES
+            for c in ast.walk(expression)
+        ):
+            guards.update(id(n) for n in ast.walk(expression))
+    found: set[str] = set()
+    for sub in ast.walk(function):
+        if id(sub) not in guards and not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found |= _node_devices(sub)
+    return found
+
+
 def _is_question(node: ast.AST | None) -> bool:
     """``torch.cuda.is_available()``, ``x == "cuda"``, ``get_device_capability() >= (8, 0)``: a yes/no answer."""
     if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
@@ -216,7 +249,7 @@ class _Reader(ast.NodeVisitor):
             self.keep(node)  # `class CUDAOpBuilder` in a project that has its NPU counterpart
             return
         if not isinstance(node, ast.ClassDef) and (
-            {"cuda", "npu"} <= devices_in(node) or (self.npu_aware and _asks_about_cuda(node.name))
+            {"cuda", "npu"} <= _devices_beside_guards(node) or (self.npu_aware and _asks_about_cuda(node.name))
         ):
             # A function that already picks between CUDA and the NPU (DeepSpeed's accelerator detection: a run of
             # `if name is None: try: import torch_npu; name = "npu"` blocks) is multi-device code that works; in a

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.device_facts import (
+    AVAILABILITY,
+    BF16_WORD,
+    CAPABILITY_CALLS,
+    CUDA_FEATURE,
+    DEVICE_OPERAND,
+    PROBE_NAMES,
+    PROBES,
+    PROPERTIES_CALLS,
+    PROPERTY_GAPS,
+    Definitions,
+    ModuleFacts,
+)
 from ascend_port.python.names import build_dotted, dotted
+from ascend_port.python.scopes import FUNCTIONS, Trigger, outermost
 from ascend_port.python.transformer import PortTransformer
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -73,8 +88,10 @@ DEVICE_SETTING = rule(
     "Device strings stored in device settings (variables, defaults, argparse, dict keys) -> `npu`.",
     """
     A device string assigned to a name that says it holds a device (`device`, `self.device`, `DEVICE_TYPE`,
-    `accelerator`), a parameter default of such a parameter, an argparse `default=`/`choices=`, or a dict entry
-    whose key names a device. The name is the evidence, hence medium confidence: review the diff.
+    `accelerator`), a parameter default of such a parameter, the `default=`/`choices=` of an argparse option that
+    names a device (`--device`, `--accelerator`; not `--backend` or `--impl`), or a dict entry whose key names a
+    device. A value computed from Triton's target name (`get_current_target().backend`) stays. The name is the
+    evidence, hence medium confidence: review the diff.
 
     Before:
         parser.add_argument("--device", default="cuda")
@@ -91,7 +108,13 @@ DEVICE_COMPARISON = rule(
     "Comparisons and membership tests against device strings -> `npu`.",
     """
     `x.device.type == "cuda"`, `"cuda" in str(device)`, `device in ("cuda", "cpu")` and
-    `device.startswith("cuda")` compare a device type; on an NPU host the type is `npu`.
+    `device.startswith("cuda")` compare a device type; on an NPU host the type is `npu`. The other side must hold
+    a device: its code says device, dev or accelerator, or reads `.type`. Any other "cuda" is not a device and
+    stays: a library's backend or implementation name (`backend == "cuda"`, `impl == "cuda"`, ONNX Runtime's
+    provider), and Triton's target name (`get_current_target().backend == "cuda"`, and the variables and functions
+    of the module that hold it, even one called `device_platform`). In an `and`/`or` chain, or an early exit
+    (`assert`, `if ...: return/raise`), that guards a CUDA capability check left as it is (NPU108), the device
+    test stays "cuda" too.
 
     Before:
         import torch
@@ -111,7 +134,9 @@ TORCH_CUDA_API = rule(
     """
     The list of names is torch_npu 2.14.0's `torch.npu.__all__` and its public submodules, shipped as package data.
     `import torch.cuda as tc`, `from torch import cuda` and `from torch.cuda import synchronize` are rewritten
-    with their uses.
+    with their uses. A function whose name asks about CUDA (`is_cuda_available`, `has_cuda`,
+    `get_cuda_capability`) keeps answering for CUDA: nothing in it is ported; an op builder's `is_compatible` keeps
+    its `torch.cuda.is_available()`; and capability probes used as guards are NPU108's.
 
     Before:
         import torch
@@ -145,20 +170,28 @@ DEVICE_CAPABILITY = rule(
     "NPU108",
     "device-capability",
     LOW,
-    "`get_device_capability()` returns None on NPU, and device properties lack major/minor: TODO.",
+    "CUDA capability checks (`get_device_capability()`, `get_device_properties().major`) stay CUDA checks: TODO.",
     """
     `torch.npu.get_device_capability()` returns None unless `TORCH_NPU_DEVICE_CAPABILITY` is set, so
     `cap[0] >= 8` raises TypeError; `get_device_properties(d).major/.minor/.multi_processor_count` do not exist.
-    The call is renamed by NPU106 and this rule leaves a TODO: test the feature you need instead
-    (`torch.npu.is_bf16_supported()`). An Ampere test that chooses bf16 is rewritten to that by NPU304 instead.
+    A probe whose result is indexed, unpacked, compared or has those attributes read (directly, or through the
+    variable or `self.` attribute it is stored in, anywhere in the module) is a guard: it is never renamed to
+    torch.npu, nor are its arguments, and this rule leaves a TODO: test the feature you need instead
+    (`torch.npu.is_bf16_supported()`). The CUDA tests that lead to it stay CUDA tests too, so that on an NPU host
+    the CUDA-only code is skipped instead of failing: a `torch.cuda.is_available()` or `x.device.type != "cuda"`
+    in the same `and`/`or` chain, or in an early exit before it in the same block (`if not
+    torch.cuda.is_available(): return ...`, `assert device.type == "cuda"`). A name imported from torch.cuda for
+    such a check keeps its import. An Ampere test that chooses bf16 is rewritten by NPU304, and an SM gate of a
+    CUDA-only feature to `False` by NPU112. Any other use is renamed by NPU106 and keeps this TODO; since a guard
+    stays a torch.cuda call, a later scan of the ported file reports every one again.
 
     Before:
         import torch
-        use_fp8 = torch.cuda.get_device_capability() >= (8, 9)
+        major, minor = torch.cuda.get_device_capability()
     After:
         import torch
-        # TODO(ascend-port): NPU108 [low] get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()
-        use_fp8 = torch.npu.get_device_capability() >= (8, 9)
+        # TODO(ascend-port): NPU108 [low] get_device_capability() returns None on NPU, so the call stays on torch.cuda: ...
+        major, minor = torch.cuda.get_device_capability()
     """,
 )
 MATMUL_TF32 = rule(
@@ -211,6 +244,29 @@ CUDA_ENV_VAR = rule(
     """,
 )
 
+FEATURE_GATE = rule(
+    "NPU112",
+    "cuda-feature-gate",
+    MEDIUM,
+    "An SM gate of a CUDA-only feature (FP8, TF32, TMA, Triton, TensorRT, CUDA graphs, ...) -> `False`.",
+    """
+    A comparison of the compute capability that turns a feature on for new enough GPUs
+    (`get_device_capability()[0] >= 9`, `get_device_capability() >= (8, 9)`, `get_device_properties(0).major == 9`),
+    in an `if` test, an assignment or a `return` whose code (or the enclosing function's name) names a CUDA-only
+    feature: FP8/NVFP4, TF32, TMA/WGMMA, Hopper or Blackwell, Triton, TensorRT, CUDA graphs, TileLang, CUTLASS,
+    flash-attn, DeepGEMM. On an NPU the feature is off, so the comparison becomes `False` (the probe, which would
+    return None there, is gone). Any other capability check keeps NPU108's TODO; an `assert` is never changed.
+    Medium: the intent is read from names.
+
+    Before:
+        import torch
+        use_fp8 = torch.cuda.get_device_capability() >= (8, 9)
+    After:
+        import torch
+        use_fp8 = False
+    """,
+)
+
 CUDA_ENV_VARS = {
     "CUDA_VISIBLE_DEVICES": "ASCEND_RT_VISIBLE_DEVICES",
     "CUDA_LAUNCH_BLOCKING": "ASCEND_LAUNCH_BLOCKING",
@@ -245,7 +301,112 @@ OWNED_ELSEWHERE = {
     "graph_pool_handle",
     "is_current_stream_capturing",
 }
-PROPERTY_GAPS = {"major", "minor", "multi_processor_count"}
+_FACTS_ATTRIBUTE = "_ascend_port_device_facts"
+_DEFINITIONS_ATTRIBUTE = "_ascend_port_device_definitions"
+
+
+CAPABILITY_TODO = "get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()"
+CAPABILITY_KEPT_TODO = (
+    "get_device_capability() returns None on NPU, so the call stays on torch.cuda: "
+    "test the feature instead, e.g. torch.npu.is_bf16_supported()"
+)
+NPU_PROPERTIES = "only name, total_memory, L2_cache_size, cube_core_num, vector_core_num"
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _descendants(child)
+
+
+_CONTEXT_STATEMENTS = (cst.If, cst.While, cst.SimpleStatementLine)  # (what DeviceTransformer._statements holds)
+
+
+def _chain_nodes(
+    node: cst.CSTNode, comparison: cst.Comparison | None, statement: cst.CSTNode | None
+) -> Iterator[tuple[cst.CSTNode, cst.Comparison | None, cst.CSTNode | None]]:
+    """Every node under ``node``, each with the innermost comparison and `if`/`while`/simple statement around it."""
+    statement = node if isinstance(node, _CONTEXT_STATEMENTS) else statement
+    yield node, comparison, statement
+    inner = node if isinstance(node, cst.Comparison) else comparison
+    for child in node.children:
+        yield from _chain_nodes(child, inner, statement)
+
+
+def _uses_walk(
+    node: cst.CSTNode, ancestors: tuple[cst.CSTNode, ...], statement: cst.CSTNode | None
+) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], cst.CSTNode | None]]:
+    """Every node under ``node`` with its ancestors and its innermost `if`/`while`/simple statement, skipping
+    names that are not references (``.attr``, keywords)."""
+    statement = node if isinstance(node, _CONTEXT_STATEMENTS) else statement
+    yield node, ancestors, statement
+    inner = (*ancestors, node)
+    if isinstance(node, cst.Attribute):
+        yield from _uses_walk(node.value, inner, statement)
+        return
+    for child in node.children:
+        if isinstance(node, cst.Arg) and child is node.keyword:
+            continue
+        yield from _uses_walk(child, inner, statement)
+
+
+def _use_as_gate(name: cst.Name, ancestors: tuple[cst.CSTNode, ...], kind: str) -> cst.Comparison | None:
+    """The comparison when the probe's variable ``name`` is used as an SM gate: ``major >= 9`` ("version"),
+    ``cap[0] >= 9`` or ``cap >= (8, 9)`` ("capability"), ``props.major == 9`` ("properties"); else None."""
+    parents = list(ancestors)
+    operand: cst.CSTNode = name
+    if kind == "capability" and parents and isinstance(parents[-1], cst.Subscript) and parents[-1].value is name:
+        operand = parents.pop()
+    elif kind == "properties":
+        if not (parents and isinstance(parents[-1], cst.Attribute) and parents[-1].attr.value in ("major", "minor")):
+            return None
+        operand = parents.pop()
+    if parents and isinstance(parents[-1], cst.ComparisonTarget):
+        parents.pop()
+    comparison = parents[-1] if parents else None
+    if not isinstance(comparison, cst.Comparison) or len(comparison.comparisons) != 1:
+        return None
+    target = comparison.comparisons[0]
+    if comparison.left is operand:
+        bound, flipped = target.comparator, False
+    elif target.comparator is operand:
+        bound, flipped = comparison.left, True
+    else:
+        return None
+    if isinstance(bound, cst.Tuple) != (kind == "capability" and operand is name):
+        return None
+    return comparison if _version_bound(bound) and _turns_on(target.operator, flipped) else None
+
+
+def _chain_operands(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The operands of an and/or chain, nested chains flattened and `not` taken off."""
+    if isinstance(node, cst.BooleanOperation):
+        yield from _chain_operands(node.left)
+        yield from _chain_operands(node.right)
+    elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        yield from _chain_operands(node.expression)
+    else:
+        yield node
+
+
+def _version_bound(node: cst.BaseExpression) -> bool:
+    """An SM version: ``9``, ``(8, 9)``, or a collection of them (``in (9, 10)``)."""
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and node.elements:
+        return all(_version_bound(e.value) for e in node.elements if isinstance(e, cst.Element))
+    return False
+
+
+def _turns_on(operator: cst.BaseCompOp, flipped: bool) -> bool:
+    """Is ``<probe> operator bound`` (``bound operator <probe>`` when flipped) true for new enough GPUs?"""
+    if flipped:
+        return isinstance(operator, (cst.LessThan, cst.LessThanEqual, cst.Equal))
+    return isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.In))
 
 
 CUDA_METHOD_KEYWORDS = {"device", "non_blocking", "memory_format"}
@@ -368,12 +529,29 @@ def _rewrite_device_dict(expr: cst.Dict) -> cst.Dict | None:
     return expr.with_changes(elements=elements) if changed else None
 
 
+def _names_device_option(call: cst.Call) -> bool:
+    """``add_argument("--device", ...)`` (or ``dest="device"``): an option that holds a device, not a
+    ``--backend``/``--impl`` whose choices merely include "cuda"."""
+    for arg in call.args:
+        if (arg.keyword is None or arg.keyword.value == "dest") and isinstance(arg.value, cst.SimpleString):
+            value = arg.value.evaluated_value
+            if isinstance(value, str) and DEVICE_NAME.search(value.lstrip("-")):
+                return True
+    return False
+
+
 class DeviceTransformer(PortTransformer):
-    """NPU101-NPU111. One class because these rules meet on the same nodes (calls, attributes, strings)."""
+    """NPU101-NPU112. One class because these rules meet on the same nodes (calls, attributes, strings)."""
 
     # Every name these rules rewrite is lower-case `cuda` (`.cuda()`, `torch.cuda`, "cuda:0", `is_cuda`) or one of
     # the upper-case environment variables; "CUDA" in prose and constants is not theirs.
-    TRIGGERS = (r"cuda", r"cudnn", r"CUDA_(?:VISIBLE_DEVICES|LAUNCH_BLOCKING|ALLOC_CONF|MEMORY_CACHING)")
+    TRIGGERS = (
+        r"cuda",
+        r"cudnn",
+        r"CUDA_(?:VISIBLE_DEVICES|LAUNCH_BLOCKING|ALLOC_CONF|MEMORY_CACHING)",
+        # a probe's guards (its variable's uses, an early exit before it) are in its function (NPU108, NPU112)
+        Trigger(r"get_device_(?:capability|properties)", outermost(*FUNCTIONS)),
+    )
     RULES = (
         CUDA_METHOD,
         IS_CUDA,
@@ -386,6 +564,7 @@ class DeviceTransformer(PortTransformer):
         MATMUL_TF32,
         CONV_TF32,
         CUDA_ENV_VAR,
+        FEATURE_GATE,
     )
 
     def __init__(self, ctx) -> None:
@@ -398,11 +577,357 @@ class DeviceTransformer(PortTransformer):
         self._in_import = False  # import statements are rewritten whole, by leave_Import/leave_ImportFrom
         # `from torch import cuda` binds the name `cuda`; it becomes `from torch import npu`, so its uses follow.
         self._rename_cuda_name = ctx.imports.aliases.get("cuda") == "torch.cuda"
+        # Guards (NPU108, NPU112): capability probes kept as CUDA calls, with everything inside them (a depth, since
+        # leave_Call and leave_Attribute of what is inside run before the probe's own leave_Call), the
+        # `torch.cuda.is_available()` calls of their and/or chains, the probes visit_Call looked at, the
+        # properties attributes read right off a probe, and the SM gates NPU112 turns off (with their probes).
+        self._keep_depth = 0
+        self._kept_calls: set[int] = set()
+        self._kept_attributes: set[int] = set()
+        self._probe_functions: set[int] = set()
+        self._read_off_call: dict[int, str] = {}
+        self._gates: dict[int, cst.Call | None] = {}
+        self._gate_calls: set[int] = set()
+        self._off: set[int] = set()  # comparisons NPU112 turns into False
+        self._removed: set[int] = set()  # probe assignments NPU112 removes
+        self._kept_comparisons: set[int] = set()  # device comparisons of a chain with a kept guard
+        self._chains: set[int] = set()
+        self._statements: list[cst.CSTNode] = []  # the enclosing `if`/`while` statements and simple statement lines
+        self._module_facts: ModuleFacts | None | bool = False  # False: not read yet
+        self._reads_triton = any(t == "triton" or t.startswith("triton.") for t in ctx.imports.aliases.values())
 
     # --- bookkeeping -------------------------------------------------------------------------------------------
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._attribute_bases.add(id(node.value))
+        if node.attr.value in PROPERTY_GAPS and isinstance(node.value, cst.Call):
+            self._read_off_call[id(node.value)] = f".{node.attr.value}"
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statements.append(node)
+
+    def leave_SimpleStatementLine(self, original, updated):
+        self._statements.pop()
+        return updated
+
+    def visit_If(self, node: cst.If) -> None:
+        self._statements.append(node)
+
+    def leave_If(self, original, updated):
+        self._statements.pop()
+        return updated
+
+    def visit_While(self, node: cst.While) -> None:
+        self._statements.append(node)
+
+    def leave_While(self, original, updated):
+        self._statements.pop()
+        return updated
+
+    def _facts(self) -> ModuleFacts | None:
+        """The whole module's facts (None when Python's ``ast`` cannot read it), read once per file: every chunk's
+        transformer shares the module head, which carries them."""
+        if self._module_facts is False:
+            head = self.ctx.module_head
+            facts = getattr(head, _FACTS_ATTRIBUTE, None)
+            if facts is None:
+                tree = self.ctx.module()
+                facts = ModuleFacts(tree, self.ctx.imports.aliases) if tree is not None else None
+                if head is not None:
+                    setattr(head, _FACTS_ATTRIBUTE, facts)
+            self._module_facts = facts
+        return self._module_facts if isinstance(self._module_facts, ModuleFacts) else None
+
+    def _definitions(self) -> Definitions | None:
+        """The functions around the lines being ported: the module head has them all (every trigger is in it)."""
+        head = self.ctx.module_head
+        if head is None:
+            facts = self._facts()
+            return facts.definitions if facts is not None else None
+        definitions = getattr(head, _DEFINITIONS_ATTRIBUTE, None)
+        if definitions is None:
+            definitions = Definitions(head)
+            setattr(head, _DEFINITIONS_ATTRIBUTE, definitions)
+        return definitions
+
+    # --- NPU108, NPU112: capability probes and the guards they feed --------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.imports.resolve(node.func)
+        if qualified not in PROBES or id(node.func) in self.ctx.claimed:
+            return  # (claimed: NPU304 rewrites a bf16 check)
+        self._probe_functions.add(id(node.func))
+        if id(node) in self._gate_calls:
+            self._keep(node)  # NPU112 replaces the whole comparison: nothing inside it is ported on its own
+            return
+        used = self._guard_use(node, qualified)
+        capability = qualified in CAPABILITY_CALLS
+        if used is None:
+            if capability:
+                self.todo(DEVICE_CAPABILITY, node, CAPABILITY_TODO)
+            return
+        kept = qualified.startswith("torch.cuda.") and self._spelled_as_cuda(node.func)
+        if kept:
+            self._keep(node)
+        if capability:
+            message = CAPABILITY_KEPT_TODO if kept else CAPABILITY_TODO
+        else:
+            message = f"NPU device properties have no {used} ({NPU_PROPERTIES})" + (
+                ", so the call stays on torch.cuda: test the feature instead" if kept else ": test the feature instead"
+            )
+        self.todo(DEVICE_CAPABILITY, node, message)
+
+    def _keep(self, call: cst.Call) -> None:
+        self._kept_calls.add(id(call))
+        self._keep_depth += 1
+
+    def _guard_use(self, call: cst.Call, qualified: str) -> str | None:
+        """How the probe's result is used as a guard ("" for a capability, ".major/.minor" for properties), else
+        None. Read from the whole module (a variable may be read far away); where Python's ``ast`` cannot read
+        it, a capability is taken for a guard and properties only where an attribute is read right off the call."""
+        facts = self._facts()
+        direct = self._read_off_call.get(id(call))
+        if facts is None:
+            return "" if qualified in CAPABILITY_CALLS else direct
+        return facts.guard(self.ctx.line_of(call.func)) if direct is None else direct
+
+    def _spelled_as_cuda(self, func: cst.BaseExpression) -> bool:
+        """``torch.cuda.X`` (a CUDA probe this rule keeps by not renaming it) or a name imported from torch.cuda
+        (whose import is kept for it); not ``tc.X`` through ``import torch.cuda as tc``, whose import is renamed."""
+        if isinstance(func, cst.Attribute):
+            return isinstance(func.value, cst.Attribute) and func.value.attr.value == "cuda"
+        return isinstance(func, cst.Name)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        statement = self._statements[-1] if self._statements else None
+        if (call := self._gate_probe(node, statement)) is not None:
+            self._gate_calls.add(id(call))
+            self._off.add(id(node))
+
+    def _gate_probe(self, node: cst.Comparison, statement: cst.CSTNode | None) -> cst.Call | None:
+        """The probe of an SM gate of a CUDA-only feature (NPU112): ``cap()[0] >= 9``, ``cap() >= (8, 9)``,
+        ``props().major == 9`` (either side), in an `if` test or a simple statement (never an `assert`) whose code,
+        or the enclosing function's name, names such a feature (and not bf16: NPU304's). Memoized: the chains
+        and blocks around it ask first."""
+        if id(node) not in self._gates:
+            self._gates[id(node)] = self._find_gate_probe(node, statement)
+        return self._gates[id(node)]
+
+    def _find_gate_probe(self, node: cst.Comparison, statement: cst.CSTNode | None) -> cst.Call | None:
+        if not self.enabled(FEATURE_GATE) or len(node.comparisons) != 1:
+            return None
+        target = node.comparisons[0]
+        for side, bound, flipped in ((node.left, target.comparator, False), (target.comparator, node.left, True)):
+            call = self._probe_of(side)
+            if (
+                call is not None
+                and id(call.func) not in self.ctx.claimed
+                and _version_bound(bound)
+                and _turns_on(target.operator, flipped)
+                and self._context(node, statement) == "feature"
+            ):
+                return call
+        return None
+
+    def _probe_of(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """The probe call of ``cap()``, ``cap()[0]`` or ``props().major``/``.minor``."""
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+            probes = CAPABILITY_CALLS
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("major", "minor"):
+            expr = expr.value
+            probes = PROPERTIES_CALLS
+        else:
+            probes = CAPABILITY_CALLS
+        if isinstance(expr, cst.Call) and self.ctx.imports.resolve(expr.func) in probes:
+            return expr
+        return None
+
+    def _context(self, comparison: cst.Comparison, statement: cst.CSTNode | None) -> str | None:
+        """What a capability comparison is about: "bf16" (NPU304's, whatever its shape), "feature" (a CUDA-only
+        feature, NPU112's), or None. Read from the `if` it tests (test and body) or its simple statement (never an
+        `assert`), and the names of the functions around it."""
+        if isinstance(statement, cst.If) and any(n is comparison for n in _descendants(statement.test)):
+            text = _code(statement.test) + "\n" + _code(statement.body)
+        elif isinstance(statement, cst.SimpleStatementLine) and not any(
+            isinstance(s, cst.Assert) for s in statement.body
+        ):
+            text = _code(statement)
+        else:
+            return None
+        text = "\n".join(line for line in text.splitlines() if "TODO(ascend-port)" not in line)
+        definitions = self._definitions()
+        names = [f.name for f, _ in definitions.around(self.ctx.line_of(comparison))] if definitions else []
+        if BF16_WORD.search(text) or any(BF16_WORD.search(n) for n in names):
+            return "bf16"
+        if CUDA_FEATURE.search(text) or any(CUDA_FEATURE.search(n) for n in names):
+            return "feature"
+        return None
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        """NPU112's variable form (``major, minor = cap()`` or ``props = get_device_properties(0)`` whose every
+        later use in the block is an SM gate of a CUDA-only feature: the gates become False and the probe goes),
+        and the early exit before a kept guard (``if not torch.cuda.is_available(): return`` stays CUDA)."""
+        if self._keep_depth:
+            return
+        body = list(node.body)
+        bf16: bool | None = None
+        for i, stmt in enumerate(body):
+            found = self._probe_assignment(stmt)
+            if found is None or id(found[0].func) in self.ctx.claimed:
+                continue
+            if bf16 is None:
+                bf16 = self._mentions_bf16(node)
+            if bf16:
+                break  # NPU304 may remove a statement of this block: two removals in one block would not line up
+            gates = self._gate_uses(body[i + 1 :], found[1])
+            if gates:
+                self._off.update(gates)
+                self._removed.add(id(stmt))
+                self._gate_calls.add(id(found[0]))
+        for i, stmt in enumerate(body[:-1]):
+            test = self._early_exit(stmt)
+            if test is not None and any(self._has_kept_guard(later) for later in body[i + 1 :]):
+                self._keep_availability(test)
+
+    def _probe_assignment(self, stmt: cst.BaseStatement) -> tuple[cst.Call, dict[str, str]] | None:
+        """``x = cap()`` -> (call, {x: "capability"}); ``major, minor = cap()`` and ``major = cap()[0]`` ->
+        (call, {major: "version", ...}); ``props = get_device_properties(0)`` -> (call, {props: "properties"})."""
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        assign = stmt.body[0]
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        target, value = assign.targets[0].target, assign.value
+        resolve = self.ctx.imports.resolve
+        if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
+            names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
+            if isinstance(value, cst.Call) and resolve(value.func) in CAPABILITY_CALLS and len(names) == 2:
+                return value, {n: "version" for n in names if n != "_"}
+            return None
+        if not isinstance(target, cst.Name):
+            return None
+        if isinstance(value, cst.Call) and resolve(value.func) in PROBES:
+            kind = "capability" if resolve(value.func) in CAPABILITY_CALLS else "properties"
+            return value, {target.value: kind}
+        call = self._probe_of(value)
+        if call is not None and call is not value:
+            return call, {target.value: "version"}
+        return None
+
+    def _gate_uses(self, stmts: list[cst.BaseStatement], kinds: dict[str, str]) -> set[int]:
+        """The ids of the SM gates that are every use of the names ``kinds`` in ``stmts``; empty if any use is not
+        one (or there is none)."""
+        gates: set[int] = set()
+        for stmt in stmts:
+            for node, ancestors, statement in _uses_walk(stmt, (), None):
+                if not isinstance(node, cst.Name) or node.value not in kinds:
+                    continue
+                comparison = _use_as_gate(node, ancestors, kinds[node.value])
+                if comparison is None or self._context(comparison, statement) != "feature":
+                    return set()
+                gates.add(id(comparison))
+        return gates
+
+    def _mentions_bf16(self, block: cst.IndentedBlock) -> bool:
+        """Does the block's code (our TODOs aside) or a function around it say bf16 (NPU304's evidence)?"""
+        if any(BF16_WORD.search(line) for line in _code(block).splitlines() if "TODO(ascend-port)" not in line):
+            return True
+        definitions = self._definitions()
+        around = definitions.around(self.ctx.line_of(block)) if definitions is not None else []
+        return any(BF16_WORD.search(f.name) for f, _ in around)
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not any(id(s) in self._removed for s in original.body):
+            return updated
+        body: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for old, new in zip(original.body, updated.body):
+            if not isinstance(new, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                body.append(new)
+                continue
+            if id(old) in self._removed and self.fix(
+                FEATURE_GATE, old, True, "capability probe removed (only used by SM gates of CUDA-only features)"
+            ):
+                carried += list(new.leading_lines)  # its comments stay, above the next statement
+                continue
+            if carried:
+                if any(line.comment for line in carried) or not new.leading_lines:
+                    new = new.with_changes(leading_lines=[*carried, *new.leading_lines])
+                carried = []
+            body.append(new)
+        return updated.with_changes(body=body)
+
+    def _early_exit(self, stmt: cst.BaseStatement) -> cst.BaseExpression | None:
+        """The test of ``if not torch.cuda.is_available(): return ...`` (or raise, without else) or of ``assert
+        x.device.type == "cuda"``, when it tests CUDA: the rest of the block is CUDA-only."""
+        test: cst.BaseExpression | None = None
+        if isinstance(stmt, cst.If) and stmt.orelse is None and stmt.body.body:
+            last: cst.CSTNode = stmt.body.body[-1]
+            if isinstance(last, cst.SimpleStatementLine):
+                last = last.body[-1]
+            test = stmt.test if isinstance(last, (cst.Return, cst.Raise)) else None
+        elif isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assert):
+            test = stmt.body[0].test
+        if test is None:
+            return None
+        for operand in _chain_operands(test):
+            if self._is_availability(operand) or (
+                isinstance(operand, cst.Comparison)
+                and any(
+                    isinstance(n, (cst.SimpleString, cst.FormattedString)) and rewrite_device_expr(n) is not None
+                    for n in _descendants(operand)
+                )
+            ):
+                return test
+        return None
+
+    def _is_availability(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Call) and self.ctx.imports.resolve(node.func) == "torch.cuda.is_available"
+
+    def _has_kept_guard(self, node: cst.CSTNode) -> bool:
+        return any(
+            isinstance(child, cst.Call) and self._kept_guard(child, comparison, statement)
+            for child, comparison, statement in _chain_nodes(node, None, None)
+        )
+
+    def _keep_availability(self, test: cst.BaseExpression) -> None:
+        """The CUDA tests of a chain stay: `torch.cuda.is_available()` and comparisons with device strings."""
+        for operand in _chain_operands(test):
+            if self._is_availability(operand):
+                assert isinstance(operand, cst.Call)
+                self._kept_attributes.add(id(operand.func))
+            elif isinstance(operand, cst.Comparison):
+                self._kept_comparisons.add(id(operand))
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        """In ``torch.cuda.is_available() and <a kept CUDA guard>`` (or ``not ... or``, or ``x.device.type !=
+        "cuda" or ...``) the other CUDA tests stay too: on an NPU host they are False (True), so the CUDA-only
+        guard after them never runs."""
+        if id(node) in self._chains or self._keep_depth:
+            return
+        statement = self._statements[-1] if self._statements else None
+        kept = False
+        for child, comparison, inner in _chain_nodes(node, None, statement):
+            if isinstance(child, cst.BooleanOperation):
+                self._chains.add(id(child))
+            elif isinstance(child, cst.Call):
+                kept = kept or self._kept_guard(child, comparison, inner)
+        if kept:
+            self._keep_availability(node)
+
+    def _kept_guard(self, call: cst.Call, comparison: cst.Comparison | None, statement: cst.CSTNode | None) -> bool:
+        """Will visit_Call keep this probe as a CUDA call (not NPU304's bf16 check, nor an NPU112 gate)?"""
+        qualified = self.ctx.imports.resolve(call.func)
+        if qualified not in PROBES or not qualified.startswith("torch.cuda.") or id(call.func) in self.ctx.claimed:
+            return False
+        if id(call) in self._gate_calls:
+            return False
+        if comparison is not None and (
+            self._gate_probe(comparison, statement) is call or self._context(comparison, statement) == "bf16"
+        ):
+            return False
+        return self._spelled_as_cuda(call.func) and self._guard_use(call, qualified) is not None
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import = True
@@ -424,6 +949,8 @@ class DeviceTransformer(PortTransformer):
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         if self._in_import or id(original) in self.ctx.claimed:
             return updated  # claimed: a later rule rewrites the whole construct (NPU304's bf16 checks)
+        if self._keep_depth or id(original) in self._kept_attributes:
+            return updated  # a CUDA guard, kept as it is (NPU108)
         qualified = self.ctx.imports.resolve(original)
         torch = self.ctx.torch_name()
         if qualified == "torch.backends.cuda.matmul.allow_tf32":
@@ -461,17 +988,6 @@ class DeviceTransformer(PortTransformer):
                 self.fix(IS_CUDA, original, updated.with_changes(attr=cst.Name("is_npu")), ".is_cuda -> .is_npu")
                 or updated
             )
-        if original.attr.value in PROPERTY_GAPS and isinstance(original.value, cst.Call):
-            if self.ctx.imports.resolve(original.value.func) in (
-                "torch.cuda.get_device_properties",
-                "torch.npu.get_device_properties",
-            ):
-                self.todo(
-                    DEVICE_CAPABILITY,
-                    original,
-                    f"NPU device properties have no .{original.attr.value} (only name, total_memory, "
-                    "L2_cache_size, cube_core_num, vector_core_num): test the feature instead",
-                )
         if qualified and qualified.startswith("torch.cuda"):
             return self._torch_cuda_attribute(original, updated, qualified)
         return updated
@@ -492,6 +1008,8 @@ class DeviceTransformer(PortTransformer):
         name = parts[2]
         if name in OWNED_ELSEWHERE:
             return updated
+        if name in AVAILABILITY and self._answers_for_cuda(original):
+            return updated  # `def is_cuda_available(): return torch.cuda.is_available()` keeps answering for CUDA
         if not self.api.has(name):
             self.todo(
                 TORCH_CUDA_UNSUPPORTED,
@@ -499,12 +1017,8 @@ class DeviceTransformer(PortTransformer):
                 f"torch.cuda.{name} has no torch.npu counterpart (torch_npu {self.api.version}): port by hand",
             )
             return updated
-        if name == "get_device_capability":
-            self.todo(
-                DEVICE_CAPABILITY,
-                original,
-                "get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()",
-            )
+        if name == "get_device_capability" and id(original) not in self._probe_functions:
+            self.todo(DEVICE_CAPABILITY, original, CAPABILITY_TODO)  # (a call's TODO is visit_Call's)
         base = original.value
         if isinstance(base, cst.Attribute) and base.attr.value == "cuda":
             # Spelled through the torch module (`torch.cuda.X`, `th.cuda.X`): rename the `cuda` link.
@@ -519,6 +1033,25 @@ class DeviceTransformer(PortTransformer):
                 or updated
             )
         return updated  # through an alias (`tc.X`, `cuda.X`): the import and the name are rewritten instead
+
+    def fix(self, rule, original: cst.CSTNode, replacement, message: str, *, torch_npu_name: bool = False):
+        if self._in_cuda_question(original):
+            return None  # `def is_cuda_available()`, `def get_cuda_capability()` keep answering for CUDA
+        return super().fix(rule, original, replacement, message, torch_npu_name=torch_npu_name)
+
+    def todo(self, rule, original: cst.CSTNode, message: str) -> None:
+        if not self._in_cuda_question(original):
+            super().todo(rule, original, message)
+
+    def _in_cuda_question(self, node: cst.CSTNode) -> bool:
+        definitions = self._definitions()
+        return definitions is not None and definitions.asks_about_cuda(self.ctx.line_of(node))
+
+    def _answers_for_cuda(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` in a function named for a CUDA question (`is_cuda_available`, `has_cuda`) or in an op
+        builder's `is_compatible`? Their availability tests keep asking about CUDA."""
+        definitions = self._definitions()
+        return definitions is not None and definitions.answers_for_cuda(self.ctx.line_of(node))
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         if self._rename_cuda_name and original.value == "cuda" and id(original) in self._attribute_bases:
@@ -576,6 +1109,16 @@ class DeviceTransformer(PortTransformer):
         sub = module[len("torch.cuda.") :]
         if sub.split(".")[0] in OWNED_ELSEWHERE or (not sub and OWNED_ELSEWHERE.intersection(imported)):
             return updated
+        facts = self._facts() if not sub and PROBE_NAMES.intersection(imported) else None
+        guards = [n for n in imported if facts is not None and facts.guarded(f"torch.cuda.{n}")]
+        if guards:
+            self.todo(
+                DEVICE_CAPABILITY,
+                original,
+                f"{', '.join(guards)} stays imported from torch.cuda for this module's CUDA capability checks "
+                "(torch.npu's returns None or lacks .major/.minor): test the feature instead",
+            )
+            return updated
         missing = [n for n in imported if not self.api.has_path(f"{sub}.{n}" if sub else n)]
         if missing:
             names = missing[0] if len(missing) == 1 else "{" + ", ".join(missing) + "}"
@@ -599,6 +1142,10 @@ class DeviceTransformer(PortTransformer):
     # --- calls: .cuda(), device arguments ----------------------------------------------------------------------
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self._keep_depth:
+            if id(original) in self._kept_calls:
+                self._keep_depth -= 1
+            return updated  # a CUDA guard (or inside one), kept as it is
         func = original.func
         qualified = self.ctx.imports.resolve(func)
         if isinstance(func, cst.Attribute):
@@ -610,9 +1157,9 @@ class DeviceTransformer(PortTransformer):
                 )
             elif method == "to" and qualified is None:
                 updated = self._device_positional(original, updated, 0)
-            elif method == "startswith" and self._looks_like_device(func.value):
+            elif method == "startswith" and self._device_context(func.value):
                 updated = self._rewrite_args(original, updated, DEVICE_COMPARISON, positions={0})
-            elif method == "add_argument":
+            elif method == "add_argument" and _names_device_option(original):
                 updated = self._rewrite_args(original, updated, DEVICE_SETTING, keywords={"default", "choices"})
         if qualified in DEVICE_FIRST_ARG or (qualified or "").replace(".npu.", ".cuda.") in DEVICE_FIRST_ARG:
             updated = self._device_positional(original, updated, 0)
@@ -657,35 +1204,61 @@ class DeviceTransformer(PortTransformer):
             return updated
         return self.fix(rule, original, updated.with_changes(args=args), "device string cuda -> npu") or updated
 
-    @staticmethod
-    def _looks_like_device(receiver: cst.BaseExpression) -> bool:
-        return bool(DEVICE_NAME.search(cst.Module([]).code_for_node(receiver)))
+    def _device_context(self, expr: cst.BaseExpression) -> bool:
+        """Does ``expr``, compared with a "cuda" string, hold a device type: a device, `.type`, an accelerator?
+        Anything else ("cuda" as a library's backend, an implementation's or a mode's name) is not ours, nor is
+        Triton's target name (`get_current_target().backend`, and the variables and functions that hold it)."""
+        return bool(DEVICE_OPERAND.search(_code(expr))) and not self._holds_triton_target(expr)
+
+    def _holds_triton_target(self, expr: cst.BaseExpression) -> bool:
+        if not self._reads_triton:
+            return False
+        names: set[str] = set()
+        calls: set[str] = set()
+        for node, _, _ in _uses_walk(expr, (), None):
+            if isinstance(node, cst.Name):
+                names.add(node.value)
+            elif isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, (cst.Name, cst.Attribute)):
+                    calls.add(func.value if isinstance(func, cst.Name) else func.attr.value)
+        facts = self._facts()
+        return facts is not None and facts.triton_target(names, calls, self.ctx.line_of(expr))
 
     # --- comparisons, settings, environment variables -----------------------------------------------------------
 
-    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.Comparison:
-        left = (
-            rewrite_device_expr(updated.left)
-            if isinstance(updated.left, (cst.SimpleString, cst.FormattedString))
-            else None
-        )
-        targets = []
-        changed = left is not None
-        for target in updated.comparisons:
-            operand = target.comparator
-            new = None
-            if isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
-                if isinstance(operand, (cst.SimpleString, cst.FormattedString, cst.Tuple, cst.List, cst.Set)):
-                    new = rewrite_device_expr(operand)
-            changed |= new is not None
-            targets.append(target.with_changes(comparator=new) if new is not None else target)
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+        if id(original) in self._off:
+            off = cst.Name("False", lpar=updated.lpar, rpar=updated.rpar)
+            return self.fix(FEATURE_GATE, original, off, "SM gate of a CUDA-only feature -> False") or updated
+        if self._keep_depth or id(original) in self._kept_comparisons:
+            return updated
+        operands = [original.left, *(t.comparator for t in original.comparisons)]
+        new_operands: list[cst.BaseExpression] = [updated.left, *(t.comparator for t in updated.comparisons)]
+        changed = False
+        for i, target in enumerate(original.comparisons):
+            if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
+                continue
+            # the string on either side of the operator (a container only on the right: `device in ("cuda", ...)`)
+            for index, other, kinds in (
+                (i, operands[i + 1], (cst.SimpleString, cst.FormattedString)),
+                (i + 1, operands[i], (cst.SimpleString, cst.FormattedString, cst.Tuple, cst.List, cst.Set)),
+            ):
+                if not isinstance(operands[index], kinds) or isinstance(other, kinds):
+                    continue
+                if (new := rewrite_device_expr(new_operands[index])) is not None and self._device_context(other):
+                    new_operands[index] = new
+                    changed = True
         if not changed:
             return updated
-        replacement = updated.with_changes(left=left or updated.left, comparisons=targets)
+        targets = [t.with_changes(comparator=c) for t, c in zip(updated.comparisons, new_operands[1:])]
+        replacement = updated.with_changes(left=new_operands[0], comparisons=targets)
         return self.fix(DEVICE_COMPARISON, original, replacement, "device comparison cuda -> npu") or updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
-        if any(self._names_device(t.target) for t in original.targets):
+        if any(self._names_device(t.target) for t in original.targets) and not self._holds_triton_target(
+            original.value
+        ):
             if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
                 return (
                     self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device setting cuda -> npu")
