@@ -52,6 +52,14 @@ AttentionOpt = Annotated[
     str | None,
     typer.Option("--attention-backend", help="Target of the attention rewrites: torch_npu (default) or mindiesd."),
 ]
+OtherDevicesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--other-devices",
+        help="keep (default): in a project that also runs on other devices (it supports the NPU on its own), report "
+        "CUDA code instead of rewriting it; drop: rewrite it in place (an NPU-only fork).",
+    ),
+]
 ChangedSinceOpt = Annotated[
     str | None,
     typer.Option(
@@ -89,6 +97,7 @@ def _settings(
     attention_backend=None,
     branch=None,
     cached_rules: bool = False,
+    other_devices=None,
 ) -> project_config.Settings:
     """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the given flags.
     ``cached_rules``: the rule catalogue may come from the result cache (see cache.use_stored_rules)."""
@@ -99,6 +108,7 @@ def _settings(
         "exclude": exclude,
         "attention-backend": attention_backend,
         "branch": branch,
+        "other-devices": other_devices,
     }
     if cached_rules:
         from ascend_port.run.cache import use_stored_rules
@@ -197,6 +207,7 @@ def scan(
         Path | None, typer.Option("--output", "-o", help="Write the report to this file instead of printing it.")
     ] = None,
     attention_backend: AttentionOpt = None,
+    other_devices: OtherDevicesOpt = None,
     changed_since: ChangedSinceOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
@@ -205,7 +216,16 @@ def scan(
 
     if output_format not in FORMATS:
         raise _fail(f"--format {escape(output_format)!r}: use one of {', '.join(FORMATS)}")
-    settings = _settings(paths, select, ignore, min_confidence, exclude, attention_backend, cached_rules=not no_cache)
+    settings = _settings(
+        paths,
+        select,
+        ignore,
+        min_confidence,
+        exclude,
+        attention_backend,
+        cached_rules=not no_cache,
+        other_devices=other_devices,
+    )
     result = _run(paths, _config(settings, jobs, no_cache), changed_since)
     if output_format == "text" and output is None:
         from ascend_port.reports.text import print_text
@@ -278,6 +298,7 @@ def apply(
     exclude: ExcludeOpt = None,
     exit_zero: ExitZeroOpt = False,
     attention_backend: AttentionOpt = None,
+    other_devices: OtherDevicesOpt = None,
     changed_since: ChangedSinceOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
@@ -297,7 +318,15 @@ def apply(
         },
     )
     settings = _settings(
-        paths, select, ignore, min_confidence, exclude, attention_backend, branch, cached_rules=not no_cache
+        paths,
+        select,
+        ignore,
+        min_confidence,
+        exclude,
+        attention_backend,
+        branch,
+        cached_rules=not no_cache,
+        other_devices=other_devices,
     )
     config = _config(settings, jobs, no_cache)
     if not dry_run and not no_git and not check:
@@ -496,6 +525,7 @@ def show_config(
     min_confidence: MinConfidenceOpt = None,
     exclude: ExcludeOpt = None,
     attention_backend: AttentionOpt = None,
+    other_devices: OtherDevicesOpt = None,
     branch: Annotated[str | None, typer.Option("--branch", help="Branch `apply` creates.")] = None,
 ) -> None:
     """Print the effective configuration: [tool.ascend-port] of the nearest pyproject.toml, with the defaults and
@@ -503,7 +533,9 @@ def show_config(
     target = path or Path(".")
     if not target.exists():
         raise _fail(f"no such file or directory: {escape(str(target))}")
-    settings = _settings([target], select, ignore, min_confidence, exclude, attention_backend, branch)
+    settings = _settings(
+        [target], select, ignore, min_confidence, exclude, attention_backend, branch, other_devices=other_devices
+    )
     typer.echo(project_config.render(settings), nl=False)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -102,9 +103,10 @@ def test_a_family_with_an_npu_member_keeps_every_member(tmp_path: Path) -> None:
         },
     )
     result = run([tmp_path], RunConfig(cache=False))
-    changed = sorted(Path(f.path).relative_to(tmp_path).as_posix() for f in result.changed)
-    assert changed == ["train.py"]  # CUDA-only code elsewhere is still ported
-    assert not [f for file in result.files for f in file.findings if "accelerator" in file.path]
+    assert not result.changed  # (a project with an NPU member supports the NPU: the rest is reported)
+    assert not [f for file in result.files for f in file.findings if "accelerator" in file.path or "comm" in file.path]
+    [train] = [file for file in result.files if file.path.endswith("train.py")]
+    assert [(f.rule.id, f.applied) for f in train.findings] == [("NPU101", False)]
 
 
 def test_a_family_without_an_npu_member_is_reported_not_edited(tmp_path: Path) -> None:
@@ -185,16 +187,40 @@ def warm_up():
 """
 
 
-def test_a_project_that_supports_the_npu_keeps_what_it_does_for_cuda(tmp_path: Path) -> None:
-    """Its CUDA questions, settings and CUDA-named classes are CUDA's on purpose; unconditional CUDA work is still
-    ported (the same module in a CUDA-only project is ported throughout)."""
-    _tree(tmp_path / "aware", {"lib/core.py": NPU_AWARE_MODULE, "lib/npu_support.py": "x = 1\n"})
-    _tree(tmp_path / "cuda_only", {"lib/core.py": NPU_AWARE_MODULE})
+def test_a_project_that_supports_the_npu_is_reported_not_rewritten(tmp_path: Path) -> None:
+    """Its CUDA questions, settings and CUDA-named classes are CUDA's on purpose and stay silent; the rest of its CUDA
+    code is reported, not rewritten (a rewrite in place would take a working path from its other devices), and so
+    are its project files. The same module in a CUDA-only project is ported throughout."""
+    requirements = "torch\ntriton==2.1.0\n"
+    _tree(
+        tmp_path / "aware",
+        {"lib/core.py": NPU_AWARE_MODULE, "lib/npu_support.py": "x = 1\n", "requirements.txt": requirements},
+    )
+    _tree(tmp_path / "cuda_only", {"lib/core.py": NPU_AWARE_MODULE, "requirements.txt": requirements})
     aware = run([tmp_path / "aware"], RunConfig(cache=False))
-    [core] = aware.changed
-    new = core.new_bytes.decode()
-    unchanged = NPU_AWARE_MODULE.split("def warm_up")[0]
-    assert new.replace("import torch_npu\n", "").startswith(unchanged), new
-    assert "stream = torch.npu.Stream()" in new and "torch.npu.synchronize()" in new
-    [plain] = run([tmp_path / "cuda_only"], RunConfig(cache=False)).changed
-    assert 'NCCL_BACKEND = "hccl"' in plain.new_bytes.decode()
+    assert not aware.changed
+    reported = {(Path(f.path).name, x.line, x.rule.id) for f in aware.files for x in f.findings}
+    assert all(not x.applied for f in aware.files for x in f.findings)
+    warm_up = NPU_AWARE_MODULE.splitlines().index("def warm_up():") + 1
+    assert {("core.py", warm_up + 1, "NPU106"), ("core.py", warm_up + 2, "NPU106")} <= reported
+    assert not {line for name, line, _ in reported if name == "core.py" and line < warm_up}  # CUDA's: silent
+    assert any(name == "requirements.txt" for name, _, _ in reported)
+    plain = {
+        Path(f.path).name: f.new_bytes.decode() for f in run([tmp_path / "cuda_only"], RunConfig(cache=False)).changed
+    }
+    assert 'NCCL_BACKEND = "hccl"' in plain["core.py"] and "torch-npu" in plain["requirements.txt"]
+
+
+def test_other_devices_drop_ports_such_a_project_in_place(tmp_path: Path) -> None:
+    from ascend_port.run import config
+
+    _tree(tmp_path, {"lib/core.py": NPU_AWARE_MODULE, "lib/npu_support.py": "x = 1\n"})
+    keep = config.resolve([tmp_path], {"other-devices": "keep"}).run_config()
+    drop = config.resolve([tmp_path], {"other-devices": "drop"}).run_config()
+    assert not run([tmp_path], replace(keep, cache=False)).changed
+    [core] = run([tmp_path], replace(drop, cache=False)).changed
+    assert "torch.npu.synchronize()" in core.new_bytes.decode()
+    with pytest.raises(config.ConfigError, match="other-devices 'all' is not one of keep, drop"):
+        config.resolve([tmp_path], {"other-devices": "all"})
+    (tmp_path / "pyproject.toml").write_text('[tool.ascend-port]\nother-devices = "drop"\n', "utf-8")
+    assert 'other-devices = "drop"' in config.render(config.resolve([tmp_path]))

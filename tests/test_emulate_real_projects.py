@@ -173,7 +173,9 @@ def port(tmp_path_factory):
             root = tmp_path_factory.mktemp(f"ported-{package}")
             shutil.copytree(source, root / package, ignore=shutil.ignore_patterns("__pycache__"))
             start = time.perf_counter()
-            check(run([*CLI, "apply", str(root / package), "--no-git", "--no-cache"], cwd=root))
+            # an NPU-only fork: transformers also runs on other devices (by default its CUDA code is only reported)
+            apply = [*CLI, "apply", str(root / package), "--no-git", "--no-cache", "--other-devices", "drop"]
+            check(run(apply, cwd=root))
             print(f"ported {distribution} {version} in {time.perf_counter() - start:.1f}s")
             _PORTS[package] = root
         return _PORTS[package]

@@ -114,6 +114,9 @@ class DeviceModel:
     """What the port may touch in one module (1-based lines)."""
 
     kept_module: str | None = None  # why the whole module stays as it is, else None
+    # The project supports the NPU on its own (supports_npu): a rewrite in place would take a working path from its
+    # other devices, so the rules report what they would change and change nothing (NPU120's additions aside).
+    reports_only: bool = False
     kept: list[Span] = field(default_factory=list)  # code of other devices, or of dispatches that handle the NPU
     forks: list[Span] = field(default_factory=list)  # CUDA branches that gain an NPU branch beside them
     todo: dict[int, str] = field(default_factory=dict)  # first line of a dispatch left without an NPU branch -> why
@@ -381,7 +384,7 @@ def is_dispatch(node: ast.If) -> bool:
 def read(module: ast.Module, family: str | None = None, npu_aware: bool = False) -> DeviceModel:
     """The device model of ``module``; ``family``: what :func:`module_family` said of its file; ``npu_aware``: the
     project supports the NPU already (:func:`supports_npu`)."""
-    model = DeviceModel(kept_module=family_reason(family))
+    model = DeviceModel(kept_module=family_reason(family), reports_only=npu_aware)
     if model.kept_module is None:
         _Reader(model, npu_aware).visit(module)
     return model.finish()

@@ -82,6 +82,11 @@ class PortContext:
             self.device_model = self.device_model()
         return self.device_model
 
+    def reports_only(self) -> bool:
+        """Do the rules only report here (a project that also runs on other devices)?"""
+        model = self.devices()
+        return model is not None and model.reports_only
+
     def keeps(self, node: cst.CSTNode) -> bool:
         """Must ``node`` stay as it is: code of another device, or of a dispatch that already handles the NPU?"""
         model = self.devices()
@@ -139,6 +144,9 @@ class PortTransformer(cst.CSTTransformer):
         """
         if not self.enabled(rule) or (not self.SEES_KEPT_CODE and self.ctx.keeps(original)):
             return None
+        if not self.SEES_KEPT_CODE and self.ctx.reports_only():
+            self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=False))
+            return None
         self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
         self.ctx.uses_npu = True
         self.ctx.uses_torch_npu_name |= torch_npu_name
@@ -148,8 +156,9 @@ class PortTransformer(cst.CSTTransformer):
         """Record a finding and leave a TODO comment on the line above the enclosing statement."""
         if not self.enabled(rule) or (not self.SEES_KEPT_CODE and self.ctx.keeps(original)):
             return
-        self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
-        if self.ctx._todo_stack:
+        applied = not self.ctx.reports_only()  # (in a project that also runs elsewhere: reported, no comment)
+        self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=applied))
+        if self.ctx._todo_stack and applied:
             comment = todo_comment(rule, message)
             if comment not in self.ctx._todo_stack[-1]:
                 self.ctx._todo_stack[-1].append(comment)

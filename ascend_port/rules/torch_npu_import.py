@@ -31,7 +31,7 @@ IMPORT_TORCH_NPU = rule(
     but an explicit import keeps the dependency visible and works with autoloading turned off
     (`TORCH_DEVICE_BACKEND_AUTOLOAD=0`). It goes right after `import torch` (never before a module docstring or
     `from __future__`), or before the first torch import when the module has no plain `import torch`, and is never
-    added twice.
+    added twice (a guarded `try: import torch_npu` counts).
 
     Before:
         import torch
@@ -73,6 +73,10 @@ def top_statements(body: Sequence[ast.stmt], lines: Sequence[tuple[int, int]] | 
             kind = _import_kind([a.name for a in node.names], is_from=False)
         elif isinstance(node, ast.ImportFrom):
             kind = _import_kind([node.module or ""] if node.level == 0 else [""], is_from=True)
+        elif isinstance(node, ast.Try) and any(
+            isinstance(inner, ast.Import) and [a.name for a in inner.names] == ["torch_npu"] for inner in node.body
+        ):
+            kind = "torch_npu"  # `try: import torch_npu` (a project that also runs elsewhere): never a second one
         elif (
             i == 0
             and isinstance(node, ast.Expr)
@@ -120,6 +124,8 @@ def statements_from_cst(module: cst.Module) -> list[TopStatement]:
             kind = _import_kind([name or ""], is_from=True)
         elif i == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
             kind = "docstring"
+        elif isinstance(node, cst.Try) and "import torch_npu" in cst.Module([]).code_for_node(node.body):
+            kind = "torch_npu"
         where = positions[node]
         out.append(TopStatement(kind, where.start.line, where.end.line))
     return out

@@ -11,6 +11,7 @@ first: built-in defaults, the file, command-line flags (a flag replaces the file
     exclude = ["third_party/*"]   # globs, matched like --exclude
     attention-backend = "torch_npu"   # or "mindiesd"
     branch = "npu-port"           # the branch `apply` creates
+    other-devices = "keep"        # or "drop": see OTHER_DEVICES
 """
 
 from __future__ import annotations
@@ -23,11 +24,15 @@ from typing import Any
 
 from ascend_port.core.catalogue import Confidence
 from ascend_port.core.selection import Selection, parse_patterns
+from ascend_port.python.device_model import NPU_AWARE_OPTION
 from ascend_port.rules.registry import all_rules
 from ascend_port.run.engine import RunConfig
 
 TABLE = "ascend-port"
-KEYS = ("select", "ignore", "min-confidence", "exclude", "attention-backend", "branch")
+KEYS = ("select", "ignore", "min-confidence", "exclude", "attention-backend", "branch", "other-devices")
+# keep: a project that also runs on other devices (python/device_model.supports_npu) gets its CUDA code reported, not
+# rewritten; drop: rewritten in place all the same (the port is an NPU-only fork). Other vendors' code is never edited.
+OTHER_DEVICES = ("keep", "drop")
 DEFAULT, FILE, COMMAND_LINE = "default", "pyproject.toml", "command line"
 
 
@@ -43,6 +48,7 @@ class Settings:
     exclude: tuple[str, ...] = ()
     attention_backend: str | None = None  # None: the attention rules' own default
     branch: str | None = None  # None: the git workflow's default
+    other_devices: str | None = None  # None: keep
     source: Path | None = None  # the pyproject.toml read, if any
     origins: Mapping[str, str] = field(default_factory=lambda: {key: DEFAULT for key in KEYS})
 
@@ -52,6 +58,8 @@ class Settings:
 
     def run_config(self, jobs: int = 0) -> RunConfig:
         options = {"attention_backend": self.attention_backend} if self.attention_backend else {}
+        if self.other_devices == "drop":
+            options[NPU_AWARE_OPTION] = "0"  # (the engine then does not look for the project's own NPU support)
         return RunConfig(selection=self.selection, options=options, jobs=jobs, exclude=self.exclude)
 
 
@@ -122,6 +130,8 @@ def _values(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
                 out[name] = Confidence.parse(value)
             except ValueError as error:
                 raise ConfigError(f"{where}: {error}") from None
+        elif key == "other-devices" and value not in OTHER_DEVICES:
+            raise ConfigError(f"{where}: other-devices {value!r} is not one of {', '.join(OTHER_DEVICES)}")
         elif key == "attention-backend" and value not in _attention_backends():
             raise ConfigError(f"{where}: attention-backend {value!r} is not one of {', '.join(_attention_backends())}")
         else:
@@ -163,6 +173,7 @@ def render(settings: Settings) -> str:
         "exclude": list(settings.exclude),
         "attention-backend": settings.attention_backend,
         "branch": settings.branch,
+        "other-devices": settings.other_devices,
     }
     lines = [f"# effective configuration; file: {settings.source or 'none found'}", f"[tool.{TABLE}]"]
     for key in KEYS:

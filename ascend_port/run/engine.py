@@ -7,6 +7,7 @@ the run.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -19,7 +20,7 @@ from ascend_port.core.findings import FileResult
 from ascend_port.core.porting import Handler, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError
-from ascend_port.port.handlers import handler_for
+from ascend_port.port.handlers import PythonHandler, handler_for
 from ascend_port.python.device_model import FAMILY_OPTION, NPU_AWARE_OPTION, module_family, supports_npu
 from ascend_port.run.cache import Entry, ResultCache, result_cache
 from ascend_port.run.discovery import Skipped, discover
@@ -180,6 +181,11 @@ def _port_data(result: FileResult, handler: Handler, data: bytes, config: RunCon
         result.error = f"internal error ({type(error).__name__}: {error}); the file is left unchanged"
         return result, False
     result.findings = outcome.findings
+    if config.options.get(NPU_AWARE_OPTION) == "1" and not isinstance(handler, PythonHandler):
+        # Requirements, pins and scripts are shared by every device of a project that also runs elsewhere: what
+        # would change is reported (a torch-npu requirement would be installed on its CUDA and CPU machines too).
+        result.findings = [dataclasses.replace(f, applied=False) for f in result.findings]
+        new_bytes = None
     if new_bytes is not None and new_bytes != data:
         result.new_bytes = new_bytes
         encoding = outcome.source.encoding.replace("-sig", "")
