@@ -64,21 +64,29 @@ def test_dispatch_spans() -> None:
             d = "mps"
         else:                                  # 5: the fallback: kept
             d = "cpu"
-        if torch.cuda.is_available():          # 7: cuda or cpu only: ported as before
+        g = 0
+        if torch.cuda.is_available():          # 8: cuda or cpu only: ported as before
             e = "cuda"
         else:
             e = "cpu"
-        if x.is_npu:                           # 11: the NPU is handled: all kept
+        g = 1
+        if x.is_npu:                           # 13: the NPU is handled: all kept
             f = "npu"
         elif x.is_cuda:
             f = "cuda"
+        g = 2
+        if torch.xpu.is_available():           # 18: a run of `if` statements is a chain too
+            h = "xpu"
+        if torch.cuda.is_available():          # 20: forked
+            h = "cuda"
         """
     )
     model = device_model.read(ast.parse(source))
     assert model.fork_at(1) is not None and not model.keeps(2)
     assert all(model.keeps(line) for line in (3, 4, 6))
-    assert not any(model.keeps(line) for line in (7, 8, 10)) and model.fork_at(7) is None
-    assert all(model.keeps(line) for line in range(11, 15))
+    assert not any(model.keeps(line) for line in (8, 9, 11)) and model.fork_at(8) is None
+    assert all(model.keeps(line) for line in range(13, 17))
+    assert model.keeps(18) and model.fork_at(20) is not None
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:

@@ -33,7 +33,7 @@ from ascend_port.python.names import ImportIndex
 from ascend_port.python.parsing import PORT_DOES_NOT_PARSE, parse_or_fail, parse_quietly
 from ascend_port.python.scopes import Scope
 from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
-from ascend_port.rules.multidevice import kept_module_findings
+from ascend_port.rules.multidevice import keeps_other_devices, kept_module_findings
 from ascend_port.rules.torch_npu_import import (
     IMPORT_TORCH_NPU,
     spliced_statements,
@@ -135,7 +135,8 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     new_text = _finish(classes, parsed, PortContext(findings=findings, **ctx_args))
     if uses_npu and selection.enabled(IMPORT_TORCH_NPU):
         statements = top_statements(parsed.tree.body) if parsed.known else spliced_statements(tree.body, splices)
-        new_text = with_torch_npu_import(new_text, statements, uses_torch_npu_name, findings)
+        guarded = keeps_other_devices(findings, devices())
+        new_text = with_torch_npu_import(new_text, statements, uses_torch_npu_name, findings, guarded)
     return PortOutcome(new_text, findings)
 
 
@@ -279,7 +280,8 @@ def port_module(
             new_module = cst.parse_module(new_text)
     if ctx.uses_npu and selection.enabled(IMPORT_TORCH_NPU):
         statements = statements_from_cst(new_module)
-        new_text = with_torch_npu_import(new_module.code, statements, ctx.uses_torch_npu_name, ctx.findings)
+        guarded = keeps_other_devices(ctx.findings, devices)
+        new_text = with_torch_npu_import(new_module.code, statements, ctx.uses_torch_npu_name, ctx.findings, guarded)
         if new_text != new_module.code:
             new_module = cst.parse_module(new_text)
     return new_module, ctx.findings

@@ -239,6 +239,7 @@ class _Reader(ast.NodeVisitor):
         self.model = model
         self.npu_aware = npu_aware
         self.elifs: set[int] = set()
+        self.siblings: dict[int, set[str]] = {}  # an `if` statement -> the devices its block's `if`s test
         self.depth = 0  # of functions: 0 at module and class level
 
     def keep(self, node: ast.AST) -> None:
@@ -302,9 +303,17 @@ class _Reader(ast.NodeVisitor):
             self._dispatch(node, branches, final)
         self.generic_visit(node)
 
+    def generic_visit(self, node: ast.AST) -> None:
+        for block in _blocks(node):  # the devices each run of `if` statements tests, for each of them
+            for run in _if_runs(block):
+                named = block_devices(run)
+                self.siblings.update({id(s): named for s in run})
+        super().generic_visit(node)
+
     def _dispatch(self, node: ast.If, branches: list[ast.If], final: list[ast.stmt]) -> None:
         tests = [devices_in(b.test) for b in branches]
-        named = set().union(*tests)
+        # `if xpu: return "xpu"` / `if cuda: return "cuda"` / `if mps: ...`: the statements of one block dispatch too
+        named = set().union(*tests) | self.siblings.get(id(node), set())
         if self.npu_aware and "npu" not in named and "cuda" in named:
             self.keep(node)  # a project that supports the NPU asks "is this CUDA?" on purpose
             return
@@ -374,10 +383,41 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def is_dispatch(node: ast.If) -> bool:
-    """Is ``node`` the head of an if/elif chain over CUDA and another accelerator, without an NPU branch?"""
+def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    blocks = [getattr(node, name, None) for name in ("body", "orelse", "finalbody")]
+    return [b for b in blocks if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
+
+
+def _if_runs(block: list[ast.stmt]) -> list[list[ast.stmt]]:
+    """The runs of consecutive `if` statements of a block (`if xpu: return` / `if cuda: return` / `if mps: ...`)."""
+    runs: list[list[ast.stmt]] = [[]]
+    for statement in block:
+        if isinstance(statement, ast.If):
+            runs[-1].append(statement)
+        elif runs[-1]:
+            runs.append([])
+    return [run for run in runs if len(run) > 1]
+
+
+def block_devices(block: list[ast.stmt]) -> set[str]:
+    """The devices the if/elif chains of one block test (their heads: the statements of the block)."""
+    named: set[str] = set()
+    for statement in block:
+        if isinstance(statement, ast.If):
+            branches, _ = _chain(statement)
+            for branch in branches:
+                named |= devices_in(branch.test)
+    return named
+
+
+def is_dispatch(node: ast.If, parent: ast.AST | None = None) -> bool:
+    """Is ``node`` the head of an if/elif chain over CUDA and another accelerator, without an NPU branch (its own
+    tests, or with ``parent`` those of the other `if` statements of its block too)?"""
     branches, _ = _chain(node)
     named = set().union(*(devices_in(b.test) for b in branches))
+    if parent is not None:
+        for block in _blocks(parent):
+            named |= set().union(*(block_devices(run) for run in _if_runs(block) if any(s is node for s in run)))
     return "cuda" in named and "npu" not in named and bool(named & OTHER_VENDORS)
 
 

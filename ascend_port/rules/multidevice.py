@@ -33,8 +33,11 @@ NPU_BESIDE_CUDA = rule(
     if/elif chain whose tests name CUDA and another accelerator stays as it is, and its port (by the other rules:
     the test and the body) is added as an `elif` right after it; a dict keyed by device names with a `"cuda"` key and
     no `"npu"` key gains an `"npu"` entry right after the CUDA one, its value ported. Other devices' branches and
-    entries, and the fallback `else`, are never edited. Medium: the NPU branch is the CUDA one ported, so it is as
-    right as those rewrites.
+    entries, and the fallback `else`, are never edited. The code still runs where torch_npu is not installed: an
+    NPU test or entry that reads `torch.npu` is guarded by `hasattr(torch, "npu")` (the entry is then None, as
+    tables spell "not on this device"), and `import torch_npu` by `try`/`except ImportError`. Medium: the NPU
+    branch is the CUDA one ported, so it is as right as those rewrites; a chain also counts when its `if`
+    statements are the statements of one block (`if xpu: return ...` / `if cuda: return ...`).
 
     Before:
         import torch
@@ -45,19 +48,28 @@ NPU_BESIDE_CUDA = rule(
             device = torch.device("mps")
         else:
             device = torch.device("cpu")
-        EMPTY_CACHE = {"cuda": torch.cuda.empty_cache, "mps": torch.mps.empty_cache, "cpu": None}
+        EMPTY_CACHE = {
+            "cuda": torch.cuda.empty_cache,
+            "mps": torch.mps.empty_cache,
+            "cpu": None,
+        }
     After:
         import torch
 
         if torch.cuda.is_available():
             device = torch.device("cuda")
-        elif torch.npu.is_available():
+        elif hasattr(torch, "npu") and torch.npu.is_available():
             device = torch.device("npu")
         elif torch.backends.mps.is_available():
             device = torch.device("mps")
         else:
             device = torch.device("cpu")
-        EMPTY_CACHE = {"cuda": torch.cuda.empty_cache, "npu": torch.npu.empty_cache, "mps": torch.mps.empty_cache, "cpu": None}
+        EMPTY_CACHE = {
+            "cuda": torch.cuda.empty_cache,
+            "npu": torch.npu.empty_cache if hasattr(torch, "npu") else None,
+            "mps": torch.mps.empty_cache,
+            "cpu": None,
+        }
     """,
 )
 MULTI_DEVICE_BY_HAND = rule(
@@ -84,8 +96,8 @@ MULTI_DEVICE_BY_HAND = rule(
 def _fork_scope(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
     """The whole if/elif chain when a CUDA match is in a multi-device chain (its NPU branch is built from all of it),
     else the statement."""
-    for node in path:
-        if isinstance(node, ast.If) and device_model.is_dispatch(node):
+    for parent, node in zip([None, *path], path):
+        if isinstance(node, ast.If) and device_model.is_dispatch(node, parent):
             return node
     return statement(path, imports)
 
@@ -140,11 +152,23 @@ class MultiDeviceTransformer(PortTransformer):
             else:
                 chain.append(before)
                 if self.fix(NPU_BESIDE_CUDA, before, True, "an NPU branch added beside the CUDA one"):
-                    chain.append(after.with_changes(leading_lines=[]))
+                    test = self._where_npu(after.test, lambda code: f"{self._has_npu()} and {code}")
+                    chain.append(after.with_changes(test=test, leading_lines=[]))
         node: cst.If | cst.Else | None = final
         for branch in reversed(chain[1:]):
             node = branch.with_changes(orelse=node)
         return chain[0].with_changes(orelse=node)
+
+    def _has_npu(self) -> str:
+        return f'hasattr({self.ctx.torch_name()}, "npu")'
+
+    def _where_npu(self, expr: cst.BaseExpression, guard) -> cst.BaseExpression:
+        """``expr``, guarded by ``guard`` when it reads ``torch.npu``: the code also runs where torch_npu is not
+        installed (the other devices'), and evaluates the NPU test or table entry there too."""
+        code = code_of(expr)
+        if f"{self.ctx.torch_name()}.npu." not in code:
+            return expr
+        return cst.parse_expression(guard(f"({code})" if isinstance(expr, cst.BooleanOperation) else code))
 
     def _unport(self, top: cst.If, span: device_model.Span) -> None:
         """Drop the findings of rewrites made inside a CUDA branch that stays as it was."""
@@ -167,7 +191,8 @@ class MultiDeviceTransformer(PortTransformer):
         ported = updated.elements[i]
         assert isinstance(cuda, cst.DictElement) and isinstance(ported, cst.DictElement)
         quote = cuda.key.value[0] if isinstance(cuda.key, cst.SimpleString) else '"'
-        entry = ported.with_changes(key=cst.SimpleString(f"{quote}npu{quote}"))
+        value = self._where_npu(ported.value, lambda code: f"{code} if {self._has_npu()} else None")
+        entry = ported.with_changes(key=cst.SimpleString(f"{quote}npu{quote}"), value=value)
         if isinstance(cuda.comma, cst.Comma):
             entry = entry.with_changes(comma=cuda.comma)
         else:  # the last entry: it gets a comma, the new one none
@@ -215,3 +240,14 @@ def kept_module_findings(family: str) -> list[Finding]:
         "member beside it (its port is the CUDA one with the device rules applied)"
     )
     return [Finding(MULTI_DEVICE_BY_HAND, 1, message, applied=False)]
+
+
+def keeps_other_devices(findings: list[Finding], model: device_model.DeviceModel | None) -> bool:
+    """Did the port of a module only add NPU paths beside the other devices' (NPU120, and the rewrites inside the
+    CUDA copies it added)? Then its ``import torch_npu`` is guarded: the module must still import on those devices."""
+    if model is None:
+        return False
+    rewrites = [f for f in findings if f.applied and f.rule.rewrites and not f.rule.line_in_new_text]
+    return bool(rewrites) and all(
+        f.rule is NPU_BESIDE_CUDA or any(span.first <= f.line <= span.last for span in model.forks) for f in rewrites
+    )

@@ -31,7 +31,9 @@ IMPORT_TORCH_NPU = rule(
     but an explicit import keeps the dependency visible and works with autoloading turned off
     (`TORCH_DEVICE_BACKEND_AUTOLOAD=0`). It goes right after `import torch` (never before a module docstring or
     `from __future__`), or before the first torch import when the module has no plain `import torch`, and is never
-    added twice (a guarded `try: import torch_npu` counts).
+    added twice (a guarded `try: import torch_npu` counts). In a module whose only rewrites add NPU branches beside
+    other devices' (NPU120), it is guarded by `try: ... except ImportError: pass`: the module must still import on
+    those devices.
 
     Before:
         import torch
@@ -153,9 +155,24 @@ def torch_npu_import_line(statements: Sequence[TopStatement], uses_torch_npu_nam
     return index
 
 
+# A module that still serves its other devices (the port only added NPU branches beside theirs) must still import
+# where torch_npu is not installed.
+GUARDED_IMPORT = (
+    "try:{nl}"
+    "    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed){nl}"
+    "except ImportError:{nl}"
+    "    pass{nl}"
+)
+
+
 def with_torch_npu_import(
-    text: str, statements: Sequence[TopStatement], uses_torch_npu_name: bool, findings: list[Finding]
+    text: str,
+    statements: Sequence[TopStatement],
+    uses_torch_npu_name: bool,
+    findings: list[Finding],
+    guarded: bool = False,
 ) -> str:
+    """``text`` with ``import torch_npu`` where it goes; ``guarded``: in a try/except ImportError."""
     index = torch_npu_import_line(statements, uses_torch_npu_name)
     if index is None:
         return text
@@ -170,8 +187,12 @@ def with_torch_npu_import(
     newline = neighbour[len(neighbour.rstrip("\r\n")) :] or "\n"  # the line ending of the line above
     if 0 < index <= len(lines) and not lines[index - 1].endswith(("\n", "\r")):
         lines[index - 1] += newline
-    lines.insert(index, "import torch_npu" + newline)
-    findings.append(Finding(IMPORT_TORCH_NPU, index + 1, "import torch_npu added", applied=True))
+    if guarded:
+        lines[index:index] = python_lines(GUARDED_IMPORT.format(nl=newline))
+        findings.append(Finding(IMPORT_TORCH_NPU, index + 2, "import torch_npu added (guarded)", applied=True))
+    else:
+        lines.insert(index, "import torch_npu" + newline)
+        findings.append(Finding(IMPORT_TORCH_NPU, index + 1, "import torch_npu added", applied=True))
     new_text = "".join(lines)
     if not _between_top_level_statements(lines, index):
         # (never seen: the statements' lines were wrong; check the whole module then)

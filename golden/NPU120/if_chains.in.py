@@ -26,3 +26,17 @@ def free(device):
         torch.cuda.empty_cache()
     else:
         pass
+
+
+def default_device():
+    # one `if` a device, in order of preference: the statements of the block are the dispatch
+    if hasattr(torch, "xpu") and torch.xpu.is_available():
+        return torch.device("xpu")
+
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+
+    return torch.device("cpu")

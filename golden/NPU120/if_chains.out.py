@@ -1,12 +1,15 @@
 import torch
-import torch_npu
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
 
 
 def pick_device():
     # CUDA first, then Apple silicon, then the CPU.
     if torch.cuda.is_available():
         return torch.device("cuda")
-    elif torch.npu.is_available():
+    elif hasattr(torch, "npu") and torch.npu.is_available():
         return torch.device("npu")
     elif torch.backends.mps.is_available():
         return torch.device("mps")
@@ -33,3 +36,19 @@ def free(device):
         torch.npu.empty_cache()
     else:
         pass
+
+
+def default_device():
+    # one `if` a device, in order of preference: the statements of the block are the dispatch
+    if hasattr(torch, "xpu") and torch.xpu.is_available():
+        return torch.device("xpu")
+
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    elif hasattr(torch, "npu") and torch.npu.is_available():
+        return torch.device("npu")
+
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+
+    return torch.device("cpu")
