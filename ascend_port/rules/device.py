@@ -9,6 +9,7 @@ import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.comparisons import compared
 from ascend_port.python.device_facts import (
     AVAILABILITY,
     BF16_WORD,
@@ -365,21 +366,13 @@ def _use_as_gate(name: cst.Name, ancestors: tuple[cst.CSTNode, ...], kind: str) 
         if not (parents and isinstance(parents[-1], cst.Attribute) and parents[-1].attr.value in ("major", "minor")):
             return None
         operand = parents.pop()
-    if parents and isinstance(parents[-1], cst.ComparisonTarget):
-        parents.pop()
-    comparison = parents[-1] if parents else None
-    if not isinstance(comparison, cst.Comparison) or len(comparison.comparisons) != 1:
+    found = compared(operand, parents)
+    if found is None:
         return None
-    target = comparison.comparisons[0]
-    if comparison.left is operand:
-        bound, flipped = target.comparator, False
-    elif target.comparator is operand:
-        bound, flipped = comparison.left, True
-    else:
-        return None
+    comparison, bound, operator, flipped = found
     if isinstance(bound, cst.Tuple) != (kind == "capability" and operand is name):
         return None
-    return comparison if _version_bound(bound) and _turns_on(target.operator, flipped) else None
+    return comparison if _version_bound(bound) and _turns_on(operator, flipped) else None
 
 
 def _chain_operands(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:

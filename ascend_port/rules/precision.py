@@ -18,6 +18,7 @@ import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.comparisons import compared
 from ascend_port.python.names import ImportIndex, build_dotted
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing, outermost
 from ascend_port.python.transformer import PortTransformer
@@ -802,21 +803,13 @@ class PrecisionTransformer(_PrecisionTransformer):
                 operand = parents.pop()
         elif name.value != kind:
             return None  # `minor`, or any other name of the unpacking
-        if parents and isinstance(parents[-1], cst.ComparisonTarget):
-            parents.pop()
-        comparison = parents[-1] if parents else None
-        if not isinstance(comparison, cst.Comparison) or len(comparison.comparisons) != 1:
+        found = compared(operand, parents)
+        if found is None:
             return None
-        target = comparison.comparisons[0]
-        if comparison.left is operand:
-            bound, flipped = target.comparator, False
-        elif target.comparator is operand:
-            bound, flipped = comparison.left, True
-        else:
-            return None
+        comparison, bound, operator, flipped = found
         if isinstance(bound, cst.Tuple) != (kind == "whole" and operand is name):
             return None
-        return comparison if _ampere_threshold(target.operator, bound, flipped) else None
+        return comparison if _ampere_threshold(operator, bound, flipped) else None
 
     def _says_bf16(self, comparison: cst.Comparison, ancestors: tuple, lines) -> bool:
         """Is the check about bf16: the function name, the statement, or the `if` it tests says so."""
