@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -382,3 +383,18 @@ def test_contract_violations_are_reported(tmp_path):
     assert data["calls"]["torch_npu.npu_rms_norm"] == 2
     [(violation, count)] = data["contract_violations"].items()
     assert violation.startswith("torch_npu.npu_rms_norm: ") and count == 1
+
+
+def test_a_stale_build_lock_is_cleared(tmp_path):
+    """A first build killed by Ctrl-C leaves torch's build lock behind, and every later build would wait for it."""
+    from ascend_port.emulate import device
+
+    stale, fresh = tmp_path / "stale" / "lock", tmp_path / "fresh" / "lock"
+    for lock in (stale, fresh):
+        lock.parent.mkdir()
+        lock.write_text("")
+    old = time.time() - device.STALE_LOCK_SECONDS - 60
+    os.utime(stale, (old, old))
+    device._clear_stale_lock(stale)
+    device._clear_stale_lock(fresh)  # (a build in progress elsewhere: left alone)
+    assert not stale.exists() and fresh.exists()

@@ -12,6 +12,7 @@ import importlib.util
 import os
 import shutil
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -65,6 +66,7 @@ def _load_native() -> types.ModuleType:
     digest = hashlib.sha256(f"{torch.__version__}\n{sys.version}\n{source.SOURCE}".encode()).hexdigest()[:16]
     build = cache_dir() / "emulate" / f"torch-{torch.__version__.replace('+', '-')}-{digest}"
     build.mkdir(parents=True, exist_ok=True)
+    _clear_stale_lock(build / "lock")
     try:
         return cpp_extension.load_inline(
             name=_NATIVE_NAME,
@@ -78,6 +80,20 @@ def _load_native() -> types.ModuleType:
         raise EmulatorBuildError(
             f"ascend-port emulate could not build its emulated npu device in {build}: {error}"
         ) from error
+
+
+STALE_LOCK_SECONDS = 600  # a build takes well under a minute
+
+
+def _clear_stale_lock(lock: Path) -> None:
+    """torch's build lock left by a build that was killed (Ctrl-C during the first run) makes every later build wait
+    for ever: one older than any build could take is removed."""
+    try:
+        if time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS:
+            lock.unlink()
+            print(f"ascend-port emulate: removed a stale build lock ({lock})", file=sys.stderr)
+    except OSError:
+        pass
 
 
 def device_count_from_env() -> int:
