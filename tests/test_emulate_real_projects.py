@@ -274,7 +274,11 @@ def test_x_transformers_trains_under_the_emulator_like_the_original(tmp_path, po
     ported = port(X_TRANSFORMERS)
     attend = (ported / "x_transformers" / "attend.py").read_text("utf-8")
     assert "import torch_npu" in attend
-    assert "if torch.npu.is_available():\n        return torch.device('npu')" in attend
+    # default_device() tries xpu, cuda, mps in turn: CUDA stays, the NPU is tried right after it (NPU120)
+    assert (
+        "if torch.cuda.is_available():\n        return torch.device('cuda')\n    elif hasattr(torch, \"npu\")" in attend
+    )
+    assert "torch.npu.is_available():\n        return torch.device('npu')" in attend
 
     result, reference, report = emulate_and_reference(tmp_path, ported, "x_transformers", "x-transformers")
     emulated = last_json(check(result))
