@@ -12,8 +12,12 @@ The model is read from Python's ``ast`` of the whole module (and, for a module o
 - in a dispatch that already names the NPU, everything is **kept**; in one that does not, the other devices'
   branches and the fallback are kept, and the CUDA branches are **forks**: the port adds an NPU branch (or table
   entry) beside them (rules/multidevice.py) and leaves the CUDA one as it was;
-- functions and classes named for another vendor (``_hpu_init``, ``class MPSBackend``) are kept;
-- a module of another vendor, or the CUDA module of a family that has an NPU member, is kept whole.
+- a run of consecutive ``if`` statements over devices (``if xpu: return ...`` / ``if cuda: return ...``) is a chain;
+- functions and classes named for another vendor (``_hpu_init``, ``class MPSBackend``) are kept, and so is a
+  function that already chooses between CUDA and the NPU;
+- a module of another vendor, or the CUDA module of a family that has an NPU member, is kept whole;
+- in a project that supports the NPU on its own (:func:`supports_npu`), the rules only report (``reports_only``),
+  and what names CUDA on purpose (its CUDA tests, settings, assertions, ``CUDA...`` classes) is kept silent.
 """
 
 from __future__ import annotations
@@ -240,7 +244,6 @@ class _Reader(ast.NodeVisitor):
         self.npu_aware = npu_aware
         self.elifs: set[int] = set()
         self.siblings: dict[int, set[str]] = {}  # an `if` statement -> the devices its block's `if`s test
-        self.depth = 0  # of functions: 0 at module and class level
 
     def keep(self, node: ast.AST) -> None:
         self.model.kept.append(_span(node))
@@ -260,10 +263,7 @@ class _Reader(ast.NodeVisitor):
             # project that supports the NPU, a function named for CUDA (`is_cuda_available`) is CUDA's.
             self.keep(node)
             return
-        function = not isinstance(node, ast.ClassDef)
-        self.depth += function
         self.generic_visit(node)
-        self.depth -= function
 
     def visit_Assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         # `NCCL_BACKEND = "nccl"`, `cuda_available = torch.cuda.is_available()`: in a project that supports the
