@@ -237,8 +237,12 @@ def test_rules_can_be_selected_per_file_type() -> None:
     [
         ("==2.5.1", "==2.5.1.*"),
         ("==2.5.1+cu121", "==2.5.1.*"),
-        ("==2.5", "==2.5.0.*"),
+        ("==2.4", "==2.4.0.*"),
+        ("==2.5", None),  # torch-npu has 2.5.1 only: no pin pip cannot satisfy
+        ("==2.1.2", None),  # (LLaVA's pin)
+        ("==2.7.0", None),  # (InternVL's pin: PyPI has 2.7.1)
         ("==2.4.*", "==2.4.*"),
+        ("==2.15.*", None),  # newer than the release table
         (">=2.1,<2.6", ""),
         ("", ""),
         ("~=2.5.1", ""),

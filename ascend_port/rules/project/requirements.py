@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, Rule, rule
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -62,7 +63,9 @@ TORCH_NPU_DEPENDENCY = rule(
     torch_npu X.Y.Z is built for torch X.Y.Z and nothing else (its wheel requires `torch==X.Y.Z.*`). Bug-fix
     releases of torch-npu are post releases of the same version (2.5.1.post1, 2.1.0.post17), so the pin is a
     prefix pin that accepts them. An unpinned torch gets an unpinned torch-npu: pip pairs them through torch-npu's
-    own requirement. A torch pinned before 2.1 has no torch-npu on PyPI: reported, nothing added. Nothing is added
+    own requirement. A torch pinned before 2.1, or to a release torch-npu never paired (torch 2.1.2, 2.7.0: the
+    table of published torch-npu releases says), gets no pin that pip could not satisfy: reported with the nearest
+    pairs that exist, nothing added. Nothing is added
     where torch-npu is already listed, nor in hash-checking files (add it with its hashes when you re-lock).
 
     Before:
@@ -192,6 +195,8 @@ def torch_npu_specifier(torch_specifier: str) -> tuple[str | None, str]:
         parts = [int(p) for p in release.split(".")]
         if parts < [2, 1]:
             return None, f"torch {release}.* predates torch-npu on PyPI (2.1.0 and later)"
+        if not _published(release + "."):
+            return None, f"torch-npu has no release for torch {release}.* ({_nearest(release)})"
         return f"=={release}.*", f"torch-npu {release}.* pairs with torch {release}.*"
     v = _VERSION.match(version)
     if not v:
@@ -202,7 +207,36 @@ def torch_npu_specifier(torch_specifier: str) -> tuple[str | None, str]:
     release = ".".join(str(p) for p in parts[:3])
     if parts < [2, 1]:
         return None, f"torch {release} predates torch-npu on PyPI (2.1.0 and later): install torch_npu from Ascend"
+    if not _published(release):
+        return None, f"torch-npu has no release for torch {release} ({_nearest(release)}): pin a pair that exists"
     return f"=={release}.*", f"torch-npu {release} pairs with torch {release}"
+
+
+def _bases() -> list[str]:
+    """The torch versions torch-npu has final releases for (2.5.1 for 2.5.1 and 2.5.1.post1), oldest first."""
+    bases: list[str] = []
+    for release in npu_api.published_releases():
+        base = re.match(r"\d+\.\d+\.\d+", release.version)
+        if base and re.fullmatch(r"[\d.]+(?:post\d+)?", release.version) and base.group(0) not in bases:
+            bases.append(base.group(0))
+    return bases
+
+
+def _published(release: str) -> bool:
+    """Has torch-npu a final release for torch ``release`` (or, ending in ".", for a release under that prefix)?"""
+    return any(b == release or (release.endswith(".") and b.startswith(release)) for b in _bases())
+
+
+def _nearest(release: str) -> str:
+    """The torch/torch-npu pairs that exist on either side of ``release``: what a pin could say instead."""
+    key = [int(p) for p in release.rstrip(".").split(".")]
+    bases = _bases()
+    below = [b for b in bases if [int(p) for p in b.split(".")] < key]
+    above = [b for b in bases if [int(p) for p in b.split(".")] > key]
+    near = ", ".join(f"torch {b} with torch-npu {b}.*" for b in [*below[-1:], *above[:1]])
+    if not above and below:  # (newer than the release table of this ascend-port: it may exist by now)
+        return f"the newest this ascend-port knows: {near}"
+    return f"nearest pairs: {near}"
 
 
 def verdict(req: Requirement) -> Verdict | None:
