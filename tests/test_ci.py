@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import emulation
 import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
@@ -289,16 +289,14 @@ def _action_step(name_prefix: str) -> dict:
 def test_github_action_emulate_step(tmp_path: Path, command: str, status: int) -> None:
     """The composite step's script, run the way GitHub runs it (bash -eo pipefail): the command's status is the
     step's, and the job summary says how it went whatever the status."""
-    if shutil.which("c++") is None and shutil.which("g++") is None:
-        pytest.skip("no C++ compiler: the emulated device cannot be built")
+    emulation.needs_compiler()
     pytest.importorskip("torch")
     step = _action_step("Emulate")
     assert step["if"] == "always() && inputs.emulate != ''"
     summary = tmp_path / "summary.md"
     bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "EMULATE": command, "GITHUB_STEP_SUMMARY": str(summary)}
+    env = {**emulation.environment(), "EMULATE": command, "GITHUB_STEP_SUMMARY": str(summary)}
     env["PATH"] = os.pathsep.join([bin_dir, env.get("PATH", "")])  # `python` and `ascend-port` of this venv
-    env.setdefault("ASCEND_PORT_CACHE_DIR", str(Path.home() / ".cache" / "ascend-port"))
     result = subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
         cwd=tmp_path,

@@ -15,18 +15,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-CLI = [sys.executable, "-c", "import sys; from ascend_port.cli import main; sys.argv[0] = 'ascend-port'; main()"]
+from emulation import CLI, check, needs_compiler, run
+
 EMULATE_DIR = Path(__file__).resolve().parent.parent / "ascend_port" / "emulate"
-# The native device build, shared by every test and run (conftest gives each test its own XDG_CACHE_HOME): read at
-# collection, before any test's environment is patched.
-BUILD_CACHE = os.environ.get("ASCEND_PORT_CACHE_DIR") or str(
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ascend-port"
-)
-
-
-def run(argv: list[str], **kwargs) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ASCEND_PORT_CACHE_DIR": BUILD_CACHE}
-    return subprocess.run(argv, capture_output=True, text=True, env=env, **kwargs)
 
 
 def emulate(tmp_path: Path, code: str, *options: str, command: list[str] | None = None, timeout: int = 300):
@@ -36,16 +27,10 @@ def emulate(tmp_path: Path, code: str, *options: str, command: list[str] | None 
     return run(argv, timeout=timeout, cwd=tmp_path)
 
 
-def check(result: subprocess.CompletedProcess, code: int = 0) -> str:
-    assert result.returncode == code, result.stdout + result.stderr
-    return result.stdout
-
-
 @pytest.fixture(scope="module", autouse=True)
 def built_device(tmp_path_factory):
     """The native device is compiled once (cached under ~/.cache/ascend-port): the first run pays."""
-    if shutil.which("c++") is None and shutil.which("g++") is None:
-        pytest.skip("no C++ compiler: the emulated device cannot be built")
+    needs_compiler()
     check(emulate(tmp_path_factory.mktemp("build"), "import torch_npu\n", timeout=600))
 
 

@@ -5,9 +5,7 @@ same steps of the original GPT on CPU, its flash-attn path run by the CPU refere
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -16,15 +14,11 @@ import pytest
 
 pytest.importorskip("torch")
 
+from emulation import CLI, check, last_json, needs_compiler, run
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
 EXAMPLE = ROOT / "examples" / "cuda_trainer"
-CLI = [sys.executable, "-c", "import sys; from ascend_port.cli import main; sys.argv[0] = 'ascend-port'; main()"]
-# The native device build, shared with tests/test_emulate.py (conftest gives each test its own XDG_CACHE_HOME): read
-# at collection, before any test's environment is patched.
-BUILD_CACHE = os.environ.get("ASCEND_PORT_CACHE_DIR") or str(
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ascend-port"
-)
 STEPS = 5
 # The ported Attention takes its fused path only for bf16/fp16 queries on an npu tensor, the original its flash-attn
 # path only for bf16/fp16 queries on a CUDA tensor: on CPU the original would silently fall back to SDPA. The
@@ -77,23 +71,8 @@ print(json.dumps({"losses": losses, "calls": sorted(set(calls)), "tied": tied}))
 """
 
 
-def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ASCEND_PORT_CACHE_DIR": BUILD_CACHE}
-    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
-
-
-def check(result: subprocess.CompletedProcess) -> str:
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
-
-
-def last_json(stdout: str) -> dict:
-    return json.loads(stdout.strip().splitlines()[-1])
-
-
 def test_ported_example_trains_under_the_emulator_like_the_original(tmp_path):
-    if shutil.which("c++") is None and shutil.which("g++") is None:
-        pytest.skip("no C++ compiler: the emulated device cannot be built")
+    needs_compiler()
     ported = tmp_path / "ported"
     shutil.copytree(EXAMPLE, ported)
     check(run([*CLI, "apply", str(ported), "--no-git"], cwd=tmp_path))
@@ -142,8 +121,7 @@ def test_ported_example_trains_under_the_emulator_like_the_original(tmp_path):
 def test_module_to_npu_keeps_tied_weights(tmp_path):
     """GPT ties lm_head.weight to tok_emb.weight; `.to()` must keep one shared Parameter on the npu (as on CUDA and
     torch_npu), or the optimizer updates the embedding alone and the port trains differently."""
-    if shutil.which("c++") is None and shutil.which("g++") is None:
-        pytest.skip("no C++ compiler: the emulated device cannot be built")
+    needs_compiler()
     script = tmp_path / "tied.py"
     script.write_text(
         textwrap.dedent(
@@ -176,8 +154,7 @@ train: {batch_size: 4, seq_len: 32, lr: 1.0e-3, weight_decay: 0.1, max_steps: 3,
 def test_ported_train_py_runs_as_launched(tmp_path):
     """The ported entry point itself, as its scripts launch it: one process, then resumed from its checkpoint, then
     two processes under torchrun on hccl (DDP: its parameter checks and gradient all-reduces go through gloo)."""
-    if shutil.which("c++") is None and shutil.which("g++") is None:
-        pytest.skip("no C++ compiler: the emulated device cannot be built")
+    needs_compiler()
     pytest.importorskip("yaml")
     ported = tmp_path / "ported"
     shutil.copytree(EXAMPLE, ported)

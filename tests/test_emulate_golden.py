@@ -8,10 +8,7 @@ run that silently missed the emulator shows up here as skips and too few passes.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,22 +16,13 @@ import pytest
 
 pytest.importorskip("torch")
 
+from emulation import CLI, needs_compiler, run
+
 ROOT = Path(__file__).resolve().parent.parent
 FILE = "tests/test_numerical_equivalence.py"
 EMULATED_TEST = "test_port_on_the_emulated_npu_matches_the_original"
-CLI = [sys.executable, "-c", "import sys; from ascend_port.cli import main; sys.argv[0] = 'ascend-port'; main()"]
 RECIPE = [*CLI, "emulate", "--", sys.executable, "-m", "pytest", FILE, "-q", "-p", "no:cacheprovider"]
-# The native device build, shared by every test and run (conftest gives each test its own XDG_CACHE_HOME): read at
-# collection, before any test's environment is patched.
-BUILD_CACHE = os.environ.get("ASCEND_PORT_CACHE_DIR") or str(
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ascend-port"
-)
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error", "errors", "deselected")
-
-
-def run(argv: list[str], timeout: int) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ASCEND_PORT_CACHE_DIR": BUILD_CACHE}
-    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
 
 
 def outcomes(stdout: str) -> dict[str, int]:
@@ -44,11 +32,12 @@ def outcomes(stdout: str) -> dict[str, int]:
 
 
 def test_every_golden_case_runs_under_the_emulator_forward_and_backward():
-    if shutil.which("c++") is None and shutil.which("g++") is None:
-        pytest.skip("no C++ compiler: the emulated device cannot be built")
+    needs_compiler()
     from test_numerical_equivalence import CHANGING, SPECS
 
-    collected = run([sys.executable, "-m", "pytest", FILE, "--collect-only", "-q", "-p", "no:cacheprovider"], 300)
+    collected = run(
+        [sys.executable, "-m", "pytest", FILE, "--collect-only", "-q", "-p", "no:cacheprovider"], cwd=ROOT, timeout=300
+    )
     assert collected.returncode == 0, collected.stdout + collected.stderr
     ids = [line for line in collected.stdout.splitlines() if line.startswith(f"{FILE}::")]
     emulated = [i for i in ids if f"::{EMULATED_TEST}[" in i]
@@ -57,7 +46,7 @@ def test_every_golden_case_runs_under_the_emulator_forward_and_backward():
     gaps = [c.id for c in CHANGING if SPECS[c.id].no_backward]
     expected_xfails = {i for i in ids for g in gaps if i.endswith(f"[{g}]") or f"[{g}-" in i}
 
-    result = run(RECIPE, 900)  # the first run on a machine builds the device (minutes)
+    result = run(RECIPE, cwd=ROOT, timeout=900)  # the first run on a machine builds the device (minutes)
     assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-4000:]
     # every collected test passed (none skipped: the emulated ones ran), bar the known backward gaps
     expected = {"passed": len(ids) - len(expected_xfails), "xfailed": len(expected_xfails)}

@@ -22,7 +22,6 @@ import importlib.metadata
 import importlib.util
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -34,12 +33,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-CLI = [sys.executable, "-c", "import sys; from ascend_port.cli import main; sys.argv[0] = 'ascend-port'; main()"]
-# The native device build, shared with tests/test_emulate.py (conftest gives each test its own XDG_CACHE_HOME): read
-# at collection, before any test's environment is patched.
-BUILD_CACHE = os.environ.get("ASCEND_PORT_CACHE_DIR") or str(
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ascend-port"
-)
+import emulation
+from emulation import CLI, check, last_json, needs_compiler
+
 STEPS = 3
 # (distribution, pinned version, import package): the pins of pyproject.toml's `test` extra.
 TRANSFORMERS = ("transformers", "5.23.0", "transformers")
@@ -118,25 +114,13 @@ print(json.dumps({
 """
 
 
-class KnownPortBug(Exception):
-    """The run failed with the signature of a port-rule bug named in the test's xfail (outside this test's scope)."""
-
-
 def run(argv: list[str], cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ASCEND_PORT_CACHE_DIR": BUILD_CACHE}
+    """``argv`` with only ``pythonpath`` (the ported copy, or nothing: the installed original) on PYTHONPATH."""
+    env = emulation.environment()
     env.pop("PYTHONPATH", None)
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
-    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
-
-
-def check(result: subprocess.CompletedProcess) -> str:
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
-
-
-def last_json(stdout: str) -> dict:
-    return json.loads(stdout.strip().splitlines()[-1])
+    return emulation.run(argv, cwd=cwd, env=env)
 
 
 def installed(distribution: str, version: str, package: str) -> Path:
@@ -153,8 +137,7 @@ def installed(distribution: str, version: str, package: str) -> Path:
 
 @pytest.fixture(scope="module", autouse=True)
 def compiler():
-    if shutil.which("c++") is None and shutil.which("g++") is None:
-        pytest.skip("no C++ compiler: the emulated device cannot be built")
+    needs_compiler()
 
 
 _PORTS: dict[str, Path] = {}
@@ -305,8 +288,6 @@ def test_palm_trains_under_the_emulator_like_the_original(tmp_path, port, flash)
 
     model = "palm-flash" if flash else "palm"
     result, reference, report = emulate_and_reference(tmp_path, ported, "palm_rlhf_pytorch", model)
-    if result.returncode != 0 and "has no attribute 'major'" in result.stderr:
-        raise KnownPortBug(result.stderr[-2000:])
     emulated = last_json(check(result))
     compare(emulated, reference, ported, FP32_TOLERANCE)
     # Attention() checks torch.npu.is_available() first; its A100 test of the device properties (a flash-attention

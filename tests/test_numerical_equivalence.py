@@ -134,6 +134,15 @@ def _module(ns, name, *args, weights_seed=None, dtype=torch.float32):
     return module
 
 
+def _norm(cls: str, kernel: str = "npu_rms_norm", **options) -> Spec:
+    """A norm class of the module (16 features, random weights) on a (2, 3, 16) input, through ``kernel``."""
+    return Spec(
+        lambda ns, dt: _module(ns, cls, 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+        kernels={kernel},
+        **options,
+    )
+
+
 SPECS: dict[str, Spec] = {
     # causal with seqlen_q != seqlen_k (bottom-right), GQA (4 query heads on 2), default scale, dropout in eval
     "NPU400/causal_gqa": Spec(
@@ -209,29 +218,14 @@ SPECS: dict[str, Spec] = {
         lambda ns, dt: ns["attention"](*qkv((2, 3, 2, 8), (2, 5, 2, 8), dt)), ported_imports_gpu=True
     ),
     "NPU408/lazy_import": Spec(lambda ns, dt: ns["attention"](*qkv((2, 3, 2, 8), (2, 5, 2, 8), dt))),
-    "NPU420/hf_llama": Spec(
-        lambda ns, dt: _module(ns, "LlamaRMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
-        kernels={"npu_rms_norm"},
-    ),
-    "NPU420/meta_llama": Spec(
-        lambda ns, dt: _module(ns, "RMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
-        kernels={"npu_rms_norm"},
-    ),
-    "NPU420/t5": Spec(
-        lambda ns, dt: _module(ns, "T5LayerNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
-        kernels={"npu_rms_norm"},
-    ),
-    "NPU420/variants": Spec(
-        lambda ns, dt: _module(ns, "SqrtRMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
-        kernels={"npu_rms_norm"},
-    ),
-    "NPU420/nested_class": Spec(
-        lambda ns, dt: _module(ns, "RMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
-        kernels={"npu_rms_norm"},
-    ),
-    "NPU421/gemma": Spec(
-        lambda ns, dt: _module(ns, "GemmaRMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
-        kernels={"npu_gemma_rms_norm"},
+    "NPU420/hf_llama": _norm("LlamaRMSNorm"),
+    "NPU420/meta_llama": _norm("RMSNorm"),
+    "NPU420/t5": _norm("T5LayerNorm"),
+    "NPU420/variants": _norm("SqrtRMSNorm"),
+    "NPU420/nested_class": _norm("RMSNorm"),
+    "NPU421/gemma": _norm(
+        "GemmaRMSNorm",
+        "npu_gemma_rms_norm",
         no_backward="NPU421's npu_gemma_rms_norm has no backward in op-plugin (no derivatives.yaml entry): the "
         "ported GemmaRMSNorm's output does not require grad, so neither x nor its weight gets a gradient",
     ),

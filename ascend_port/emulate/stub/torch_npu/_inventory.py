@@ -21,10 +21,18 @@ def inventory() -> dict:
         return json.load(stream)
 
 
-def _missing_child(qualname: str, name: str) -> AttributeError:
+def _missing(qualname: str, name: str, owner: str = "") -> AttributeError:
+    """The AttributeError of a name the target release lacks (``owner``: "module " for a module), reported."""
     if not name.startswith("_"):  # not the interpreter's own probes (__path__, __file__, ...)
         _report.record_absent(f"{qualname}.{name}")
-    return AttributeError(f"{qualname!r} has no attribute {name!r}")
+    return AttributeError(f"{owner}{qualname!r} has no attribute {name!r}")
+
+
+def _member(qualname: str, children: frozenset[str], name: str) -> NotEmulated:
+    """A member of a name that is not emulated: not emulated either, or missing."""
+    if name.startswith("__") or name not in children:
+        raise _missing(qualname, name)
+    return NotEmulated(f"{qualname}.{name}")
 
 
 class NotEmulated:
@@ -38,9 +46,7 @@ class NotEmulated:
         raise _report.not_emulated(self._qualname)
 
     def __getattr__(self, name: str):
-        if name.startswith("__") or name not in self._children:
-            raise _missing_child(self._qualname, name)
-        return NotEmulated(f"{self._qualname}.{name}")
+        return _member(self._qualname, self._children, name)
 
     def __repr__(self) -> str:
         return f"<{self._qualname}: not emulated by ascend-port emulate>"
@@ -57,9 +63,7 @@ class NotEmulatedClass(type):
         raise _report.not_emulated(cls._qualname)
 
     def __getattr__(cls, name: str):
-        if name.startswith("__") or name not in cls._children:
-            raise _missing_child(cls._qualname, name)
-        return NotEmulated(f"{cls._qualname}.{name}")
+        return _member(cls._qualname, cls._children, name)
 
     def __repr__(cls) -> str:
         return f"<class {cls._qualname}: not emulated by ascend-port emulate>"
@@ -96,8 +100,6 @@ def module_getattr(qualname: str, names, emulated: dict | None = None):
             return emulated[name]
         if name in names:
             return not_emulated(f"{qualname}.{name}", members(kind, name))
-        if not name.startswith("_"):  # not the interpreter's own probes (__path__, __file__, ...)
-            _report.record_absent(f"{qualname}.{name}")
-        raise AttributeError(f"module {qualname!r} has no attribute {name!r}")
+        raise _missing(qualname, name, owner="module ")
 
     return __getattr__

@@ -1,0 +1,49 @@
+"""What the tests that run `ascend-port emulate` share: the CLI, the build cache of the emulated device, and how they
+run a command and read its result. Test code only."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+CLI = [sys.executable, "-c", "import sys; from ascend_port.cli import main; sys.argv[0] = 'ascend-port'; main()"]
+# The native device build, shared by every test and run (conftest gives each test its own XDG_CACHE_HOME): read at
+# collection, before any test's environment is patched.
+BUILD_CACHE = os.environ.get("ASCEND_PORT_CACHE_DIR") or str(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ascend-port"
+)
+
+
+def environment() -> dict[str, str]:
+    """This process's environment, with the shared build cache."""
+    return {**os.environ, "ASCEND_PORT_CACHE_DIR": BUILD_CACHE}
+
+
+def run(
+    argv: list[str], cwd: Path | None = None, timeout: int = 600, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=dict(env or environment()), cwd=cwd, timeout=timeout
+    )
+
+
+def check(result: subprocess.CompletedProcess, code: int = 0) -> str:
+    assert result.returncode == code, result.stdout + result.stderr
+    return result.stdout
+
+
+def last_json(stdout: str) -> dict:
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def needs_compiler() -> None:
+    """Skip where the emulated device cannot be built."""
+    if shutil.which("c++") is None and shutil.which("g++") is None:
+        pytest.skip("no C++ compiler: the emulated device cannot be built")
