@@ -158,6 +158,8 @@ def test_the_family_is_part_of_the_cache_key(tmp_path: Path, monkeypatch: pytest
         # what the port itself writes is no sign: a ported CUDA project stays a CUDA project on a second run
         ({"train.py": "import torch\nimport torch_npu\n\nx = torch.ones(1).npu()\n"}, False),
         ({"train.py": "import torch\n\nx = torch.ones(1).cuda()\n"}, False),
+        ({"model.py": "def get_input_embeddings(self):\n    return self.inputs\n"}, False),  # (in-p-u-t)
+        ({"npu.py": "def to_npu(x):\n    return x\n"}, True),
     ],
 )
 def test_projects_that_support_the_npu(tmp_path: Path, files: dict[str, str], supports: bool) -> None:

@@ -517,8 +517,14 @@ def cuda_member_without_npu(family: str | None) -> str | None:
 NPU_AWARE_OPTION = "npu-aware"  # set ("1") for every file of a project that already supports the NPU
 # What the port itself never writes: an NPU availability helper, a guarded `import torch_npu`, NPU modules.
 _NPU_SUPPORT = re.compile(
-    rb"is_(?:torch_)?npu_available|def \w*npu\w*\(|(?:try|if [^\n]*):[ \t]*\r?\n[ \t]+import torch_npu\b"
+    rb"is_(?:torch_)?npu_available|def \w*(?<![A-Za-z])npu(?![a-z])\w*\("  # `def is_npu(`, not `def input(`
+    rb"|(?:try|if [^\n]*):[ \t]*\r?\n[ \t]+import torch_npu\b"
 )
+
+
+# Substrings every match of _NPU_SUPPORT holds (bar identifiers like `x2npu2`), far cheaper to look for than the
+# pattern: most files of a CUDA project hold none of them (plain "npu" is in every "input").
+_NPU_HINTS = (b"_npu", b"npu_", b"def npu", b"npu(")
 
 
 def supports_npu(files: Iterable[str]) -> bool:
@@ -533,8 +539,9 @@ def supports_npu(files: Iterable[str]) -> bool:
             return True
         try:
             with open(path, "rb") as handle:
-                if _NPU_SUPPORT.search(handle.read()):
-                    return True
+                data = handle.read()
+            if any(hint in data for hint in _NPU_HINTS) and _NPU_SUPPORT.search(data):
+                return True
         except OSError:
             continue
     return False
