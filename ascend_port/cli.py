@@ -60,6 +60,15 @@ OtherDevicesOpt = Annotated[
         "CUDA code instead of rewriting it; drop: rewrite it in place (an NPU-only fork).",
     ),
 ]
+TorchNpuOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--torch-npu",
+        metavar="VERSION",
+        help="The torch-npu release to port for (2.5.1, 2.5.1.post1; default: the release for the project's own "
+        "torch pin, else the newest known): the port emits only what it has.",
+    ),
+]
 ChangedSinceOpt = Annotated[
     str | None,
     typer.Option(
@@ -98,6 +107,7 @@ def _settings(
     branch=None,
     cached_rules: bool = False,
     other_devices=None,
+    torch_npu=None,
 ) -> project_config.Settings:
     """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the given flags.
     ``cached_rules``: the rule catalogue may come from the result cache (see cache.use_stored_rules)."""
@@ -109,6 +119,7 @@ def _settings(
         "attention-backend": attention_backend,
         "branch": branch,
         "other-devices": other_devices,
+        "torch-npu": torch_npu,
     }
     if cached_rules:
         from ascend_port.run.cache import use_stored_rules
@@ -210,6 +221,7 @@ def scan(
     other_devices: OtherDevicesOpt = None,
     changed_since: ChangedSinceOpt = None,
     no_cache: NoCacheOpt = False,
+    torch_npu: TorchNpuOpt = None,
 ) -> None:
     """Report what a port would change and where manual work is needed. Writes nothing (but --output)."""
     from ascend_port.reports import FORMATS
@@ -225,6 +237,7 @@ def scan(
         attention_backend,
         cached_rules=not no_cache,
         other_devices=other_devices,
+        torch_npu=torch_npu,
     )
     result = _run(paths, _config(settings, jobs, no_cache), changed_since)
     if output_format == "text" and output is None:
@@ -301,6 +314,7 @@ def apply(
     other_devices: OtherDevicesOpt = None,
     changed_since: ChangedSinceOpt = None,
     no_cache: NoCacheOpt = False,
+    torch_npu: TorchNpuOpt = None,
 ) -> None:
     """Port the files. In a git repository (the default): commit the port on a new branch, one commit per domain.
     --dry-run prints the diff; --no-git writes it in place; --check only says whether anything is left to port."""
@@ -327,6 +341,7 @@ def apply(
         branch,
         cached_rules=not no_cache,
         other_devices=other_devices,
+        torch_npu=torch_npu,
     )
     config = _config(settings, jobs, no_cache)
     if not dry_run and not no_git and not check:
@@ -527,6 +542,7 @@ def show_config(
     attention_backend: AttentionOpt = None,
     other_devices: OtherDevicesOpt = None,
     branch: Annotated[str | None, typer.Option("--branch", help="Branch `apply` creates.")] = None,
+    torch_npu: TorchNpuOpt = None,
 ) -> None:
     """Print the effective configuration: [tool.ascend-port] of the nearest pyproject.toml, with the defaults and
     the flags given here (flags override the file), each value with where it comes from."""
@@ -534,9 +550,44 @@ def show_config(
     if not target.exists():
         raise _fail(f"no such file or directory: {escape(str(target))}")
     settings = _settings(
-        [target], select, ignore, min_confidence, exclude, attention_backend, branch, other_devices=other_devices
+        [target],
+        select,
+        ignore,
+        min_confidence,
+        exclude,
+        attention_backend,
+        branch,
+        other_devices=other_devices,
+        torch_npu=torch_npu,
     )
     typer.echo(project_config.render(settings), nl=False)
+
+
+@app.command("check-api")
+def check_api(
+    paths: PathsArg,
+    torch_npu: TorchNpuOpt = None,
+    exclude: ExcludeOpt = None,
+    exit_zero: ExitZeroOpt = False,
+) -> None:
+    """Check that every torch_npu / torch.npu name of the Python files exists in the target torch-npu release
+    (--torch-npu, else the configuration's or the project's torch pin's). Exits 1 while a name is missing."""
+    from ascend_port.run.api_check import check_api as run_check
+    from ascend_port.run.api_check import render
+
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        raise _fail(f"no such file or directory: {missing[0]}")
+    settings = _settings(paths, exclude=exclude, torch_npu=torch_npu)
+    report = run_check(paths, settings.target, settings.exclude)
+    origin = settings.origins.get(project_config.TARGET_KEY, project_config.DEFAULT)
+    err.print(escape(f"target: torch_npu {settings.target} ({project_config.origin_name(settings, origin)})"))
+    for line in render(report):
+        typer.echo(line)
+    for path, reason in report.errors:
+        err.print(f"[red]error:[/red] {escape(path)}: {escape(reason)}")
+    found = EXIT_FINDINGS if report.missing and not exit_zero else EXIT_CLEAN
+    raise typer.Exit(EXIT_ERROR if report.errors else found)
 
 
 def _version_callback(value: bool) -> None:

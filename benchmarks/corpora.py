@@ -28,6 +28,10 @@ DEEPSPEED_MULTI_DEVICE = ("deepspeed", "0.16.5")  # sdist only; its own NPU_Acce
 ACCELERATE = ("accelerate", "1.15.0")  # is_npu_available() beside CUDA, MLU, SDAA, MUSA, HPU, XPU, neuron
 MULTI_DEVICE = ((*DEEPSPEED_MULTI_DEVICE, True), (*DIFFUSERS, False), (*ACCELERATE, False))
 
+# Project files (issue 16): LLaMA-Factory's sdist ships its CUDA, NPU and ROCm Dockerfiles and compose files side by
+# side (tests/test_real_project_files.py): the CUDA ones are ported, the NPU ones show what the port aims at.
+LLAMAFACTORY = ("llamafactory", "0.9.5", True)
+
 
 def fetch(name: str, version: str, *, sdist: bool = False) -> Path:
     """The unpacked distribution ``name==version`` (downloading it the first time)."""

@@ -21,6 +21,15 @@ FLASH_NAMES = (
     "flash_attn_varlen_kvpacked_func",
     "flash_attn_with_kvcache",
 )
+PADDING_NAMES = (
+    "pad_input",
+    "unpad_input",
+    "unpad_input_for_concatenated_sequences",
+    "index_first_axis",
+    "index_put_first_axis",
+    "IndexFirstAxis",
+    "IndexPutFirstAxis",
+)
 MASKS = ("LowerTriangularMask", "LowerTriangularFromBottomRightMask", "BlockDiagonalMask")
 GPU_PACKAGES = ("flash_attn", "xformers", "apex")
 NPU_PACKAGES = ("torch_npu", "mindiesd")
@@ -42,9 +51,17 @@ def gpu_modules() -> dict[str, types.ModuleType]:
     )
     ops = _module("xformers.ops", fmha=fmha, memory_efficient_attention=gpu.memory_efficient_attention, **masks)
     normalization = _module("apex.normalization", FusedRMSNorm=gpu.FusedRMSNorm, FusedLayerNorm=gpu.FusedLayerNorm)
+    bert_padding = _module("flash_attn.bert_padding", **{n: getattr(gpu, n) for n in PADDING_NAMES})
     return {
-        "flash_attn": _module("flash_attn", flash_attn_interface=interface, **flash),
+        "flash_attn": _module(
+            "flash_attn",
+            flash_attn_interface=interface,
+            bert_padding=bert_padding,
+            __version__=gpu.FLASH_ATTN_VERSION,
+            **flash,
+        ),
         "flash_attn.flash_attn_interface": interface,
+        "flash_attn.bert_padding": bert_padding,
         "xformers": _module("xformers", ops=ops),
         "xformers.ops": ops,
         "xformers.ops.fmha": fmha,

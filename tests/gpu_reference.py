@@ -163,6 +163,51 @@ def flash_attn_with_kvcache(*args, **kwargs):
     raise NotImplementedError("not in this reference")
 
 
+# flash_attn.bert_padding (its docstrings: unpad_input returns the selected tokens, their indices in the flattened
+# (batch, seqlen) axes, the int32 cumulative lengths with a leading 0 and the longest length, plus, since 2.7, the
+# used lengths; pad_input scatters back to (batch, seqlen, ...) with zeros). The fake flash_attn's release:
+FLASH_ATTN_VERSION = "2.5.9"  # below 2.6 (softcap) and 2.7 (unpad_input's fifth value); specs may raise it
+
+
+def index_first_axis(x, indices):
+    flat = x.reshape(x.shape[0], -1)
+    return torch.gather(flat, 0, indices[:, None].expand(-1, flat.shape[1])).reshape(-1, *x.shape[1:])
+
+
+def index_put_first_axis(values, indices, first_axis_dim):
+    out = torch.zeros(first_axis_dim, values[0].numel(), dtype=values.dtype, device=values.device)
+    out = out.scatter(0, indices[:, None].expand(-1, out.shape[1]), values.reshape(len(indices), -1))
+    return out.reshape(first_axis_dim, *values.shape[1:])
+
+
+class IndexFirstAxis:
+    apply = staticmethod(index_first_axis)
+
+
+class IndexPutFirstAxis:
+    apply = staticmethod(index_put_first_axis)
+
+
+def unpad_input(hidden_states, attention_mask, unused_mask=None):
+    every = attention_mask if unused_mask is None else attention_mask + unused_mask
+    lengths = every.sum(-1).to(torch.int32)
+    indices = every.reshape(-1).nonzero().reshape(-1)
+    zero = torch.zeros(1, dtype=torch.int32, device=lengths.device)
+    cu_seqlens = torch.cat([zero, lengths.cumsum(0).to(torch.int32)])
+    tokens = index_first_axis(hidden_states.reshape(-1, *hidden_states.shape[2:]), indices)
+    out = (tokens, indices, cu_seqlens, int(lengths.max()))
+    five = tuple(int(p) for p in FLASH_ATTN_VERSION.split(".")[:2]) >= (2, 7)
+    return (*out, attention_mask.sum(-1).to(torch.int32)) if five else out
+
+
+def unpad_input_for_concatenated_sequences(*args, **kwargs):
+    raise NotImplementedError("not in this reference")
+
+
+def pad_input(hidden_states, indices, batch, seqlen):
+    return index_put_first_axis(hidden_states, indices, batch * seqlen).reshape(batch, seqlen, *hidden_states.shape[1:])
+
+
 class LowerTriangularMask:
     """xformers: causal, query i attends keys j <= i (top-left aligned)."""
 

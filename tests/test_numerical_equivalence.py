@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
+import types
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="pip install torch==2.13.0 (CPU) to run the numerical-equivalence tests")
 
+import gpu_reference  # noqa: E402
 from fake_modules import installed  # noqa: E402
 from golden_cases import cases  # noqa: E402
 
@@ -33,7 +36,14 @@ from ascend_port.port.python import port_source  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore:npu_gemma_rms_norm has no backward:UserWarning")  # no_backward
 
 ATTENTION = {"npu_fusion_attention"}
-GPU_FUNCTIONS = {"flash_attn_func", "flash_attn_varlen_func", "memory_efficient_attention"}
+GPU_FUNCTIONS = {
+    "flash_attn_func",
+    "flash_attn_varlen_func",
+    "memory_efficient_attention",
+    "pad_input",
+    "index_first_axis",
+    "index_put_first_axis",
+}
 TOLERANCE = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}
 # Gradients: fp32 as the forward (both sides compute in fp32; only the order of the reductions differs). bf16 keeps 8
 # significant bits (one rounding: up to 2**-8 relative), and the two sides round at different places: the original
@@ -107,6 +117,31 @@ def qkv(q_shape, kv_shape, dtype, seed=0):
     )
 
 
+def padding_mask(lengths, seqlen):
+    """(batch, seqlen) bool: True for the first ``lengths[b]`` positions of each row (flash-attn's attention_mask)."""
+    return (torch.arange(seqlen)[None, :] < torch.tensor(lengths)[:, None]).to(_INPUTS.device)
+
+
+def _deterministic(ns, dt):
+    """NPU400/deterministic: `deterministic=` (a flag and an attribute) dropped, the forward unchanged."""
+    attention = _module(ns, "Attention")
+    attention.cfg = types.SimpleNamespace(deterministic=True)
+    return (
+        attention(*qkv((2, 5, 4, 8), (2, 7, 2, 8), dt), deterministic=True),
+        attention.packed(*qkv((10, 2, 8), (10, 2, 8), dt), cu([3, 5, 2]), 5),
+    )
+
+
+def _five_values(ns, dt):
+    """NPU410/module_and_classes: flash-attn >= 2.7's unpad_input (five values) on the original's side."""
+    saved, gpu_reference.FLASH_ATTN_VERSION = gpu_reference.FLASH_ATTN_VERSION, "2.7.0"
+    try:
+        out, first, cu_seqlens, max_len, used = ns["gather"](rand(2, 5, 3, dtype=dt), padding_mask([5, 2], 5))
+    finally:
+        gpu_reference.FLASH_ATTN_VERSION = saved
+    return out, first, cu_seqlens.to(dt), torch.tensor(float(max_len), dtype=dt, device=out.device), used.to(dt)
+
+
 def cu(lengths):
     return torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32).to(_INPUTS.device)
 
@@ -117,6 +152,7 @@ class Spec:
     kernels: set[str] = field(default_factory=lambda: set(ATTENTION))  # NPU-side functions the port must call
     ported_imports_gpu: bool = False  # the port still imports flash_attn for calls it left (TODO) alone
     no_backward: str = ""  # why the port's outputs carry no gradient (a known gap: the test xfails after the forward)
+    padding_only: bool = False  # the original calls only flash_attn.bert_padding's fakes (no attention kernel)
 
 
 def _module(ns, name, *args, weights_seed=None, dtype=torch.float32):
@@ -218,6 +254,39 @@ SPECS: dict[str, Spec] = {
         lambda ns, dt: ns["attention"](*qkv((2, 3, 2, 8), (2, 5, 2, 8), dt)), ported_imports_gpu=True
     ),
     "NPU408/lazy_import": Spec(lambda ns, dt: ns["attention"](*qkv((2, 3, 2, 8), (2, 5, 2, 8), dt))),
+    "NPU400/deterministic": Spec(_deterministic),
+    # the kv-cache call keeps flash-attn (and its guard): the ported call beside it
+    "NPU408/gate_not_ported": Spec(
+        lambda ns, dt: ns["attention"](*qkv((2, 3, 2, 8), (2, 5, 2, 8), dt)), ported_imports_gpu=True
+    ),
+    "NPU408/version_check": Spec(
+        lambda ns, dt: ns["attention"](*qkv((10, 2, 8), (10, 2, 8), dt), cu([3, 5, 2]), 5, deterministic=True)
+    ),
+    # unpad_input (4 values), varlen causal, pad_input; the version assert on both sides
+    "NPU408/version_import": Spec(
+        lambda ns, dt: (
+            ns["forward"](*qkv((3, 5, 2, 8), (3, 5, 2, 8), dt), padding_mask([5, 2, 4], 5)),
+            ns["forward"](*qkv((3, 5, 2, 8), (3, 5, 2, 8), dt, seed=3), padding_mask([1, 5, 3], 5), past=()),
+        )
+    ),
+    # the fake flash-attn is older than 2.6: both sides take the branch the port rewrote
+    "NPU408/version_kept": Spec(
+        lambda ns, dt: ns["attention"](*qkv((2, 4, 2, 8), (2, 6, 2, 8), dt)), ported_imports_gpu=True
+    ),
+    "NPU410/internvl_style": Spec(
+        lambda ns, dt: (
+            _module(ns, "FlashAttention")(rand(2, 5, 3, 2, 8, dtype=dt), padding_mask([5, 3], 5)),
+            _module(ns, "FlashAttention")(rand(2, 5, 3, 2, 8, dtype=dt, seed=1), padding_mask([2, 4], 5), True),
+        )
+    ),
+    "NPU410/module_and_classes": Spec(_five_values, kernels=set(), padding_only=True),
+    # unpad_input's whole result stays on flash-attn; pad_input is ported
+    "NPU410/unknown_arity": Spec(
+        lambda ns, dt: ns["whole"](rand(2, 5, 3, dtype=dt), padding_mask([4, 5], 5)),
+        kernels=set(),
+        ported_imports_gpu=True,
+        padding_only=True,
+    ),
     "NPU420/hf_llama": _norm("LlamaRMSNorm"),
     "NPU420/meta_llama": _norm("RMSNorm"),
     "NPU420/t5": _norm("T5LayerNorm"),
@@ -270,14 +339,20 @@ SPECS: dict[str, Spec] = {
 }
 
 
+# The lines of NPU411's guard around an import the port left: with the package installed it computes the same.
+_GUARD_LINE = re.compile(r"^(?:try:|except ImportError:  # no NPU build: .*|\w+ = None)$")
+
+
 def _changing_cases():
-    """NPU4xx golden cases whose port changes more than comments (TODO-only ports compute the same code)."""
+    """NPU4xx golden cases whose port changes more than comments (TODO-only ports compute the same code, and so do
+    NPU411's import guards)."""
     out = []
     for case in cases():
         if case.rule.startswith("NPU4") and case.expected.exists():
 
             def code(text: str) -> list[str]:
-                return [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+                lines = [ln.strip() for ln in text.splitlines()]
+                return [ln for ln in lines if ln and not ln.startswith("#") and not _GUARD_LINE.match(ln)]
 
             if code(case.input.read_text("utf-8")) != code(case.expected.read_text("utf-8")):
                 out.append(case)
@@ -421,7 +496,8 @@ def test_port_on_the_emulated_npu_matches_the_original(case):
         expected = trace(case.input.read_text("utf-8"), case.id, "gpu", spec, dtype, gpu_calls, grad=True)
         side = "emulated+gpu" if spec.ported_imports_gpu else "emulated"
         actual = trace(case.expected.read_text("utf-8"), case.id, side, spec, dtype, npu_calls, "npu", grad=True)
-        assert bool(gpu_calls) == bool(spec.kernels & ATTENTION), gpu_calls  # the original ran its GPU-side fake
+        # the original ran its GPU-side fake
+        assert bool(gpu_calls) == bool(spec.kernels & ATTENTION or spec.padding_only), gpu_calls
         if not compare(case, spec, dtype, expected, actual, npu_calls, "npu"):
             gaps.append(dtype)
     if spec.kernels:  # the stand-in ran the shared references, not a copy

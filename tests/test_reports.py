@@ -16,6 +16,7 @@ from ascend_port.cli import app
 from ascend_port.reports import ASSESSMENT_FILES, render, write_assessment
 from ascend_port.reports.json_report import SCHEMA_VERSION, schema
 from ascend_port.reports.model import build
+from ascend_port.run.config import resolve
 from ascend_port.run.engine import RunConfig, run
 
 runner = CliRunner()
@@ -103,7 +104,9 @@ def test_findings_are_placed_on_lines_of_the_scanned_file(project: Path) -> None
 
 def test_edits_rebuild_the_ported_files_exactly(project: Path) -> None:
     document = report_json()
-    result = run([Path(".")], RunConfig(jobs=1))
+    # (as the command runs it: the target is the release for the project's torch pin, torch==2.5.1)
+    result = run([Path(".")], resolve([Path(".")]).run_config(jobs=1))
+    assert document["tool"]["torch_npu"] == result.target == "2.5.1.post1"
     assert result.changed
     for file in result.changed:
         old = Path(file.path).read_text().splitlines(keepends=True)

@@ -57,11 +57,14 @@ FILE_NAMES = {
     "NPU614": "run.sh",
     "NPU615": "run.sh",
     "NPU616": "run.sh",
+    "NPU617": "run.sh",
     "NPU620": "config.yaml",
     "NPU621": "config.yaml",
     "NPU622": "config.yaml",
     "NPU623": "config.yaml",
     "NPU630": "Dockerfile",
+    "NPU631": "docker-compose.yml",
+    "NPU640": "environment.yml",
 }
 REPORT_ONLY = {"NPU503"}
 UNCHANGED = "(unchanged; `ascend-port scan` reports)"

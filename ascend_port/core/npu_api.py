@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -192,3 +193,138 @@ def release_inventory(version: str) -> dict[str, Any]:
         "distributed": sorted(names("distributed", version)),
         "members": {kind: sorted(names(kind, version)) for kind in sorted(kinds) if ":" in kind},
     }
+
+
+# --- the target release: what the port may emit (``--torch-npu VERSION``, ``[tool.ascend-port] torch-npu``) -------
+
+TARGET_OPTION = "torch-npu"  # the port option (RunConfig.options) that names the target's covered release
+
+
+def newest_release() -> str:
+    """The newest covered release: the target when neither the command line, the configuration nor the project's
+    own torch pin names one."""
+    return _covered()[-1].version
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    m = re.match(r"\d+(?:\.\d+)*", version)
+    return tuple(int(p) for p in m.group(0).split(".")) if m else ()
+
+
+def covered_release(version: str) -> str:
+    """The covered release a user's version names: itself (``2.5.1.post1``), or the covered release of the same
+    torch version (``2.5.1``, ``2.5.1.*``, ``2.5.1.post0``: the API of one torch-npu line changes little between
+    its post releases). ValueError, naming the covered releases, for anything else."""
+    version = version.strip().removeprefix("v")
+    versions = [r.version for r in _covered()]
+    if version in versions:
+        return version
+    base = _numbers(version)[:3]
+    # (``2.9`` names the newest release of the 2.9 line: 2.9.1)
+    matches = [r for r in _covered() if base and _numbers(r.torch_version or "")[: len(base)] == base]
+    exact = [r for r in matches if _numbers(r.torch_version or "") == base]
+    if exact or (matches and len(base) < 3):
+        return (exact or matches)[-1].version
+    raise ValueError(f"torch_npu {version!r} is not a known release; covered: {', '.join(versions)}")
+
+
+def nearest_release(torch_version: str) -> tuple[Release, bool]:
+    """The covered release for a torch version and whether it is the exact pair: else the newest one built for an
+    older torch (its API is what such a project can count on), else the oldest."""
+    exact = release_for_torch(torch_version)
+    if exact is not None:
+        return exact, True
+    wanted = _numbers(torch_version)
+    older = [r for r in _covered() if r.torch_version and _numbers(r.torch_version) <= wanted]
+    return (older[-1] if older else _covered()[0]), False
+
+
+def target_version(options: Mapping[str, str] | None) -> str:
+    """The covered release the port targets (the option holds a covered version, checked when it was read)."""
+    return (options or {}).get(TARGET_OPTION) or newest_release()
+
+
+def target_api(options: Mapping[str, str] | None) -> NpuApi:
+    """The API of the target release."""
+    return load_release(target_version(options))
+
+
+def target_torch(options: Mapping[str, str] | None) -> tuple[int, ...]:
+    """The torch version the target release requires, as numbers (``(2, 1, 0)``); () when unknown."""
+    version = target_version(options)
+    release = next(r for r in _covered() if r.version == version)
+    return _numbers(release.torch_version or "")
+
+
+def _known(kind: str) -> dict[str, list[int]]:
+    known: dict[str, list[int]] = _releases_data()["names"].get(kind, {})
+    return known
+
+
+def _judge(runs: list[int] | None, index: int, listing: bool, strict: bool) -> bool | None:
+    """One name of one kind in release ``index``. A listing (an ``__all__``: torch.npu's names, ops, optim...) says
+    what a module exports, not all it has (``torch.npu.default_generators`` is in none): a name it lacks is missing
+    only when it came later than the release (or, ``strict``, whenever another release lists it). The members of a
+    class are read from its definition: a member it lacks is missing."""
+    if not runs:
+        return False if not listing else None
+    if _present(runs, index):
+        return True
+    return False if strict or not listing or index < runs[0] else None
+
+
+def _npu_member(parts: list[str], index: int, strict: bool) -> bool | None:
+    """``torch_npu.npu.<parts>``: True, False (missing), None (the data cannot tell)."""
+    head = parts[0]
+    runs = _known("npu").get(head) or _known("npu_submodules").get(head)
+    found = _judge(runs, index, True, strict)
+    if not found or len(parts) == 1 or parts[1].startswith("_"):
+        return found
+    # A submodule's names, or the members of a class of that name (torch.npu.mstx is the class mstx of npu/mstx.py)
+    classes = [k for k in _releases_data()["names"] if k.startswith("npu") and k.endswith(f":{head}")]
+    module = f"npu.{head}" if head in _known("npu_submodules") else None
+    verdicts = [_judge(_known(kind).get(parts[1]), index, False, strict) for kind in classes]
+    if module is not None:
+        verdicts.append(_judge(_known(module).get(parts[1]), index, True, strict))
+    # (a class's definition outweighs a listing that does not know the name)
+    return True if True in verdicts else False if False in verdicts else None
+
+
+def name_status(dotted: str, version: str, *, strict: bool = False) -> bool | None:
+    """Does ``torch_npu.X...`` or ``torch.npu.X...`` exist in a covered release? True; False (missing); None (the
+    data cannot tell: an undocumented op, a private name, a public name no ``__all__`` lists). Only the first names
+    of the path are checked (not the methods of a result). ``strict``: what a rule may emit (a name the release does
+    not list is missing); otherwise what a check of existing code may flag (see ``_judge``)."""
+    parts = dotted.split(".")
+    if parts[:2] == ["torch", "npu"]:
+        parts = ["torch_npu", *parts[1:]]
+    if parts[0] != "torch_npu" or len(parts) < 2 or parts[1].startswith("_"):
+        return None
+    index = _index(version)
+    if parts[1] == "npu":
+        return _npu_member(parts[2:], index, strict) if len(parts) > 2 and not parts[2].startswith("_") else True
+    if parts[1] in ("optim", "profiler", "distributed") and len(parts) > 2:
+        return _judge(_known(parts[1]).get(parts[2]), index, True, strict)
+    if runs := _known("ops").get(parts[1]):
+        # The ops are the documented ones: an op is often there before its docs (deepspeed calls npu_apply_adam_w,
+        # documented from 2.7.1, since torch_npu 2.1), so only what a rule may emit is judged by them.
+        verdict = _judge(runs, index, True, strict)
+        return verdict if strict or verdict else None
+    return _judge(_known("torch_npu").get(parts[1]), index, True, strict)
+
+
+def availability(dotted: str) -> str:
+    """Which covered releases have the name, as runs: ``in torch_npu 2.7.1.post11, 2.9.0.post9-2.14.0`` (names
+    come and go: post releases of older lines come out after newer lines), or ``in no release ascend-port knows``."""
+    covered = _covered()
+    present = [bool(name_status(dotted, r.version, strict=True)) for r in covered]
+    runs: list[str] = []
+    start = None
+    for i, here in enumerate([*present, False]):
+        if here and start is None:
+            start = i
+        elif not here and start is not None:
+            first, last = covered[start].version, covered[i - 1].version
+            runs.append(first if first == last else f"{first}-{last}")
+            start = None
+    return f"in torch_npu {', '.join(runs)}" if runs else "in no release ascend-port knows"

@@ -13,6 +13,9 @@ _SHELL = re.compile(r"(?i)\.(?:sh|bash)$")
 _MAKEFILE = re.compile(r"^(?:[Mm]akefile|GNUmakefile)$|\.mk$")
 _DOCKERFILE = re.compile(r"(?i)^(?:dockerfile(?:[._-].*)?|.*[._-]dockerfile|containerfile(?:[._-].*)?)$")
 _YAML = re.compile(r"(?i)\.ya?ml$")
+# conda environment files and Docker Compose files: YAML with a meaning of their own (packages, containers).
+_CONDA = re.compile(r"(?i)^(?:.*[-_.])?(?:environment|conda)(?:[-_.].*)?\.ya?ml$")
+_COMPOSE = re.compile(r"(?i)^(?:.*[-_.])?(?:docker-)?compose(?:[-_.].*)?\.ya?ml$")
 # JSON configs only: DeepSpeed (ds_config*.json, zero2.json, zero3_offload.json), accelerate/FSDP configs and
 # anything called *config*; never package manifests, editor/tool settings, or data files.
 _JSON_CONFIG = re.compile(
@@ -37,6 +40,8 @@ _HANDLERS = {
     "makefile": ("ascend_port.rules.project.makefile", "MakefileHandler"),
     "dockerfile": ("ascend_port.rules.project.dockerfile", "DockerfileHandler"),
     "yaml": ("ascend_port.rules.project.configs", "YamlHandler"),
+    "conda": ("ascend_port.rules.project.conda", "CondaHandler"),
+    "compose": ("ascend_port.rules.project.compose", "ComposeHandler"),
     "json": ("ascend_port.rules.project.configs", "JsonHandler"),
     "notebook": ("ascend_port.port.notebook", "NotebookHandler"),
 }
@@ -66,7 +71,11 @@ def file_kind(path: Path) -> str | None:
     if any(part in _SKIPPED_FOLDERS for part in path.parts[:-1]):
         return None  # CI and editor settings describe the tools' machines, not the project's devices
     if _YAML.search(name):
-        return None if "lock" in name.lower() else "yaml"
+        if "lock" in name.lower():
+            return None
+        if _CONDA.match(name):
+            return "conda"
+        return "compose" if _COMPOSE.match(name) else "yaml"
     if _JSON_CONFIG.match(name) and not _JSON_NOT_CONFIG.match(name):
         return "json"
     return None

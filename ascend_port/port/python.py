@@ -113,6 +113,7 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         module_ast=module_ast,
         module_head=tree,
         device_model=devices,
+        source=text,
     )
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
@@ -272,6 +273,7 @@ def port_module(
         module_ast=tree,
         module_head=tree,
         device_model=devices,
+        source=module.code,
     )
     new_module = run_transformers(module, ctx, classes)
     if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
 from ascend_port.rules.attention.attention import AttentionTransformer
+from ascend_port.rules.attention.import_guard import ImportGuardTransformer
 from ascend_port.rules.attention.norms import ApexNormTransformer, NormTransformer
+from ascend_port.rules.attention.padding import PaddingTransformer
 from ascend_port.rules.attention.unused_imports import UnusedImportTransformer
 from ascend_port.rules.compile import CompileTransformer
 from ascend_port.rules.device import DeviceTransformer
 from ascend_port.rules.distributed import DistributedTransformer
+from ascend_port.rules.frameworks import FrameworkTransformer
 from ascend_port.rules.kernels import KernelTransformer
 from ascend_port.rules.libraries import LibraryTransformer
 from ascend_port.rules.multidevice import MultiDeviceTransformer
 from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTransformer
+from ascend_port.rules.target_api import TargetApiTransformer
 
 # KernelTransformer turns some import statements into try statements, which ends the other transformers' handling
 # of that node: it goes last but one. MultiDeviceTransformer builds an NPU branch from what all the others made of a
@@ -23,13 +27,17 @@ TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     PrecisionCallTransformer,
     PrecisionTransformer,
     LibraryTransformer,
+    FrameworkTransformer,
     CompileTransformer,
     AttentionTransformer,
+    PaddingTransformer,
     NormTransformer,
     ApexNormTransformer,
     UnusedImportTransformer,
+    ImportGuardTransformer,
     KernelTransformer,
     MultiDeviceTransformer,
+    TargetApiTransformer,  # its file-level step checks what all the others wrote: last
 )
 
 __all__ = ["TRANSFORMERS", "PortContext", "PortTransformer", "run_transformers"]

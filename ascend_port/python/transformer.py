@@ -58,6 +58,7 @@ class PortContext:
     # What the module's devices allow (python/device_model.py), or a function that reads it once per file; None:
     # port everything (a snippet on its own).
     device_model: DeviceModel | Callable[[], DeviceModel] | None = None
+    source: str = ""  # the module's text before the port (a finish step maps its lines back to the original's)
     _module: cst.Module | None = None  # the chunk being ported (its nodes' lines are computed when first needed)
     _lines: dict[int, int] | None = None
     _todo_stack: list[list[str]] = field(default_factory=list)

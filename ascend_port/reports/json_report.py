@@ -38,7 +38,7 @@ def document(report: Report) -> dict[str, Any]:
     ids = {id(edit): index for index, edit in enumerate(report.edits)}
     return {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "ascend-port", "version": report.version},
+        "tool": {"name": "ascend-port", "version": report.version, "torch_npu": report.target},
         "summary": _summary(report),
         "statistics": {
             "total": _stats(report.total),

@@ -35,7 +35,8 @@ def _summary(report: Report) -> list[str]:
     lines = [
         TITLE,
         "",
-        f"ascend-port {report.version}: {checked} files checked, {len(report.changed)} to change, "
+        f"ascend-port {report.version}, for torch_npu {report.target or 'the newest release'}: {checked} files "
+        f"checked, {len(report.changed)} to change, "
         f"{len(report.errors)} with errors. Lines are lines of the files as scanned.",
         "",
         "## Executive summary",

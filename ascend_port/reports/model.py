@@ -122,6 +122,7 @@ class Report:
     reasons: list[str]
     rules: list[Rule]  # the whole catalogue (SARIF lists every rule)
     skipped: list[Skipped] = field(default_factory=list)  # files left out by ignore rules or excludes
+    target: str = ""  # the torch-npu release the port targets
 
     @property
     def errors(self) -> list[FileResult]:
@@ -390,4 +391,5 @@ def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
         reasons,
         [r for r in all_rules() if not r.retired],
         list(result.skipped),
+        result.target,
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ascend_port.core import library_support
 from ascend_port.rules.kernels import TRITON_KERNEL
 from ascend_port.rules.project.requirements import canonical, removal_reason
 
@@ -39,7 +40,7 @@ def _p(name: str, imports: str, status: str, replacement: str, note: str) -> Pac
     return Package(name, tuple(imports.split()), status, replacement, note)
 
 
-PACKAGES: tuple[Package, ...] = (
+_OWN: tuple[Package, ...] = (
     _p(
         "torch",
         "torch",
@@ -147,6 +148,20 @@ PACKAGES: tuple[Package, ...] = (
     _p("tensorboard", "tensorboard", NOT_APPLICABLE, "", "no device code"),
 )
 
+# The libraries that take device or backend names (data/library_support.json, which the NPU8xx rules read too):
+# their rows replace this module's, so the matrix and the TODOs say the same.
+_TABLE = tuple(
+    Package(
+        name,
+        row.imports if name == row.name else (),
+        row.status,
+        row.replacement,
+        f"on Ascend: {row.accepts}; {row.way}",
+    )
+    for row in library_support.libraries()
+    for name in (row.name, *row.also)
+)
+PACKAGES: tuple[Package, ...] = (*(p for p in _OWN if p.name not in {t.name for t in _TABLE}), *_TABLE)
 BY_NAME: dict[str, Package] = {p.name: p for p in PACKAGES}
 BY_IMPORT: dict[str, Package] = {name: p for p in PACKAGES for name in p.imports}
 

@@ -6,6 +6,9 @@ settings, torch.profiler -> torch_npu.profiler.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+
 import libcst as cst
 
 from ascend_port.core import npu_api
@@ -29,6 +32,9 @@ NVTX = rule(
     and `range_end(range_id)`, and `annotate(message)` as the context manager and decorator that
     `torch.cuda.nvtx.range(message, *args)` is (the format arguments are applied with `str.format`, as NVTX
     does). `from torch.cuda import nvtx` and `import torch.cuda.nvtx as nvtx` import mstx under the same name.
+    Only what the target torch-npu release has is written (`--torch-npu`): range_push, range_pop and annotate came
+    with 2.7.1 (and are missing from 2.8.0 and 2.9.1), so for an older target the NVTX call stays with a TODO naming
+    the releases that have it and what this one offers instead (range_start/range_end, mark).
 
     Before:
         import torch
@@ -53,7 +59,7 @@ CUDA_GRAPHS = rule(
     `torch.npu.graph`, `torch.npu.make_graphed_callables`, `torch.npu.graph_pool_handle` and
     `torch.npu.is_current_stream_capturing`. torch_npu documents them for inference only ("当前仅支持推理场景，
     不支持训练场景"), hence medium confidence: a graph captured around a training step (backward, optimizer
-    step) needs a different plan.
+    step) needs a different plan, and such a `with torch.cuda.graph(...)` block gets a TODO saying so.
 
     Before:
         import torch
@@ -196,6 +202,19 @@ def _npu_alias(alias: cst.ImportAlias) -> cst.ImportAlias:
     return alias
 
 
+_TRAINING_STEP = re.compile(r"backward|step|zero_grad")
+
+
+def _called_methods(node: cst.CSTNode) -> Iterator[str]:
+    """The method names called anywhere under ``node`` (``loss.backward()`` -> ``backward``)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+            yield current.func.attr.value
+        stack.extend(current.children)
+
+
 class CompileTransformer(PortTransformer):
     """NPU700-NPU705."""
 
@@ -220,7 +239,8 @@ class CompileTransformer(PortTransformer):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.api = npu_api.load()
+        self.api = npu_api.target_api(ctx.options)  # the target release's API (--torch-npu)
+        self._target = npu_api.target_version(ctx.options)
         self._profiler_names = PROFILER_NAMES & self.api.profiler
         self._import_parts: set[int] = set()
         self._attr_names: set[int] = set()
@@ -280,6 +300,9 @@ class CompileTransformer(PortTransformer):
             )
             return updated
         new = NVTX_NAMES[name]
+        if (gap := self._mstx_gap(name)) is not None:
+            self.todo(NVTX, original, gap)
+            return updated
         if isinstance(original.value, cst.Name):
             # `nvtx.X` through `from torch.cuda import nvtx`: that import now binds mstx under the same name.
             if new == name:
@@ -304,6 +327,23 @@ class CompileTransformer(PortTransformer):
             or updated
         )
 
+    def _mstx_gap(self, name: str) -> str | None:
+        """The TODO for an NVTX call whose mstx counterpart the target release lacks (range_push and range_pop came
+        with torch_npu 2.7.1 and are missing from some later lines, annotate likewise), or None."""
+        new = NVTX_NAMES[name]
+        if npu_api.name_status(f"torch_npu.npu.mstx.{new}", self._target, strict=True) is not False:
+            return None
+        since = f" ({npu_api.availability(f'torch_npu.npu.mstx.{new}')})"
+        instead = "mstx.range_start(message) and mstx.range_end(range_id)"
+        if new == "annotate":
+            instead += " around the block (a function: the mstx.mstx_range(message) decorator)"
+        elif new in ("range_start", "range_end"):
+            instead = "mstx.mark(message)"
+        return (
+            f"torch.cuda.nvtx.{name}: torch_npu {self._target} has no torch_npu.npu.mstx.{new}{since}; "
+            f"use {instead} by hand, or target a newer torch-npu"
+        )
+
     def _graph(self, original: cst.Attribute, updated: cst.Attribute, name: str) -> cst.BaseExpression:
         new = GRAPH_NAMES[name]
         base = original.value
@@ -320,6 +360,22 @@ class CompileTransformer(PortTransformer):
             self.fix(CUDA_GRAPHS, original, replacement, f"torch.cuda.{name} -> torch.npu.{new} (inference only)")
             or updated
         )
+
+    def visit_With(self, node: cst.With) -> None:
+        """NPU graphs are inference only: a capture around a training step (backward, optimizer step) gets a TODO."""
+        graphs = {"torch.cuda.graph", "torch.npu.graph"}
+        if not any(
+            isinstance(item.item, cst.Call) and self.ctx.imports.resolve(item.item.func) in graphs
+            for item in node.items
+        ):
+            return
+        if any(_TRAINING_STEP.fullmatch(name) for name in _called_methods(node.body)):
+            self.todo(
+                CUDA_GRAPHS,
+                node,
+                "this graph captures a training step (backward or optimizer step): torch_npu's NPU graphs support "
+                "inference only; capture the forward pass for inference, or run the training step eagerly",
+            )
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         if (
@@ -459,7 +515,7 @@ class CompileTransformer(PortTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         qualified = self.ctx.imports.resolve(original.func) or ""
-        if qualified == "torch.cuda.nvtx.range" and len(original.args) > 1:
+        if qualified == "torch.cuda.nvtx.range" and len(original.args) > 1 and self._mstx_gap("range") is None:
             return self._nvtx_range_format(original, updated)
         if qualified in ("torch.compile", "torch._dynamo.optimize"):
             return self._compile(original, updated, qualified)

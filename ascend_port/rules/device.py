@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 
 import libcst as cst
 
-from ascend_port.core import npu_api
+from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.comparisons import compared
 from ascend_port.python.device_facts import (
@@ -135,7 +136,8 @@ TORCH_CUDA_API = rule(
     """
     The list of names is torch_npu 2.14.0's `torch.npu.__all__` and its public submodules, shipped as package data.
     `import torch.cuda as tc`, `from torch import cuda` and `from torch.cuda import synchronize` are rewritten
-    with their uses. A function whose name asks about CUDA (`is_cuda_available`, `has_cuda`,
+    with their uses; `import torch.cuda.amp as amp` becomes `from torch.npu import amp` (torch_npu registers the
+    module `torch.npu`, not its submodules). A function whose name asks about CUDA (`is_cuda_available`, `has_cuda`,
     `get_cuda_capability`) keeps answering for CUDA: nothing in it is ported; an op builder's `is_compatible` keeps
     its `torch.cuda.is_available()`; and capability probes used as guards are NPU108's.
 
@@ -149,6 +151,34 @@ TORCH_CUDA_API = rule(
         from torch.npu import amp
     """,
 )
+USER_CUDA_METHOD = rule(
+    "NPU113",
+    "user-cuda-method",
+    LOW,
+    "A class's own `cuda()` method: its calls keep the name (no `.npu()` rename), and the method gets a TODO.",
+    """
+    `def cuda(self)` in a user class (a batch or a wrapper that moves its tensors) is not torch's `.cuda()`: after
+    the port there is no `npu()` on that class, so renaming its calls would break them. Calls known to reach it
+    (`self.cuda()` inside the class, `batch.cuda()` where `batch = Batch(...)` in the module, `Batch(...).cuda()`)
+    keep their name; its body is ported as usual, so the method moves to the NPU. The method gets a TODO: calls on
+    objects whose type the port cannot see are still renamed to `.npu()`, which skips an override of
+    `nn.Module.cuda`.
+
+    Before:
+        class Batch:
+            def cuda(self):
+                self.x = self.x.cuda()
+                return self
+        batch = Batch().cuda()
+    After:
+        class Batch:
+            # TODO(ascend-port): NPU113 [low] Batch.cuda() is this class's own method: calls known to reach it keep ...
+            def cuda(self):
+                self.x = self.x.npu()
+                return self
+        batch = Batch().cuda()
+    """,
+)
 TORCH_CUDA_UNSUPPORTED = rule(
     "NPU107",
     "torch-cuda-unsupported",
@@ -156,7 +186,9 @@ TORCH_CUDA_UNSUPPORTED = rule(
     "`torch.cuda.X` with no `torch.npu` counterpart: left unchanged, with a TODO naming the gap.",
     """
     Names such as `torch.cuda.memory_usage`, `torch.cuda.comm` or `torch.cuda.jiterator` do not exist in
-    torch_npu. The code is not changed; a TODO comment marks it for a manual port.
+    torch_npu. The code is not changed; a TODO comment marks it for a manual port. The same holds for
+    `torch.backends.cuda`'s attention-kernel switches (`sdp_kernel`, `enable_flash_sdp`, ...), which torch_npu
+    does not support.
 
     Before:
         import torch
@@ -304,6 +336,45 @@ OWNED_ELSEWHERE = {
 }
 _FACTS_ATTRIBUTE = "_ascend_port_device_facts"
 _DEFINITIONS_ATTRIBUTE = "_ascend_port_device_definitions"
+# torch.backends.cuda's scaled-dot-product-attention kernel switches: unsupported by torch_npu (NPU107's TODO).
+SDP_SWITCHES = {
+    f"torch.backends.cuda.{name}"
+    for name in (
+        "sdp_kernel",
+        "enable_flash_sdp",
+        "enable_mem_efficient_sdp",
+        "enable_math_sdp",
+        "enable_cudnn_sdp",
+        "flash_sdp_enabled",
+        "mem_efficient_sdp_enabled",
+        "math_sdp_enabled",
+        "cudnn_sdp_enabled",
+    )
+}
+_USER_CUDA_ATTRIBUTE = "_ascend_port_user_cuda"
+
+
+def _user_cuda_classes(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
+    """(classes of the module with a ``cuda`` method of their own, names assigned ``Cls(...)`` of one of them)."""
+    classes = frozenset(
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "cuda" for item in node.body)
+    )
+    if not classes:
+        return classes, frozenset()
+    instances = frozenset(
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id in classes
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    )
+    return classes, instances
 
 
 CAPABILITY_TODO = "get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()"
@@ -522,15 +593,20 @@ def _rewrite_device_dict(expr: cst.Dict) -> cst.Dict | None:
     return expr.with_changes(elements=elements) if changed else None
 
 
-def _names_device_option(call: cst.Call) -> bool:
+def _names_device_option(call: cst.Call, names: re.Pattern[str] = DEVICE_NAME) -> bool:
     """``add_argument("--device", ...)`` (or ``dest="device"``): an option that holds a device, not a
     ``--backend``/``--impl`` whose choices merely include "cuda"."""
     for arg in call.args:
         if (arg.keyword is None or arg.keyword.value == "dest") and isinstance(arg.value, cst.SimpleString):
             value = arg.value.evaluated_value
-            if isinstance(value, str) and DEVICE_NAME.search(value.lstrip("-")):
+            if isinstance(value, str) and names.search(value.lstrip("-")):
                 return True
     return False
+
+
+def _since(name: str) -> str:
+    """``; in torch_npu 2.7.1.post11-2.14.0`` for a torch.npu name that other releases than the target have."""
+    return f"; {npu_api.availability(f'torch.npu.{name}')}" if npu_api.first_release(name) else ""
 
 
 class DeviceTransformer(PortTransformer):
@@ -547,6 +623,7 @@ class DeviceTransformer(PortTransformer):
     )
     RULES = (
         CUDA_METHOD,
+        USER_CUDA_METHOD,
         IS_CUDA,
         DEVICE_ARGUMENT,
         DEVICE_SETTING,
@@ -562,14 +639,19 @@ class DeviceTransformer(PortTransformer):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.api = npu_api.load()
+        self.api = npu_api.target_api(ctx.options)  # the target release (--torch-npu): what torch.npu has there
         # Nodes that are not expressions of their own: `.attr` names, keyword names, store targets, docstrings.
         self._attribute_bases: set[int] = set()
+        self._members: dict[int, str] = {}  # the attribute read off each expression (`priority_range` of `X.Stream`)
         self._store_targets: set[int] = set()
         self._docstrings: set[int] = set()
         self._in_import = False  # import statements are rewritten whole, by leave_Import/leave_ImportFrom
         # `from torch import cuda` binds the name `cuda`; it becomes `from torch import npu`, so its uses follow.
         self._rename_cuda_name = ctx.imports.aliases.get("cuda") == "torch.cuda"
+        # In a module that imports Lightning, `accelerator` is Lightning's accelerator name, which rejects "npu".
+        lightning = library_support.imports_lightning(ctx.imports.aliases)
+        self._device_name = library_support.DEVICE_NAME_IN_LIGHTNING if lightning else DEVICE_NAME
+        self._device_operand = library_support.DEVICE_OPERAND_IN_LIGHTNING if lightning else DEVICE_OPERAND
         # Guards (NPU108, NPU112): capability probes kept as CUDA calls, with everything inside them (a depth, since
         # leave_Call and leave_Attribute of what is inside run before the probe's own leave_Call), the
         # `torch.cuda.is_available()` calls of their and/or chains, the probes visit_Call looked at, the
@@ -593,6 +675,7 @@ class DeviceTransformer(PortTransformer):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._attribute_bases.add(id(node.value))
+        self._members[id(node.value)] = node.attr.value
         if node.attr.value in PROPERTY_GAPS and isinstance(node.value, cst.Call):
             self._read_off_call[id(node.value)] = f".{node.attr.value}"
 
@@ -956,6 +1039,14 @@ class DeviceTransformer(PortTransformer):
                 )
                 or updated
             )
+        if qualified in SDP_SWITCHES and id(original) not in self._attribute_bases:
+            self.todo(
+                TORCH_CUDA_UNSUPPORTED,
+                original,
+                f"{qualified} has no effect on NPU (torch_npu does not support it): drop it, or select the math "
+                "kernel with torch.nn.attention.sdpa_kernel and torch_npu.npu.use_compatible_impl(True)",
+            )
+            return updated
         if qualified == "torch.backends.cudnn.allow_tf32":
             return (
                 self.fix(
@@ -1003,11 +1094,23 @@ class DeviceTransformer(PortTransformer):
             return updated
         if name in AVAILABILITY and self._answers_for_cuda(original):
             return updated  # `def is_cuda_available(): return torch.cuda.is_available()` keeps answering for CUDA
+        member = self._members.get(id(original))
+        if member and npu_api.name_status(f"torch.npu.{name}.{member}", self.api.version) is False:
+            # `torch.cuda.Stream.priority_range()`: the class is there, the member is not; a rename would only
+            # move the failure (NPU190 would flag it), so the code stays with a TODO saying what is missing.
+            self.todo(
+                TORCH_CUDA_UNSUPPORTED,
+                original,
+                f"torch.cuda.{name}.{member} has no torch.npu counterpart (torch_npu {self.api.version}; "
+                f"{npu_api.availability(f'torch.npu.{name}.{member}')}): port by hand",
+            )
+            return updated
         if not self.api.has(name):
             self.todo(
                 TORCH_CUDA_UNSUPPORTED,
                 original,
-                f"torch.cuda.{name} has no torch.npu counterpart (torch_npu {self.api.version}): port by hand",
+                f"torch.cuda.{name} has no torch.npu counterpart (torch_npu {self.api.version}{_since(name)}): port by "
+                "hand",
             )
             return updated
         if name == "get_device_capability" and id(original) not in self._probe_functions:
@@ -1053,8 +1156,10 @@ class DeviceTransformer(PortTransformer):
 
     # --- imports ------------------------------------------------------------------------------------------------
 
-    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.BaseSmallStatement:
         self._in_import = False
+        if (submodule := self._cuda_submodule_alias(original, updated)) is not None:
+            return submodule
         names = []
         changed = False
         for alias in updated.names:
@@ -1074,6 +1179,23 @@ class DeviceTransformer(PortTransformer):
             or updated
         )
 
+    def _cuda_submodule_alias(self, original: cst.Import, updated: cst.Import) -> cst.ImportFrom | None:
+        """`import torch.cuda.amp as amp` -> `from torch.npu import amp`: torch_npu registers `torch.npu` as a
+        module, not its submodules; `import torch.npu.amp` would load a second copy of torch_npu's amp package."""
+        (alias, *rest) = updated.names
+        module = dotted(alias.name) or ""
+        if rest or alias.asname is None or not module.startswith("torch.cuda.") or module.count(".") != 2:
+            return None
+        name = module.rsplit(".", 1)[1]
+        if not self.api.has_path(name) or not isinstance(alias.asname.name, cst.Name):
+            return None
+        asname = None if alias.asname.name.value == name else alias.asname
+        new = cst.ImportFrom(
+            module=cst.Attribute(cst.Name("torch"), cst.Name("npu")),
+            names=[cst.ImportAlias(name=cst.Name(name), asname=asname)],
+        )
+        return self.fix(TORCH_CUDA_API, original, new, f"import {module} as ... -> from torch.npu import {name}")
+
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
         self._in_import = False
         module = dotted(updated.module) if updated.module and not updated.relative else None
@@ -1089,6 +1211,13 @@ class DeviceTransformer(PortTransformer):
                 self.fix(TORCH_CUDA_API, original, updated.with_changes(names=names), "from torch import cuda -> npu")
                 or updated
             )
+        for name in imported:
+            if f"{module}.{name}" in SDP_SWITCHES:
+                self.todo(
+                    TORCH_CUDA_UNSUPPORTED,
+                    original,
+                    f"{module}.{name} has no effect on NPU (torch_npu does not support it): drop its uses",
+                )
         if module != "torch.cuda" and not module.startswith("torch.cuda."):
             return updated
         return self._from_torch_cuda_import(original, updated, module, imported)
@@ -1132,6 +1261,49 @@ class DeviceTransformer(PortTransformer):
             or updated
         )
 
+    # --- NPU113: a class's own cuda() --------------------------------------------------------------------------
+
+    def _user_cuda(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(the module's classes that define ``cuda``, the names bound to an instance of one), read once per file."""
+        head = self.ctx.module_head
+        found = getattr(head, _USER_CUDA_ATTRIBUTE, None)
+        if found is None:
+            tree = self.ctx.module()
+            found = _user_cuda_classes(tree) if tree is not None else (frozenset(), frozenset())
+            if head is not None:
+                setattr(head, _USER_CUDA_ATTRIBUTE, found)
+        return found
+
+    def _reaches_user_cuda(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        classes, instances = self._user_cuda()
+        if not classes:
+            return False
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name):
+            return receiver.func.value in classes  # Batch(...).cuda()
+        if not isinstance(receiver, cst.Name):
+            return False
+        if receiver.value in instances:
+            return True
+        definitions = self._definitions()
+        if receiver.value != "self" or definitions is None:
+            return False
+        around = definitions.around(self.ctx.line_of(call))
+        return bool(around) and around[-1][1] is not None and around[-1][1].name in classes
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node.name.value != "cuda":
+            return
+        definitions = self._definitions()
+        around = definitions.around(self.ctx.line_of(node.body)) if definitions is not None else []
+        cls = around[-1][1] if around and around[-1][0].name == "cuda" else None
+        if cls is not None:
+            self.todo(
+                USER_CUDA_METHOD,
+                node,
+                f"{cls.name}.cuda() is this class's own method: calls known to reach it keep the name; calls on "
+                "objects of unknown type are renamed to .npu(), which skips it: check them",
+            )
+
     # --- calls: .cuda(), device arguments ----------------------------------------------------------------------
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -1143,7 +1315,9 @@ class DeviceTransformer(PortTransformer):
         qualified = self.ctx.imports.resolve(func)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method == "cuda" and qualified is None and _has_cuda_signature(original):
+            if method == "cuda" and qualified is None and self._reaches_user_cuda(func.value, original):
+                pass  # the class's own cuda() (NPU113): there is no npu() on it
+            elif method == "cuda" and qualified is None and _has_cuda_signature(original):
                 new_func = updated.func.with_changes(attr=cst.Name("npu"))
                 updated = (
                     self.fix(CUDA_METHOD, original, updated.with_changes(func=new_func), ".cuda() -> .npu()") or updated
@@ -1152,7 +1326,7 @@ class DeviceTransformer(PortTransformer):
                 updated = self._device_positional(original, updated, 0)
             elif method == "startswith" and self._device_context(func.value):
                 updated = self._rewrite_args(original, updated, DEVICE_COMPARISON, positions={0})
-            elif method == "add_argument" and _names_device_option(original):
+            elif method == "add_argument" and _names_device_option(original, self._device_name):
                 updated = self._rewrite_args(original, updated, DEVICE_SETTING, keywords={"default", "choices"})
         if qualified in DEVICE_FIRST_ARG or (qualified or "").replace(".npu.", ".cuda.") in DEVICE_FIRST_ARG:
             updated = self._device_positional(original, updated, 0)
@@ -1161,7 +1335,7 @@ class DeviceTransformer(PortTransformer):
         elif qualified == "torch.load":
             updated = self._device_positional(original, updated, 1)
         updated = self._rewrite_args(original, updated, DEVICE_ARGUMENT, keywords=DEVICE_KEYWORDS)
-        return self._rewrite_args(original, updated, DEVICE_SETTING, keyword_filter=DEVICE_NAME)
+        return self._rewrite_args(original, updated, DEVICE_SETTING, keyword_filter=self._device_name)
 
     def _device_positional(self, original: cst.Call, updated: cst.Call, index: int) -> cst.Call:
         return self._rewrite_args(original, updated, DEVICE_ARGUMENT, positions={index})
@@ -1180,8 +1354,8 @@ class DeviceTransformer(PortTransformer):
         changed = False
         positional = 0
         for i, arg in enumerate(args):
-            if arg.star:
-                continue
+            if arg.star or (i < len(original.args) and id(original.args[i].value) in self.ctx.claimed):
+                continue  # (claimed: a later rule ports this argument, e.g. NPU806's lm-eval device "npu:0")
             if arg.keyword is None:
                 selected = positional in positions
                 positional += 1
@@ -1201,7 +1375,7 @@ class DeviceTransformer(PortTransformer):
         """Does ``expr``, compared with a "cuda" string, hold a device type: a device, `.type`, an accelerator?
         Anything else ("cuda" as a library's backend, an implementation's or a mode's name) is not ours, nor is
         Triton's target name (`get_current_target().backend`, and the variables and functions that hold it)."""
-        return bool(DEVICE_OPERAND.search(_code(expr))) and not self._holds_triton_target(expr)
+        return bool(self._device_operand.search(_code(expr))) and not self._holds_triton_target(expr)
 
     def _holds_triton_target(self, expr: cst.BaseExpression) -> bool:
         if not self._reads_triton:
@@ -1269,7 +1443,7 @@ class DeviceTransformer(PortTransformer):
         return updated
 
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
-        if updated.default is not None and DEVICE_NAME.search(original.name.value):
+        if updated.default is not None and self._device_name.search(original.name.value):
             if (new := rewrite_device_expr(updated.default, containers=False)) is not None:
                 return (
                     self.fix(DEVICE_SETTING, original, updated.with_changes(default=new), "device default cuda -> npu")
@@ -1279,7 +1453,7 @@ class DeviceTransformer(PortTransformer):
 
     def leave_DictElement(self, original: cst.DictElement, updated: cst.DictElement) -> cst.DictElement:
         key = original.key
-        if isinstance(key, cst.SimpleString) and DEVICE_NAME.search(str(key.evaluated_value)):
+        if isinstance(key, cst.SimpleString) and self._device_name.search(str(key.evaluated_value)):
             if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
                 return (
                     self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device setting cuda -> npu")
@@ -1296,10 +1470,9 @@ class DeviceTransformer(PortTransformer):
             return self.fix(CUDA_ENV_VAR, original, new, f"{value} -> {CUDA_ENV_VARS[value]}") or updated
         return updated
 
-    @staticmethod
-    def _names_device(target: cst.BaseExpression) -> bool:
+    def _names_device(self, target: cst.BaseExpression) -> bool:
         if isinstance(target, cst.Name):
-            return bool(DEVICE_NAME.search(target.value))
+            return bool(self._device_name.search(target.value))
         if isinstance(target, cst.Attribute):
-            return bool(DEVICE_NAME.search(target.attr.value))
+            return bool(self._device_name.search(target.attr.value))
         return False

@@ -6,13 +6,16 @@ On an Ascend host the collective library is HCCL: torch_npu registers the ``hccl
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import todo_comment
 from ascend_port.python.names import build_dotted, dotted
+from ascend_port.python.scopes import Trigger, innermost
 from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.device import rewrite_device_expr
 
@@ -48,7 +51,10 @@ BACKEND_STRING = rule(
     A string literal that is exactly `"nccl"` (or `"NCCL"`, or a per-device backend string) outside a backend
     argument or a comparison: a variable or dataclass default, a parameter default, argparse's `default=` and
     `choices=`, a dict value, a `return`. Such a string names the NCCL backend in practice; the rule is medium
-    because the evidence is the literal alone. A device-to-backend table entry `"cuda": "nccl"` becomes
+    because the evidence is the literal alone. Where the setting's name says it is no process-group backend (a MoE
+    token dispatcher, a KV-cache or weight transfer backend, Transformer Engine's userbuffers bootstrap, symmetric
+    memory: names with `dispatch`, `transfer`, `bootstrap`, `a2a`, `symm`, `ub_`), `"nccl"` stays, also in
+    NPU200's `*backend=` keywords and NPU202's comparisons. A device-to-backend table entry `"cuda": "nccl"` becomes
     `"npu": "hccl"`. A list, tuple, set or dict that already names `"hccl"` is left alone (it knows about Ascend,
     and a second `"hccl"` would be a mistake). Docstrings are never touched.
 
@@ -103,11 +109,13 @@ PROCESS_GROUP_NCCL = rule(
     "NPU204",
     "process-group-nccl",
     LOW,
-    "`ProcessGroupNCCL` (and its `Options`) has no drop-in on NPU: TODO naming the HCCL class.",
+    "`ProcessGroupNCCL` (and its `Options`), NCCL symmetric memory: no drop-in on NPU: TODO.",
     """
     The HCCL process group is `torch_npu._C._distributed_c10d.ProcessGroupHCCL`; its options and constructor are
     not those of `ProcessGroupNCCL` (no `is_high_priority_stream`, no NCCL config), so code that builds or
     inspects NCCL process groups is marked for a manual port. Usually `dist.new_group(backend="hccl")` is enough.
+    `torch.distributed._symmetric_memory.set_backend("NCCL")` names a symmetric-memory backend, not a process
+    group: it is left as it is (not turned into `"HCCL"`) with a TODO.
 
     Before:
         options = dist.ProcessGroupNCCL.Options()
@@ -171,7 +179,8 @@ NCCL_ENV_VAR = rule(
     `TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC`, `TORCH_NCCL_DEBUG_INFO_PIPE_FILE`, `TORCH_NCCL_DEBUG_INFO_TEMP_FILE`
     -> `TORCH_HCCL_*`, and the legacy `NCCL_BLOCKING_WAIT`, `NCCL_ASYNC_ERROR_HANDLING`, `NCCL_DESYNC_DEBUG`.
     Some defaults differ (the heartbeat timeout is 600 s on NPU, flight recording is off by default).
-    Same style as NPU111 (cuda-env-var): docstrings stay; a lower-case spelling keeps its case.
+    Same style as NPU111 (cuda-env-var): docstrings stay; names are case-sensitive, as the variables are (a
+    lower-case `nccl_version` or `nccl_ub` is an identifier, not a variable, and is left alone).
 
     Before:
         os.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
@@ -183,19 +192,24 @@ NCCL_ENV_VAR_REVIEW = rule(
     "NPU208",
     "nccl-env-var-review",
     MEDIUM,
-    "NCCL variables whose HCCL counterpart reads its value differently -> the HCCL name, plus a note on the value.",
+    "NCCL variables with an HCCL counterpart that reads its value differently -> the HCCL name and value, or a TODO.",
     """
-    `NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME`, `NCCL_SOCKET_FAMILY` -> `HCCL_SOCKET_FAMILY`,
-    `NCCL_IB_TIMEOUT` -> `HCCL_RDMA_TIMEOUT`, `NCCL_IB_RETRY_CNT` -> `HCCL_RDMA_RETRY_CNT`,
-    `NCCL_IB_TC` -> `HCCL_RDMA_TC`, `NCCL_IB_SL` -> `HCCL_RDMA_SL` are renamed (review the value ranges);
-    `NCCL_BUFFSIZE` -> `HCCL_BUFFSIZE` (bytes on NCCL, megabytes on HCCL) and `NCCL_ALGO` -> `HCCL_ALGO` (its own
-    `level0:NA;level1:ring` syntax) are renamed and get a TODO comment saying how the value must change.
+    `NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME` and `NCCL_SOCKET_FAMILY` -> `HCCL_SOCKET_FAMILY` are renamed.
+    The others are renamed only where the value they are set to is a literal HCCL accepts, converted where the units
+    differ: `NCCL_BUFFSIZE` (bytes) -> `HCCL_BUFFSIZE` in MB (a whole number of MiB: `str(8 * 1024 * 1024)` ->
+    `"8"`), `NCCL_ALGO=Ring` -> `HCCL_ALGO="level0:NA;level1:ring"`, `NCCL_IB_TIMEOUT` -> `HCCL_RDMA_TIMEOUT`
+    (5-20), `NCCL_IB_RETRY_CNT` -> `HCCL_RDMA_RETRY_CNT` (1-7), `NCCL_IB_TC` -> `HCCL_RDMA_TC` (multiples of 4 up
+    to 255), `NCCL_IB_SL` -> `HCCL_RDMA_SL` (0-7). A value outside the HCCL range, with no counterpart (`Tree`),
+    computed at run time, or a read of the variable keeps the NCCL name (harmless on NPU) and gets a TODO saying
+    what the HCCL variable accepts: HCCL refuses to start on a value it rejects.
 
     Before:
         os.environ["NCCL_BUFFSIZE"] = str(8 * 1024 * 1024)
+        os.environ["NCCL_IB_TIMEOUT"] = "22"
     After:
-        # TODO(ascend-port): NPU208 [medium] HCCL_BUFFSIZE is in MB (NCCL_BUFFSIZE was in bytes): convert the value
-        os.environ["HCCL_BUFFSIZE"] = str(8 * 1024 * 1024)
+        os.environ["HCCL_BUFFSIZE"] = "8"
+        # TODO(ascend-port): NPU209 [low] NCCL_IB_TIMEOUT kept (HCCL does not accept '22'); ...
+        os.environ["NCCL_IB_TIMEOUT"] = "22"
     """,
 )
 NCCL_ENV_VAR_UNSUPPORTED = rule(
@@ -209,12 +223,41 @@ NCCL_ENV_VAR_UNSUPPORTED = rule(
     `ASCEND_SLOG_PRINT_TO_STDOUT`); `NCCL_P2P_DISABLE`/`NCCL_SHM_DISABLE` -> `HCCL_INTRA_PCIE_ENABLE`/
     `HCCL_INTRA_ROCE_ENABLE` choose the intra-server link; `NCCL_IB_DISABLE`/`NCCL_IB_HCA`/`NCCL_NET_GDR_LEVEL`
     -> none (HCCL uses the RoCE NICs configured with hccn_tool); any other `NCCL_*`/`TORCH_NCCL_*` -> none known.
+    The variables of NPU208 that are kept because HCCL would reject their value get this TODO too.
 
     Before:
         os.environ["NCCL_DEBUG"] = "INFO"
     After:
         # TODO(ascend-port): NPU209 [low] NCCL_DEBUG has no HCCL equivalent and no effect on NPU; the nearest is ...
         os.environ["NCCL_DEBUG"] = "INFO"
+    """,
+)
+
+INTEGER_DEVICE = rule(
+    "NPU210",
+    "integer-device",
+    MEDIUM,
+    "An integer device (`device = rank % torch.cuda.device_count()`) passed to `.to()` or `device=` -> "
+    '`torch.device("npu", device)`.',
+    """
+    A bare integer device means CUDA to PyTorch: `tensor.to(device)` and `torch.zeros(..., device=device)` with
+    `device = local_rank % torch.cuda.device_count()` (or `torch.cuda.current_device()`) ask for `cuda:<n>`, which
+    fails on an Ascend host once the count comes from `torch.npu`. Where every assignment of the name in the
+    function is such an index, its uses in `.to(...)` (the first argument or `device=`) and in the `device=` of a
+    `torch.*` factory are wrapped in `torch.device("npu", ...)`. The name itself stays an integer, so
+    `torch.npu.set_device(device)`, `device_ids=[device]` and arithmetic keep working. A name that is an index
+    only on some paths (`device = torch.cuda.current_device()` or `"cpu"`) is not rewritten; its uses get a TODO.
+
+    Before:
+        import torch
+        def setup(rank):
+            device = rank % torch.cuda.device_count()
+            model.to(device)
+    After:
+        import torch
+        def setup(rank):
+            device = rank % torch.npu.device_count()
+            model.to(torch.device("npu", device))
     """,
 )
 
@@ -237,6 +280,10 @@ BACKEND_POSITION = {
     "deepspeed.comm.init_distributed": 0,
 }
 BACKEND_KEYWORD = re.compile(r"(?i)backend$")
+# Names of settings where "nccl" is not a process-group backend: a MoE token dispatcher, a KV-cache or weight
+# transfer backend, Transformer Engine's userbuffers bootstrap, symmetric memory. HCCL is no answer there.
+NON_PROCESS_GROUP = re.compile(r"(?i)dispatch|transfer|bootstrap|a2a|all_?to_?all|symm|kv_?conn|userbuf|(^|_)ub_")
+SYMMETRIC_MEMORY_SET_BACKEND = "torch.distributed._symmetric_memory.set_backend"
 BACKEND_NAMES = {"nccl": "hccl", "NCCL": "HCCL"}
 # "cpu:gloo,cuda:nccl": comma-separated device:backend pairs.
 PER_DEVICE_BACKEND = re.compile(r"^[a-z]+:[a-z]+(,[a-z]+:[a-z]+)*$")
@@ -284,20 +331,71 @@ TORCH_NCCL_SAME = (
 )
 ENV_SAME = {f"TORCH_NCCL_{s}": f"TORCH_HCCL_{s}" for s in TORCH_NCCL_SAME}
 ENV_SAME |= {f"NCCL_{s}": f"TORCH_HCCL_{s}" for s in ("BLOCKING_WAIT", "ASYNC_ERROR_HANDLING", "DESYNC_DEBUG")}
-# name -> (HCCL name, note on the value or None)
-ENV_REVIEW: dict[str, tuple[str, str | None]] = {
-    "NCCL_SOCKET_IFNAME": ("HCCL_SOCKET_IFNAME", None),
-    "NCCL_SOCKET_FAMILY": ("HCCL_SOCKET_FAMILY", None),
-    "NCCL_IB_TIMEOUT": ("HCCL_RDMA_TIMEOUT", None),
-    "NCCL_IB_RETRY_CNT": ("HCCL_RDMA_RETRY_CNT", None),
-    "NCCL_IB_TC": ("HCCL_RDMA_TC", None),
-    "NCCL_IB_SL": ("HCCL_RDMA_SL", None),
-    "NCCL_BUFFSIZE": ("HCCL_BUFFSIZE", "HCCL_BUFFSIZE is in MB (NCCL_BUFFSIZE was in bytes): convert the value"),
+# NCCL name -> HCCL name, for the variables whose HCCL counterpart takes the same kind of value.
+ENV_REVIEW: dict[str, str] = {
+    "NCCL_SOCKET_IFNAME": "HCCL_SOCKET_IFNAME",
+    "NCCL_SOCKET_FAMILY": "HCCL_SOCKET_FAMILY",
+    "NCCL_IB_TIMEOUT": "HCCL_RDMA_TIMEOUT",
+    "NCCL_IB_RETRY_CNT": "HCCL_RDMA_RETRY_CNT",
+    "NCCL_IB_TC": "HCCL_RDMA_TC",
+    "NCCL_IB_SL": "HCCL_RDMA_SL",
+    "NCCL_BUFFSIZE": "HCCL_BUFFSIZE",
+    "NCCL_ALGO": "HCCL_ALGO",
+}
+
+
+def _int_in(low: int, high: int, step: int = 1) -> Callable[[str], str | None]:
+    def convert(value: str) -> str | None:
+        number = value.strip()
+        if not number.isdigit() or not low <= int(number) <= high or int(number) % step:
+            return None
+        return str(int(number))
+
+    return convert
+
+
+def _bytes_to_mb(value: str) -> str | None:
+    # HCCL_BUFFSIZE is a whole number of MB, at least 1: only an exact number of MiB converts without a guess.
+    number = value.strip()
+    if not number.isdigit() or int(number) < 2**20 or int(number) % 2**20:
+        return None
+    return str(int(number) // 2**20)
+
+
+def _algo(value: str) -> str | None:
+    # NCCL_ALGO lists algorithms (Ring, Tree, CollNet, NVLS, ...); of these only the ring has an HCCL counterpart,
+    # the inter-server (level1) ring. level0 (inside a server) only accepts NA.
+    return "level0:NA;level1:ring" if value.strip().lower() == "ring" else None
+
+
+# NCCL name -> (NCCL value -> HCCL value, or None where HCCL would reject it or means something else; what the HCCL
+# variable accepts). Ranges from the CANN environment-variable reference (the narrower one where products differ).
+ENV_VALUES: dict[str, tuple[Callable[[str], str | None], str]] = {
+    "NCCL_IB_TIMEOUT": (_int_in(5, 20), "HCCL_RDMA_TIMEOUT takes an integer in [5, 20] (NCCL_IB_TIMEOUT: 1-31)"),
+    "NCCL_IB_RETRY_CNT": (_int_in(1, 7), "HCCL_RDMA_RETRY_CNT takes an integer in [1, 7]"),
+    "NCCL_IB_TC": (_int_in(0, 255, 4), "HCCL_RDMA_TC takes a multiple of 4 in [0, 255]"),
+    "NCCL_IB_SL": (_int_in(0, 7), "HCCL_RDMA_SL takes an integer in [0, 7]"),
+    "NCCL_BUFFSIZE": (_bytes_to_mb, "HCCL_BUFFSIZE is in MB, at least 1 (NCCL_BUFFSIZE is in bytes)"),
     "NCCL_ALGO": (
-        "HCCL_ALGO",
-        'HCCL_ALGO takes per-level algorithms (e.g. "level0:NA;level1:ring"), not NCCL_ALGO\'s list: rewrite the value',
+        _algo,
+        'HCCL_ALGO takes "level0:NA;level1:<ring|H-D_R|NHR|NB|pipeline>" (NCCL_ALGO=Ring -> level1:ring)',
     ),
 }
+
+
+def review_env_value(name: str, value: str | None, why: str = "") -> tuple[str | None, str | None]:
+    """For an NPU208 variable set to ``value`` (None: unknown, ``why`` says why): the value to set under the HCCL
+    name (None: keep the NCCL name, HCCL would reject the value), and the TODO message when it is kept."""
+    if name not in ENV_VALUES:
+        return value, None
+    convert, accepts = ENV_VALUES[name]
+    converted = convert(value) if value is not None else None
+    if converted is not None:
+        return converted, None
+    what = (why or "its value is not a literal") if value is None else f"HCCL does not accept {value!r}"
+    return None, f"{name} kept ({what}); {accepts}: set {ENV_REVIEW[name]} by hand"
+
+
 _CANN_LOGGING = "the nearest is CANN logging: ASCEND_GLOBAL_LOG_LEVEL, ASCEND_SLOG_PRINT_TO_STDOUT"
 _INTRA_LINK = "the nearest is HCCL_INTRA_PCIE_ENABLE / HCCL_INTRA_ROCE_ENABLE (which link HCCL uses inside a server)"
 _ROCE = "HCCL uses the RoCE NICs configured with hccn_tool: nothing to set"
@@ -347,6 +445,133 @@ def _string_leaves(expr: cst.BaseExpression, containers: bool) -> list[cst.Simpl
     return []
 
 
+def _target_name(target: cst.BaseExpression) -> str:
+    """The name an assignment target or operand stands for (``x``, ``self.x``, ``cfg["x"]``), else ``""``."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute):
+        return target.attr.value
+    key = _subscript_key(target)
+    return str(_literal(key)) if key is not None else ""
+
+
+DEVICE_COUNTS = {"torch.cuda.device_count", "torch.npu.device_count", "torch.accelerator.device_count"}
+CURRENT_DEVICES = {"torch.cuda.current_device", "torch.npu.current_device"}
+
+
+def _is_device_index(expr: cst.BaseExpression | None, resolve) -> bool:
+    """``rank % torch.cuda.device_count()`` or ``torch.cuda.current_device()``: an int that means a device."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
+        right = expr.right
+        return isinstance(right, cst.Call) and resolve(right.func) in DEVICE_COUNTS
+    return isinstance(expr, cst.Call) and resolve(expr.func) in CURRENT_DEVICES
+
+
+class _Bindings(cst.CSTVisitor):
+    """The names a function binds, each with whether every binding is a device index (nested scopes left out)."""
+
+    def __init__(self, resolve) -> None:
+        self._resolve = resolve
+        self.index: dict[str, bool] = {}  # every binding is an index
+        self.some_index: set[str] = set()  # at least one binding is
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Name):
+            index = _is_device_index(value, self._resolve)
+            self.index[target.value] = self.index.get(target.value, True) and index
+            if index:
+                self.some_index.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, None)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name, None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, None)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind(node.name, None)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _index_names(function: cst.FunctionDef, resolve) -> tuple[frozenset[str], frozenset[str]]:
+    """(the names every binding of which is a device index, those only some bindings of which are)."""
+    bindings = _Bindings(resolve)
+    function.params.visit(bindings)
+    function.body.visit(bindings)
+    always = frozenset(name for name, index in bindings.index.items() if index)
+    return always, frozenset(bindings.some_index - always)
+
+
+def _subscript_key(target: cst.BaseExpression) -> cst.SimpleString | None:
+    if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+        index = target.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return index.value
+    return None
+
+
+def _int_value(expr: cst.BaseExpression) -> int | None:
+    """The value of an integer literal or of arithmetic on them (``8 * 1024 * 1024``, ``1 << 23``), else None."""
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    if not isinstance(expr, cst.BinaryOperation):
+        return None
+    left, right = _int_value(expr.left), _int_value(expr.right)
+    if left is None or right is None:
+        return None
+    operator = expr.operator
+    if isinstance(operator, cst.Multiply):
+        return left * right
+    if isinstance(operator, cst.Add):
+        return left + right
+    if isinstance(operator, cst.Subtract):
+        return left - right
+    if isinstance(operator, (cst.Power, cst.LeftShift)) and 0 <= right <= 64:
+        return left**right if isinstance(operator, cst.Power) else left << right
+    return None
+
+
+def _static_env_value(expr: cst.BaseExpression) -> tuple[str, bool] | None:
+    """(the text an environment value evaluates to, whether the code writes it as a str) for a string literal, an
+    integer expression or ``str()`` of one; None when it is only known at run time."""
+    if isinstance(expr, cst.SimpleString):
+        value = _literal(expr)
+        return (value, True) if isinstance(value, str) else None
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "str":
+        if len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star:
+            number = _int_value(expr.args[0].value)
+            return (str(number), True) if number is not None else None
+        return None
+    number = _int_value(expr)
+    return (str(number), False) if number is not None else None
+
+
 def _looks_like_index(expr: cst.BaseExpression, resolve) -> bool:
     """Is ``expr`` evidently a device index (an int), not possibly a torch.device?"""
     if isinstance(expr, cst.Integer):
@@ -369,7 +594,13 @@ def _looks_like_index(expr: cst.BaseExpression, resolve) -> bool:
 class DistributedTransformer(PortTransformer):
     """NPU200-NPU209."""
 
-    TRIGGERS = (r"nccl|NCCL", r"DeviceMesh|init_device_mesh", r"device_id\b")
+    TRIGGERS = (
+        r"nccl|NCCL",
+        r"DeviceMesh|init_device_mesh",
+        r"device_id\b",
+        # NPU210 reads the function around an index computed from the device count.
+        Trigger(r"\b(?:device_count|current_device)\(", scope=innermost(ast.FunctionDef, ast.AsyncFunctionDef)),
+    )
     RULES = (
         BACKEND_ARGUMENT,
         BACKEND_STRING,
@@ -381,6 +612,7 @@ class DistributedTransformer(PortTransformer):
         NCCL_ENV_VAR,
         NCCL_ENV_VAR_REVIEW,
         NCCL_ENV_VAR_UNSUPPORTED,
+        INTEGER_DEVICE,
     )
 
     def __init__(self, ctx) -> None:
@@ -392,6 +624,11 @@ class DistributedTransformer(PortTransformer):
         self._docstrings: set[int] = set()
         self._non_references: set[int] = set()  # Name nodes that are attribute, keyword or parameter names
         self._in_import = False
+        # The value each variable-name string is set to (env[K] = v, setdefault(K, v), {K: v}); rewritten values.
+        self._env_values: dict[int, cst.BaseExpression] = {}
+        self._value_rewrites: dict[int, cst.BaseExpression] = {}
+        # per enclosing function: the names that always hold a device index, and those that may
+        self._index_stack: list[tuple[frozenset[str], frozenset[str]]] = []
 
     # --- marking, top-down ----------------------------------------------------------------------------------
 
@@ -401,16 +638,62 @@ class DistributedTransformer(PortTransformer):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._non_references.add(id(node.attr))
 
+    def _not_backends(self, name: str, value: cst.BaseExpression | None) -> bool:
+        """Keep the strings of ``value`` when ``name`` says they are not process-group backends."""
+        if value is None or not NON_PROCESS_GROUP.search(name):
+            return False
+        self._kept_strings.update(id(s) for s in _string_leaves(value, containers=True))
+        return True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:  # env["NCCL_X"] = value
+            if (key := _subscript_key(target.target)) is not None:
+                self._env_values[id(key)] = node.value
+            self._not_backends(_target_name(target.target), node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._not_backends(_target_name(node.target), node.value)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        if isinstance(node.key, cst.SimpleString):
+            self._not_backends(str(_literal(node.key)), node.value)
+
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self._non_references.add(id(node.keyword))
+            if self._not_backends(node.keyword.value, node.value):
+                return
             if BACKEND_KEYWORD.search(node.keyword.value):
                 self._argument_strings.update(id(s) for s in _string_leaves(node.value, containers=False))
 
     def visit_Param(self, node: cst.Param) -> None:
         self._non_references.add(id(node.name))
+        self._not_backends(node.name.value, node.default)
 
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        setter = isinstance(func, cst.Attribute) and func.attr.value in ("setdefault", "putenv")
+        if setter and len(positional) == 2 and isinstance(positional[0].value, cst.SimpleString):
+            self._env_values[id(positional[0].value)] = positional[1].value  # os.environ.setdefault("NCCL_X", v)
+        flags = [a.value for a in positional if isinstance(a.value, cst.SimpleString)]
+        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
+            # parser.add_argument("--moe-dispatcher-backend", default="nccl", choices=[...]): the flag names it.
+            for flag in flags:
+                for arg in node.args:
+                    if arg.keyword is not None:
+                        self._not_backends(str(_literal(flag)), arg.value)
+        if self.ctx.imports.resolve(func) == SYMMETRIC_MEMORY_SET_BACKEND:
+            self._kept_strings.update(id(s) for a in node.args for s in _string_leaves(a.value, containers=True))
+            self.todo(
+                PROCESS_GROUP_NCCL,
+                node,
+                "torch.distributed._symmetric_memory.set_backend selects a symmetric-memory backend, not a process "
+                "group: torch_npu has no NCCL one; use the backend your torch_npu release registers, or drop the call",
+            )
+        self._visit_backend_call(node)
+
+    def _visit_backend_call(self, node: cst.Call) -> None:
         index = BACKEND_POSITION.get(self.ctx.imports.resolve(node.func) or "")
         if index is None:
             return
@@ -422,7 +705,8 @@ class DistributedTransformer(PortTransformer):
         operands = [node.left, *(c.comparator for c in node.comparisons)]
         strings = [s for operand in operands for s in _string_leaves(operand, containers=True)]
         values = {_literal(s) for s in strings}
-        if "hccl" in values or "HCCL" in values:
+        names = (_target_name(operand) for operand in operands)
+        if "hccl" in values or "HCCL" in values or any(NON_PROCESS_GROUP.search(n) for n in names if n):
             self._kept_strings.update(id(s) for s in strings)  # already knows about Ascend
             return
         self._comparison_strings.update(id(s) for s in strings)
@@ -442,6 +726,9 @@ class DistributedTransformer(PortTransformer):
         self._visit_collection(_string_leaves(node, containers=True))
 
     def visit_Dict(self, node: cst.Dict) -> None:
+        for element in node.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                self._env_values[id(element.key)] = element.value
         self._visit_collection(
             [e.key for e in node.elements if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
         )
@@ -479,23 +766,15 @@ class DistributedTransformer(PortTransformer):
         return self.fix(rule_, original, new, f"backend {value!r} -> {backend!r}") or updated
 
     def _rewrite_env_name(self, original, updated, value: str) -> cst.SimpleString:
-        name = value.upper()
+        # Case-sensitive, as the variables are: lower-case `nccl_version`, `nccl_ub` are identifiers.
+        name = value
         if not NCCL_ENV_NAME.match(name):
             return updated
-
-        def spelled(new: str) -> str:
-            return new.lower() if value.islower() else new
-
         if name in ENV_SAME:
-            new = updated.with_changes(value=updated.value.replace(value, spelled(ENV_SAME[name])))
-            return self.fix(NCCL_ENV_VAR, original, new, f"{value} -> {spelled(ENV_SAME[name])}") or updated
+            new = updated.with_changes(value=updated.value.replace(value, ENV_SAME[name]))
+            return self.fix(NCCL_ENV_VAR, original, new, f"{value} -> {ENV_SAME[name]}") or updated
         if name in ENV_REVIEW:
-            hccl, note = ENV_REVIEW[name]
-            new = updated.with_changes(value=updated.value.replace(value, spelled(hccl)))
-            replaced = self.fix(NCCL_ENV_VAR_REVIEW, original, new, f"{value} -> {spelled(hccl)} (check the value)")
-            if replaced is not None and note:
-                self.todo(NCCL_ENV_VAR_REVIEW, original, note)
-            return replaced or updated
+            return self._rewrite_review(original, updated, name)
         hint = ENV_NEAREST.get(name, "no Ascend setting is known to do the same")
         message = f"{name} has no HCCL equivalent and no effect on NPU; {hint}"
         # `if "NCCL_X" not in env: env["NCCL_X"] = ...` gets the note once, above the `if`.
@@ -503,9 +782,37 @@ class DistributedTransformer(PortTransformer):
             self.todo(NCCL_ENV_VAR_UNSUPPORTED, original, message)
         return updated
 
+    def _rewrite_review(self, original, updated, name: str) -> cst.SimpleString:
+        """NPU208: rename where HCCL accepts the value set (converted: bytes -> MB, Ring -> level1:ring), else keep
+        the NCCL name (harmless on NPU) with a TODO: writing a value HCCL rejects would break the launch."""
+        hccl = ENV_REVIEW[name]
+        value_node = self._env_values.get(id(original))
+        static = _static_env_value(value_node) if value_node is not None else None
+        why = "" if value_node is not None else "read or named here, its value set elsewhere"
+        new_value, message = review_env_value(name, static[0] if static else None, why)
+        if message is not None or new_value is None:
+            # Reported as NPU209's: what stays is an NCCL setting with no effect on NPU, and the work is manual.
+            self.todo(NCCL_ENV_VAR_UNSUPPORTED, original, message or f"{name}: set {hccl} by hand")
+            return updated
+        new = updated.with_changes(value=updated.value.replace(name, hccl))
+        if static is None or new_value == static[0]:
+            return self.fix(NCCL_ENV_VAR_REVIEW, original, new, f"{name} -> {hccl}") or updated
+        replaced = self.fix(NCCL_ENV_VAR_REVIEW, original, new, f"{name}={static[0]} -> {hccl}={new_value}")
+        if replaced is not None and value_node is not None:
+            literal = cst.SimpleString(f'"{new_value}"') if static[1] else cst.Integer(new_value)
+            self._value_rewrites[id(value_node)] = literal
+        return replaced or updated
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        if id(original.value) in self._value_rewrites:
+            return updated.with_changes(value=self._value_rewrites[id(original.value)])
+        return updated
+
     def leave_DictElement(self, original: cst.DictElement, updated: cst.DictElement) -> cst.DictElement:
         """``{"cuda": "nccl", "cpu": "gloo"}`` maps device types to backends: the entry becomes ``"npu": "hccl"``
         (the value is rewritten by leave_SimpleString, and reported there)."""
+        if id(original.value) in self._value_rewrites:
+            return updated.with_changes(value=self._value_rewrites[id(original.value)])
         key, value = original.key, original.value
         if (
             isinstance(key, cst.SimpleString)
@@ -617,7 +924,59 @@ class DistributedTransformer(PortTransformer):
 
     # --- calls: device meshes, FSDP ----------------------------------------------------------------------------
 
+    # --- integer devices (NPU210) ---------------------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._index_stack.append(_index_names(node, self.ctx.imports.resolve))
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self._index_stack.pop()
+        return updated
+
+    def _device_index_args(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """Wrap the integer device of ``x.to(device)``, ``x.to(device=device)``, ``torch.zeros(..., device=device)``."""
+        names, maybe = self._index_stack[-1] if self._index_stack else (frozenset(), frozenset())
+        if not (names or maybe) or self.ctx.imports.local_name_for("torch") is None:
+            return updated
+        func = original.func
+        is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
+        qualified = self.ctx.imports.resolve(func) or ""
+        factory = qualified.startswith("torch.") and not qualified.startswith(("torch.cuda.", "torch.npu."))
+        if not is_to and not factory:
+            return updated
+        args = list(updated.args)
+        changed = False
+        for i, arg in enumerate(original.args):
+            device_arg = (arg.keyword is None and i == 0 and is_to) or (
+                arg.keyword is not None and arg.keyword.value == "device"
+            )
+            if device_arg and not arg.star and isinstance(arg.value, cst.Name) and arg.value.value in maybe:
+                self.todo(
+                    INTEGER_DEVICE,
+                    original,
+                    f"{arg.value.value} may be an integer device index (current_device(), x % device_count()), "
+                    'which means CUDA: make that branch torch.device("npu", index)',
+                )
+            elif device_arg and not arg.star and isinstance(arg.value, cst.Name) and arg.value.value in names:
+                wrapped = cst.Call(
+                    build_dotted(f"{self.ctx.torch_name()}.device"),
+                    [cst.Arg(cst.SimpleString('"npu"')), cst.Arg(updated.args[i].value)],
+                )
+                args[i] = args[i].with_changes(value=wrapped)
+                changed = True
+        if not changed:
+            return updated
+        message = 'integer device -> torch.device("npu", ...)'
+        return self.fix(INTEGER_DEVICE, original, updated.with_changes(args=args), message) or updated
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        updated = self._device_index_args(original, updated)
+        if any(id(a.value) in self._value_rewrites for a in original.args):
+            args = [
+                u.with_changes(value=self._value_rewrites[id(o.value)]) if id(o.value) in self._value_rewrites else u
+                for o, u in zip(original.args, updated.args, strict=True)
+            ]
+            return updated.with_changes(args=args)
         qualified = self.ctx.imports.resolve(original.func)
         if qualified in MESH_DEVICE_POSITION:
             return self._mesh_device(original, updated, MESH_DEVICE_POSITION[qualified])

@@ -8,6 +8,7 @@ mechanical on Triton-Ascend (where libdevice lives, how launch code finds the de
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -85,7 +86,8 @@ CUDA_EXTENSION = rule(
     "NPU502",
     "cuda-extension",
     LOW,
-    "`CUDAExtension`, `load`/`load_inline` with CUDA sources and `BuildExtension`: TODO, the .cu code needs a port.",
+    "`CUDAExtension`, `load`/`load_inline` with CUDA sources, `BuildExtension` and the calls of the extension's ops: "
+    "TODO, the .cu code needs a port.",
     """
     There is no nvcc for NPUs and no tool that turns CUDA kernels into NPU kernels. Host C++ that only calls
     ATen builds for NPU with `torch_npu.utils.cpp_extension.NpuExtension` (a setuptools Extension that links
@@ -93,7 +95,11 @@ CUDA_EXTENSION = rule(
     (scaffold them with msOpGen from a JSON prototype) registered with `TORCH_LIBRARY` or OpPlugin, or be
     replaced by torch/torch_npu ops. `ascend-port scan` lists every .cu/.cuh file with its kernels (NPU503), which
     is the size of that work. `CppExtension` alone gets no TODO, and `BuildExtension` gets one where a build uses
-    it (`cmdclass=...`) in a module that builds CUDA sources.
+    it (`cmdclass=...`) in a module that builds CUDA sources. The Python call sites of the extension's ops get a
+    TODO too: calls through the module a JIT build returns (`ops = load(..., sources=["k.cu"])`, then
+    `ops.scale(x)`), through an imported compiled module named for CUDA (`selective_scan_cuda.fwd(...)`), and of
+    custom operators `torch.ops.<ns>.<op>` outside torch's, torch_npu's and other devices' namespaces and those the
+    module defines in Python (`torch.library.custom_op("ns::op")`).
 
     Before:
         from setuptools import setup
@@ -179,6 +185,118 @@ KERNEL_EQUIVALENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 CUDA_SOURCE = re.compile(r"\.(cu|cuh)$")
+# A compiled extension module named for CUDA (`import selective_scan_cuda`, `fused_layer_norm_cuda`): what
+# setup.py's CUDAExtension builds. (Roots that are libraries with rules of their own are not extensions.)
+EXTENSION_MODULE = re.compile(r"^[A-Za-z0-9]\w*_cuda(?:_ext|_ops|_kernels?|_lib|_backend)?$")
+NOT_EXTENSIONS = {"torch", "triton", "cuda", "cupy", "numba", "pycuda", "nvidia", "jax", "tensorflow"}
+# Operator namespaces of torch, torch_npu and the libraries that ship their own kernels: not a project's ops.
+BUILTIN_OP_NAMESPACES = {
+    "aten",
+    "prims",
+    "prim",
+    "npu",
+    "c10d",
+    "c10d_functional",
+    "_c10d_functional",
+    "_c10d_functional_autograd",
+    "_dtensor",
+    "profiler",
+    "quantized",
+    "quantized_decomposed",
+    "_quantized",
+    "higher_order",
+    "inductor",
+    "mkldnn",
+    "onednn",
+    "symm_mem",
+    "torchvision",
+    "torchaudio",
+    "fbgemm",
+    "debugprims",
+    "rngprims",
+    # other devices' own operators (their code paths are not the NPU's)
+    "hpu",
+    "torch_mlu",
+    "mlu",
+    "sdaa",
+    "xpu",
+    "musa",
+    "torch_ipex",
+    "ipex",
+}
+# "ns::op" or a Library("ns", ...) in the module: an operator defined in Python (torch.library), not in CUDA.
+_PYTHON_OP = re.compile(r"^(\w+)::\w+")
+
+
+def python_op_namespaces(tree: ast.Module) -> set[str]:
+    """The operator namespaces the module registers from Python: ``torch.library.custom_op("ns::op")``,
+    ``define("ns::op(...)")``, ``Library("ns", "DEF")``; their ops run wherever their Python runs."""
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        first = node.args[0]
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name == "Library":
+            found.add(first.value)
+        elif m := _PYTHON_OP.match(first.value):
+            found.add(m.group(1))
+    return found
+
+
+def _ast_builds_cuda(call: ast.Call) -> bool:
+    """The ``ast`` twin of KernelTransformer._builds_cuda: a JIT build with CUDA sources or flags."""
+    for keyword in call.keywords:
+        if keyword.arg in ("cuda_sources", "extra_cuda_cflags"):
+            return not (isinstance(keyword.value, ast.Constant) and keyword.value.value is None)
+        if keyword.arg == "with_cuda":
+            return isinstance(keyword.value, ast.Constant) and keyword.value.value is True
+    return any(
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and CUDA_SOURCE.search(node.value)
+        for node in ast.walk(call)
+    )
+
+
+def extension_modules(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
+    """Local name -> extension name, for the names bound to a CUDA extension: the result of a JIT build of CUDA
+    sources (``ops = load("ops", ["ops.cu"])``) and an import of a compiled module named for CUDA."""
+    found = {}
+    for local, qualified in aliases.items():
+        parts = qualified.split(".")
+        if parts[0] in NOT_EXTENSIONS:
+            continue
+        # `import selective_scan_cuda`, `from mamba_ssm import selective_scan_cuda`, `from fused_cuda import fwd`
+        module = next((".".join(parts[: i + 1]) for i, p in enumerate(parts) if EXTENSION_MODULE.search(p)), None)
+        if module is not None:
+            found[local] = module
+    loaders = {f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        func = node.value.func
+        parts = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        base = aliases.get(func.id) if isinstance(func, ast.Name) else None
+        if base and ".".join([base, *reversed(parts)]) in loaders and _ast_builds_cuda(node.value):
+            found.update({t.id: t.id for t in node.targets if isinstance(t, ast.Name)})
+    return found
+
+
+# Forks of Triton that projects import in its place (`import triton_pre_mlir as triton`, MPT's and LLM Foundry's
+# pre-MLIR Triton for their flash attention): their kernels are Triton kernels.
+TRITON_FORKS = ("triton_pre_mlir",)
+
+
+def as_triton(qualified: str | None) -> str | None:
+    """``triton_pre_mlir.jit`` -> ``triton.jit``: a Triton fork's name as Triton's."""
+    for fork in TRITON_FORKS:
+        if qualified is not None and (qualified == fork or qualified.startswith(fork + ".")):
+            return "triton" + qualified[len(fork) :]
+    return qualified
 
 
 def kernel_equivalent(name: str) -> str | None:
@@ -280,6 +398,9 @@ class KernelTransformer(PortTransformer):
             also=("cpp_extension",),
         ),
         r"try:[ \t]*(?:#[^\n]*)?\r?\n[ \t]*(?:from|import)[ \t]+triton\.language\.extra\.(?:cann|ascend)",
+        # the call sites of CUDA extension ops: through a JIT build's result, a custom op namespace
+        Trigger(r"\b\w+\.\w+\(", also=("cpp_extension", "load")),
+        r"torch\.ops\.\w+\.",
     )
     RULES = (TRITON_KERNEL, TRITON_LIBDEVICE, CUDA_EXTENSION, TRITON_ACTIVE_DEVICE)
 
@@ -289,6 +410,8 @@ class KernelTransformer(PortTransformer):
         self._attr_names: set[int] = set()  # the `.attr` Name of every Attribute: not a reference on its own
         self._ascend_try = 0  # inside a try statement that already imports Triton-Ascend's libdevice
         self._build_context = 0  # inside `cmdclass=...` or a `"build_ext": ...` entry
+        self._extensions: dict[str, str] | None = None  # names bound to CUDA extensions (read when first needed)
+        self._python_namespaces: set[str] | None = None  # operator namespaces the module defines in Python
         aliases = set(ctx.imports.aliases.values())
         # BuildExtension only matters when CUDA sources are built; a setup.py importing CppExtension and not
         # CUDAExtension builds host C++ only.
@@ -354,6 +477,15 @@ class KernelTransformer(PortTransformer):
             message += f"; {op} may already do this"
         message += "; else an Ascend C operator"
         checks = sorted(notes.notes)
+        forks = {
+            fork
+            for d in original.decorators
+            for fork in TRITON_FORKS
+            if (
+                self.ctx.imports.resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
+            ).startswith(fork + ".")
+        }
+        checks += [f"written for {fork}, an old Triton fork: port it to current Triton first" for fork in sorted(forks)]
         if notes.missing_libdevice:
             checks.insert(0, "libdevice." + "/".join(sorted(notes.missing_libdevice)) + " missing on Ascend")
         if checks:
@@ -364,7 +496,7 @@ class KernelTransformer(PortTransformer):
     def _is_triton_decorator(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Call):
             expr = expr.func
-        return self.ctx.imports.resolve(expr) in TRITON_DECORATORS
+        return as_triton(self.ctx.imports.resolve(expr)) in TRITON_DECORATORS
 
     # --- NPU501: libdevice import ------------------------------------------------------------------------------
 
@@ -423,6 +555,8 @@ class KernelTransformer(PortTransformer):
             if count:
                 what += f" ({count} .cu source{'s' if count > 1 else ''})"
             self.todo(CUDA_EXTENSION, original, f"{what}: no nvcc on NPU: {self._extension_way()}")
+        elif (site := self._extension_op(original.func, qualified)) is not None:
+            self.todo(CUDA_EXTENSION, original, site)
         elif qualified in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline") and self._builds_cuda(original):
             name = _string(getattr(_keyword(original, "name") or _positional(original, 0), "value", None))
             what = f"JIT CUDA extension {name}" if name else "JIT CUDA extension"
@@ -433,6 +567,44 @@ class KernelTransformer(PortTransformer):
                 "the host C++)",
             )
         return updated
+
+    def _extension_op(self, func: cst.BaseExpression, qualified: str | None) -> str | None:
+        """The TODO for a call of an op of a CUDA extension (``selective_scan_cuda.fwd(...)``, ``ops.scale(...)``
+        after a JIT build, ``torch.ops.my_ns.my_op(...)``), else None."""
+        parts = (qualified or "").split(".")
+        if (
+            len(parts) >= 4
+            and parts[:2] == ["torch", "ops"]
+            and parts[2] not in BUILTIN_OP_NAMESPACES
+            and parts[2] not in self._python_ops()
+        ):
+            return (
+                f"torch.ops.{parts[2]}.{parts[3]} is a custom operator (TORCH_LIBRARY in the project's C++/CUDA "
+                "sources): give it an NPU kernel (an Ascend C operator registered for PrivateUse1) or replace it "
+                "with torch/torch_npu ops"
+            )
+        base = func
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return None
+        if self._extensions is None:
+            tree = self.ctx.module()
+            self._extensions = extension_modules(tree, self.ctx.imports.aliases) if tree is not None else {}
+        extension = self._extensions.get(base.value)
+        if extension is None or (base is func and extension == base.value):
+            return None  # (calling the module itself is no op call)
+        op = cst.Module([]).code_for_node(func)
+        return (
+            f"{op}() is an op of the CUDA extension {extension}: it has no NPU build; port its kernel to an Ascend C "
+            "operator or replace the call with torch/torch_npu ops"
+        )
+
+    def _python_ops(self) -> set[str]:
+        if self._python_namespaces is None:
+            tree = self.ctx.module()
+            self._python_namespaces = python_op_namespaces(tree) if tree is not None else set()
+        return self._python_namespaces
 
     @staticmethod
     def _extension_way() -> str:

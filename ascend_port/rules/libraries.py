@@ -3,10 +3,14 @@ Transformer Engine, amp_C) and NVIDIA apex, whose fused Adam and SGD have torch_
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from ascend_port.core import library_support
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.names import build_dotted, dotted, names_in
+from ascend_port.python.scopes import Trigger, imported
 from ascend_port.python.transformer import PortTransformer
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
@@ -16,14 +20,16 @@ CUDA_LIBRARY = rule(
     "cuda-only-library",
     LOW,
     "Imports of CUDA-only libraries (CuPy, numba.cuda, PyCUDA, pynvml, bitsandbytes, TensorRT, Transformer Engine, "
-    "amp_C): TODO with the way forward.",
+    "amp_C, FlashInfer, Liger-Kernel, xDiT, nvFuser, cuda-python, ...): TODO with the way forward.",
     """
     These libraries have no Ascend build, so the import fails on an NPU host. Each import gets a TODO that says
     what replaces the library: torch tensors on `npu` for CuPy and PyCUDA, `torch.npu.mem_get_info()` /
     `utilization()` or `npu-smi` for NVML, torch_npu optimizers and quantized matmuls for bitsandbytes,
     `torch.compile(backend="npugraph_ex")` or TorchAir for TensorRT, torch_npu fused ops for Transformer Engine,
     `torch._foreach_*` for apex's `amp_C`. A module that imports `numba` gets the TODO at each `numba.cuda` use
-    instead (numba's CPU JIT is fine).
+    instead (numba's CPU JIT is fine). The libraries of `data/library_support.json` that have a `todo_imports`
+    list (FlashInfer, Liger-Kernel, xDiT/yunchang, lmdeploy's TurboMind, nvFuser and Thunder's nvFuser executor,
+    Polygraphy, cuda-python's `from cuda import cudart`) get the way forward written there.
 
     Before:
         import pynvml
@@ -44,8 +50,11 @@ APEX_OPTIMIZER = rule(
     True`, `capturable=False`, `master_weights=False`, `set_grad_none`) are dropped; any other (a third positional
     argument, `bias_correction=False`, `**kwargs`, an `adam_w_mode` that is not a literal) leaves the call with an
     NPU506 TODO. `FusedSGD` takes the same arguments as `NpuFusedSGD` (its apex-only flags are dropped).
-    `from apex.optimizers import FusedAdam` becomes an import of the torch_npu class under the same name, so
-    other uses of the name keep working. Review: torch_npu's fused optimizers must be built after the model is
+    `from apex.optimizers import FusedAdam` (also `as Adam`, Megatron's spelling) becomes an import of the torch_npu
+    class under the same name only where every use of the name in the module is a call that was ported: a call
+    left with a TODO, or a use that is no call (`partial(FusedAdam, ...)`, a dict of optimizer classes), would
+    otherwise get NpuFusedAdamW's defaults (weight_decay 1e-2 instead of apex's 0) or arguments it rejects, so there
+    the apex import stays, with the NPU506 TODO. Review: torch_npu's fused optimizers must be built after the model is
     on the NPU, and the parameters must not be re-created afterwards.
 
     Before:
@@ -209,7 +218,7 @@ def _matches(path: str, prefix: str) -> bool:
 
 
 def library_way(path: str) -> str | None:
-    return next((way for prefix, way in LIBRARIES if _matches(path, prefix)), None)
+    return next((way for prefix, way in (*LIBRARIES, *library_support.import_ways()) if _matches(path, prefix)), None)
 
 
 def apex_way(path: str) -> str | None:
@@ -245,9 +254,13 @@ class LibraryTransformer(PortTransformer):
         r"tensorrt",
         r"transformer_engine",
         r"amp_C",
+        # the `todo_imports` of data/library_support.json
+        r"xfuser|yunchang|lmdeploy|flashinfer|liger_kernel|nvfuser|polygraphy|\bcuda\b",
         r"apex",
         r"Fused[A-Z]\w*",
         r"multi_tensor_applier",
+        # Megatron's `from apex.optimizers import FusedAdam as Adam`: the calls of the usual aliases.
+        Trigger(r"\b(?:Adam|AdamW|SGD)\b", scope=imported("apex.optimizers")),
     )
     RULES = (CUDA_LIBRARY, APEX_OPTIMIZER, APEX)
 
@@ -294,8 +307,12 @@ class LibraryTransformer(PortTransformer):
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
         paths = _imported_paths(original)
-        if paths and all(
-            p.rsplit(".", 1)[0] == "apex.optimizers" and p.rsplit(".", 1)[1] in IMPORT_REPLACEMENT for p in paths
+        if (
+            paths
+            and all(
+                p.rsplit(".", 1)[0] == "apex.optimizers" and p.rsplit(".", 1)[1] in IMPORT_REPLACEMENT for p in paths
+            )
+            and self._only_ported_calls(original)
         ):
             assert not isinstance(updated.names, cst.ImportStar)
             names = [
@@ -319,11 +336,43 @@ class LibraryTransformer(PortTransformer):
         self._import_todos(original, updated)
         return updated
 
+    def _ported_optimizer_names(self, node: cst.Import | cst.ImportFrom) -> set[str]:
+        """The apex optimizer paths of ``from apex.optimizers import ...`` whose every use is a ported call."""
+        if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar) or self.ctx.module() is None:
+            return set()
+        found = set()
+        for path, alias in zip(_imported_paths(node), node.names, strict=False):
+            local = alias.asname.name if alias.asname is not None else alias.name
+            if path in APEX_OPTIMIZERS and isinstance(local, cst.Name):
+                kind = APEX_OPTIMIZERS[path]
+                if _uses_are_ported_calls(self.ctx.module(), local.value, kind):  # type: ignore[arg-type]
+                    found.add(path)
+        return found
+
+    def _only_ported_calls(self, node: cst.ImportFrom) -> bool:
+        """Is every use of the names this import binds a call that leave_Call ports? The torch_npu class under the
+        apex name would otherwise reach code with other defaults (`partial(FusedAdam, ...)`, a dict of optimizer
+        classes: NpuFusedAdamW's weight_decay is 1e-2, apex's 0) or arguments it rejects (`capturable=True`)."""
+        module = self.ctx.module()
+        if module is None or isinstance(node.names, cst.ImportStar):
+            return False
+        for alias in node.names:
+            local = alias.asname.name if alias.asname is not None else alias.name
+            if not isinstance(local, cst.Name) or not isinstance(alias.name, cst.Name):
+                return False
+            kind = "adam" if alias.name.value == "FusedAdam" else "sgd"
+            if not _uses_are_ported_calls(module, local.value, kind):
+                return False
+        return True
+
     def _import_todos(self, original: cst.Import | cst.ImportFrom, updated: cst.Import | cst.ImportFrom) -> None:
         plain = (
             {dotted(a.name) for a in original.names if a.asname is None} if isinstance(original, cst.Import) else set()
         )
+        ported = self._ported_optimizer_names(original)
         for path in _imported_paths(original):
+            if path in ported:
+                continue  # every use was rewritten to torch_npu.optim; NPU408 drops the name from the import
             if (way := library_way(path)) is not None:
                 self.todo(CUDA_LIBRARY, original, way)
             elif path in plain and path.split(".")[0] == "apex":
@@ -378,6 +427,33 @@ class LibraryTransformer(PortTransformer):
             )
             or updated
         )
+
+
+def _uses_are_ported_calls(module: ast.Module, name: str, kind: str) -> bool:
+    """Does ``name`` occur (at least once) and only as the function of calls whose arguments torch_npu's optimizer
+    takes (what _port_adam/_port_sgd accept), in the module as written?"""
+    calls = {id(node.func): node for node in ast.walk(module) if isinstance(node, ast.Call)}
+    uses = [node for node in ast.walk(module) if isinstance(node, ast.Name) and node.id == name]
+    return bool(uses) and all(id(use) in calls and _ast_call_ports(calls[id(use)], kind) for use in uses)
+
+
+def _ast_call_ports(call: ast.Call, kind: str) -> bool:
+    max_positional, kept, droppable = (2, ADAM_KEPT, ADAM_DROPPABLE) if kind == "adam" else (6, SGD_KEPT, SGD_DROPPABLE)
+    if len(call.args) > max_positional or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    for keyword in call.keywords:
+        value = repr(keyword.value.value) if isinstance(keyword.value, ast.Constant) else None
+        if keyword.arg is None:
+            return False
+        if kind == "adam" and keyword.arg == "adam_w_mode":
+            if value not in ("True", "False"):
+                return False
+        elif keyword.arg in droppable:
+            if value not in droppable[keyword.arg]:
+                return False
+        elif keyword.arg not in kept:
+            return False
+    return True
 
 
 def _port_args(

@@ -105,10 +105,13 @@ FP64_ON_DEVICE = rule(
     "A float64/complex128 tensor that goes to the device (outside rotary tables): TODO.",
     """
     An expression that both makes a tensor double precision (`dtype=torch.float64`, `.double()`,
-    `.to(torch.float64)`, complex128) and puts it on the device (`device=` other than "cpu", `.cuda()`, `.npu()`,
-    `.to(device)`), in one call or one method chain. Most NPU operators reject float64 ("Unsupport data type:
-    at::ScalarType::Double"). Not rewritten: keep the double-precision part on the CPU or use float32. Float64
-    maths that stays on the CPU (pre-processing, NumPy-style statistics) is not reported.
+    `.to(torch.float64)`, `.type(torch.float64)`, complex128) and puts it on the device (`device=` other than
+    "cpu", `.cuda()`, `.npu()`, `.to(device)`), in one call or one method chain, or that makes double precision of
+    a name its function set to a device tensor (`x = batch.cuda()` then `x.double()`); and any use of
+    `torch.cuda.DoubleTensor` (torch_npu's transfer_to_npu silently maps it to FloatTensor). Most NPU operators
+    reject float64 ("Unsupport data type: at::ScalarType::Double"). Not rewritten: keep the double-precision part
+    on the CPU or use float32. Float64 maths that stays on the CPU (pre-processing, NumPy-style statistics) is not
+    reported.
 
     Before:
         import torch
@@ -316,6 +319,46 @@ def _walk(node: cst.CSTNode, ancestors: tuple[cst.CSTNode, ...] = ()) -> Iterato
         yield from _walk(child, inner)
 
 
+DOUBLE_TENSORS = {"torch.cuda.DoubleTensor", "torch.npu.DoubleTensor"}
+_DEVICE_NAMES_ATTRIBUTE = "_ascend_port_fp64_device_names"
+_DEVICE_WORD = re.compile(r"^(cuda|npu)\b")
+
+
+def _goes_to_device(value: ast.expr) -> bool:
+    """Does the expression put a tensor on the device: ``.cuda()``, ``.npu()``, ``.to("cuda")``, ``device="cuda"``?"""
+    for node in ast.walk(value):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("cuda", "npu"):
+            return True
+        strings = [a for a in node.args if isinstance(func, ast.Attribute) and func.attr == "to"]
+        strings += [k.value for k in node.keywords if k.arg == "device"]
+        if any(
+            isinstance(s, ast.Constant) and isinstance(s.value, str) and _DEVICE_WORD.match(s.value) for s in strings
+        ):
+            return True
+    return False
+
+
+def _device_names_by_function(tree: ast.Module) -> dict[tuple[int, int], frozenset[str]]:
+    """For each function (its line span): the names it assigns a tensor on the device."""
+    found: dict[tuple[int, int], frozenset[str]] = {}
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = {
+            target.id
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign) and _goes_to_device(node.value)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        if names:
+            found[(function.lineno, function.end_lineno or function.lineno)] = frozenset(names)
+    return found
+
+
 class _PrecisionTransformer(PortTransformer):
     """What both precision transformers share: where they are (the enclosing functions, classes and assignment
     targets, which say whether this is a rotary table) and NPU305, for which each says which calls it recognises."""
@@ -433,12 +476,17 @@ class PrecisionCallTransformer(_PrecisionTransformer):
 
     # (the device-type strings NPU300 rewrites are "cuda": the device rule's trigger; the GPU-named state
     # functions of NPU301 are not)
-    TRIGGERS = (r"autocast_gpu|autocast_enabled", Trigger(r"(?<!self\.)\blayer_norm\(", layer_norm_upcast), FP64_MARK)
+    TRIGGERS = (
+        r"autocast_gpu|autocast_enabled",
+        Trigger(r"(?<!self\.)\blayer_norm\(", layer_norm_upcast),
+        FP64_MARK,
+        r"DoubleTensor",
+    )
     RULES = (AMP_DEVICE_TYPE, AUTOCAST_GPU_API, FP64_ON_DEVICE, LAYERNORM_UPCAST)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.api = npu_api.load()
+        self.api = npu_api.target_api(ctx.options)  # the target release (--torch-npu)
         # calls whose result is used by a method call (`a.double()` in `a.double().cuda()`)
         self._chained: set[int] = set()
 
@@ -494,13 +542,26 @@ class PrecisionCallTransformer(_PrecisionTransformer):
             or updated
         )
 
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        qualified = self.ctx.imports.resolve(original)
+        if qualified in DOUBLE_TENSORS:
+            # (transfer_to_npu maps it to FloatTensor silently; a plain port keeps a type the operators reject)
+            self.todo(
+                FP64_ON_DEVICE,
+                original,
+                "DoubleTensor: double precision on the NPU: most NPU operators do not support it; use float32 "
+                "(FloatTensor) or keep this part on the CPU",
+            )
+        return updated
+
     def _fp64_on_device(self, original: cst.Call) -> None:
         chain: list[cst.Call] = []
         node: cst.BaseExpression = original
         while isinstance(node, cst.Call):
             chain.append(node)
             node = node.func.value if isinstance(node.func, cst.Attribute) else cst.Name("_")
-        if any(self._makes_fp64(c) for c in chain) and any(self._to_device(c) for c in chain):
+        on_device = any(self._to_device(c) for c in chain) or self._device_name(node, original)
+        if any(self._makes_fp64(c) for c in chain) and on_device:
             # The message names no trigger of NPU302 (float64, .double(), ...): a second run must not see one.
             self.todo(
                 FP64_ON_DEVICE,
@@ -508,6 +569,21 @@ class PrecisionCallTransformer(_PrecisionTransformer):
                 "double precision on the NPU: most NPU operators do not support it; keep this part on the CPU "
                 "or use float32",
             )
+
+    def _device_name(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """Is ``receiver`` a name that its function sets to a tensor on the device (``x = batch.cuda()``)?"""
+        if not isinstance(receiver, cst.Name):
+            return False
+        tree = self.ctx.module()
+        if tree is None:
+            return False
+        names = getattr(tree, _DEVICE_NAMES_ATTRIBUTE, None)
+        if names is None:
+            names = _device_names_by_function(tree)
+            setattr(tree, _DEVICE_NAMES_ATTRIBUTE, names)
+        line = self.ctx.line_of(call)
+        spans = [(start, end) for start, end in names if start <= line <= end]
+        return bool(spans) and receiver.value in names[max(spans)]
 
     def _makes_fp64(self, call: cst.Call) -> bool:
         resolve = self.ctx.imports.resolve

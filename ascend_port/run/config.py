@@ -12,6 +12,10 @@ first: built-in defaults, the file, command-line flags (a flag replaces the file
     attention-backend = "torch_npu"   # or "mindiesd"
     branch = "npu-port"           # the branch `apply` creates
     other-devices = "keep"        # or "drop": see OTHER_DEVICES
+    torch-npu = "2.5.1"           # the target release (a covered one, or the torch version it pairs with)
+
+The target torch-npu release (``torch-npu``, ``--torch-npu``) decides what the rules may emit; when neither names
+it, it is inferred from the project's own torch pin (run/target.py), else the newest release the tool knows.
 """
 
 from __future__ import annotations
@@ -22,18 +26,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence
 from ascend_port.core.selection import Selection, parse_patterns
 from ascend_port.python.device_model import NPU_AWARE_OPTION
 from ascend_port.rules.registry import all_rules
 from ascend_port.run.engine import RunConfig
+from ascend_port.run.target import infer as infer_target
 
 TABLE = "ascend-port"
-KEYS = ("select", "ignore", "min-confidence", "exclude", "attention-backend", "branch", "other-devices")
+KEYS = ("select", "ignore", "min-confidence", "exclude", "attention-backend", "branch", "other-devices", "torch-npu")
 # keep: a project that also runs on other devices (python/device_model.supports_npu) gets its CUDA code reported, not
 # rewritten; drop: rewritten in place all the same (the port is an NPU-only fork). Other vendors' code is never edited.
 OTHER_DEVICES = ("keep", "drop")
-DEFAULT, FILE, COMMAND_LINE = "default", "pyproject.toml", "command line"
+TARGET_KEY = "torch-npu"
+DEFAULT, FILE, COMMAND_LINE, INFERRED = "default", "pyproject.toml", "command line", "inferred"
 
 
 class ConfigError(ValueError):
@@ -49,8 +56,15 @@ class Settings:
     attention_backend: str | None = None  # None: the attention rules' own default
     branch: str | None = None  # None: the git workflow's default
     other_devices: str | None = None  # None: keep
+    torch_npu: str | None = None  # the target: a covered release (None: the newest, npu_api.newest_release())
+    target_from: str = ""  # with the INFERRED origin: the pin it came from ("requirements.txt (torch==2.1.0)")
     source: Path | None = None  # the pyproject.toml read, if any
     origins: Mapping[str, str] = field(default_factory=lambda: {key: DEFAULT for key in KEYS})
+
+    @property
+    def target(self) -> str:
+        """The covered torch-npu release the port targets."""
+        return self.torch_npu or npu_api.newest_release()
 
     @property
     def selection(self) -> Selection:
@@ -60,6 +74,8 @@ class Settings:
         options = {"attention_backend": self.attention_backend} if self.attention_backend else {}
         if self.other_devices == "drop":
             options[NPU_AWARE_OPTION] = "0"  # (the engine then does not look for the project's own NPU support)
+        if self.torch_npu:  # (a port option: part of every file's cache key)
+            options[npu_api.TARGET_OPTION] = self.torch_npu
         return RunConfig(selection=self.selection, options=options, jobs=jobs, exclude=self.exclude)
 
 
@@ -134,6 +150,11 @@ def _values(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
             raise ConfigError(f"{where}: other-devices {value!r} is not one of {', '.join(OTHER_DEVICES)}")
         elif key == "attention-backend" and value not in _attention_backends():
             raise ConfigError(f"{where}: attention-backend {value!r} is not one of {', '.join(_attention_backends())}")
+        elif key == "torch-npu":
+            try:
+                out[name] = npu_api.covered_release(value)
+            except ValueError as error:
+                raise ConfigError(f"{where}: torch-npu: {error}") from None
         else:
             out[name] = value
     if "select" in out and not out["select"]:
@@ -155,6 +176,9 @@ def resolve(paths: list[Path], flags: Mapping[str, Any] | None = None, *, read_f
         settings = replace(settings, **values)
         origins.update({name.replace("_", "-"): origin for name in values})
     settings = replace(settings, source=source, origins=origins)
+    if settings.torch_npu is None and read_file and (inferred := infer_target(paths)) is not None:
+        origins[TARGET_KEY] = INFERRED
+        settings = replace(settings, torch_npu=inferred.version, target_from=inferred.where, origins=origins)
     try:
         settings.selection.validate(r.id for r in all_rules())
     except ValueError as error:
@@ -163,9 +187,14 @@ def resolve(paths: list[Path], flags: Mapping[str, Any] | None = None, *, read_f
     return settings
 
 
+def origin_name(settings: Settings, origin: str) -> str:
+    """How ``config`` shows where a value comes from: the file's path, the pin a target was inferred from."""
+    shown = {FILE: str(settings.source), INFERRED: f"inferred from {settings.target_from}"}
+    return shown.get(origin, origin)
+
+
 def render(settings: Settings) -> str:
     """The effective configuration as a ``[tool.ascend-port]`` table, each value with where it comes from."""
-    origin_names = {DEFAULT: "default", FILE: str(settings.source), COMMAND_LINE: "command line"}
     values: dict[str, Any] = {
         "select": list(settings.select),
         "ignore": list(settings.ignore),
@@ -174,11 +203,14 @@ def render(settings: Settings) -> str:
         "attention-backend": settings.attention_backend,
         "branch": settings.branch,
         "other-devices": settings.other_devices,
+        "torch-npu": settings.torch_npu,
     }
     lines = [f"# effective configuration; file: {settings.source or 'none found'}", f"[tool.{TABLE}]"]
     for key in KEYS:
-        origin = origin_names[settings.origins[key]]
-        if values[key] is None:
+        origin = origin_name(settings, settings.origins[key])
+        if key == TARGET_KEY and values[key] is None:
+            lines.append(f"{key} = {json.dumps(settings.target)}  # default: the newest release ascend-port knows")
+        elif values[key] is None:
             lines.append(f"# {key} is not set ({origin}: the command's own default)")
         else:
             lines.append(f"{key} = {json.dumps(values[key])}  # {origin}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+from ascend_port.core import library_support, npu_api
 from ascend_port.core.diffing import unified_diff
 from ascend_port.core.findings import FileResult
 from ascend_port.core.porting import Handler, PortError
@@ -43,6 +44,7 @@ class RunConfig:
 class RunResult:
     files: list[FileResult]
     skipped: list[Skipped] = field(default_factory=list)  # left out by ignore rules or --exclude (display paths)
+    target: str = ""  # the torch-npu release the port targets (what its rewrites may use)
 
     @property
     def changed(self) -> list[FileResult]:
@@ -200,6 +202,20 @@ def _port_batch(paths: list[Path], config: RunConfig) -> list[FileResult]:
     return [port_file(p, config, caches) for p in paths]
 
 
+def _transformers_pin(files: list[Path]) -> str | None:
+    """The lowest transformers release the tree's requirements allow (requirements files, pyproject.toml, setup.py)."""
+    from ascend_port.port.filetypes import file_kind
+
+    texts = []
+    for path in files:
+        if file_kind(path) in ("requirements", "pyproject", "setup.py", "setup.cfg"):
+            try:
+                texts.append(path.read_text("utf-8", errors="replace"))
+            except OSError:
+                continue
+    return library_support.transformers_pin(texts)
+
+
 COLD_PROBE = 32  # how many files run() looks up in the cache before it takes an all-miss for a cold cache
 
 
@@ -215,6 +231,9 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     if NPU_AWARE_OPTION not in config.options and supports_npu(str(f) for f in files if f.suffix == ".py"):
         # A project that already runs on the NPU keeps what it does for CUDA on purpose (device_model.py).
         config = replace(config, options={**config.options, NPU_AWARE_OPTION: "1"})
+    if library_support.TRANSFORMERS_PIN_OPTION not in config.options and (pin := _transformers_pin(files)):
+        # NPU803: flash_attention_2 runs on NPUs from a known transformers release on
+        config = replace(config, options={**config.options, library_support.TRANSFORMERS_PIN_OPTION: pin})
     # What the cache knows is answered here: a run over unchanged files starts no worker at all.
     known: dict[int, FileResult] = {}
     if config.cache:
@@ -235,6 +254,7 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     return RunResult(
         [known[i] if i in known else next(ported) for i in range(len(files))],
         [s._replace(path=display_path(Path(s.path))) for s in skipped],
+        npu_api.target_version(config.options),
     )
 
 

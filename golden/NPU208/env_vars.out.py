@@ -1,8 +1,7 @@
 import os
 
 os.environ["HCCL_SOCKET_IFNAME"] = "eth0"
-# TODO(ascend-port): NPU208 [medium] HCCL_BUFFSIZE is in MB (NCCL_BUFFSIZE was in bytes): convert the value
-os.environ["HCCL_BUFFSIZE"] = str(8 * 1024 * 1024)
-# TODO(ascend-port): NPU208 [medium] HCCL_ALGO takes per-level algorithms (e.g. "level0:NA;level1:ring"), not NCCL_ALGO's list: rewrite the value
-os.environ["HCCL_ALGO"] = "Ring"
-os.environ["HCCL_RDMA_TIMEOUT"] = "22"
+os.environ["HCCL_BUFFSIZE"] = "8"
+os.environ["HCCL_ALGO"] = "level0:NA;level1:ring"
+# TODO(ascend-port): NPU209 [low] NCCL_IB_TIMEOUT kept (HCCL does not accept '22'); HCCL_RDMA_TIMEOUT takes an integer in [5, 20] (NCCL_IB_TIMEOUT: 1-31): set HCCL_RDMA_TIMEOUT by hand
+os.environ["NCCL_IB_TIMEOUT"] = "22"

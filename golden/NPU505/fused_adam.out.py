@@ -1,6 +1,7 @@
 import torch
 import torch_npu
-from torch_npu.optim import NpuFusedAdamW as FusedAdam, NpuFusedSGD as FusedSGD
+# TODO(ascend-port): NPU506 [low] apex FusedAdam: use torch_npu.optim.NpuFusedAdamW (adam_w_mode=True, apex's default; apex's weight_decay default is 0) or NpuFusedAdam
+from apex.optimizers import FusedAdam
 
 
 def build(model, args):

@@ -1,14 +1,21 @@
 import torch
-# TODO(ascend-port): NPU506 [low] apex.amp: use torch.autocast("npu", dtype=...) with torch.npu.amp.GradScaler (amp.initialize -> drop it, amp.scale_loss(loss, opt) -> scaler.scale(loss)), or Ascend's apex patch
-from apex import amp
+try:
+    # TODO(ascend-port): NPU506 [low] apex.amp: use torch.autocast("npu", dtype=...) with torch.npu.amp.GradScaler (amp.initialize -> drop it, amp.scale_loss(loss, opt) -> scaler.scale(loss)), or Ascend's apex patch
+    from apex import amp
+except ImportError:  # no NPU build: the code that uses these names fails when it runs
+    amp = None
 # TODO(ascend-port): NPU506 [low] apex.parallel: use torch.nn.parallel.DistributedDataParallel (backend hccl)
 from apex.parallel import DistributedDataParallel as ApexDDP
 # TODO(ascend-port): NPU506 [low] apex FusedLayerNorm: use torch.nn.LayerNorm (same arguments)
 # TODO(ascend-port): NPU506 [low] apex FusedRMSNorm: use torch.nn.RMSNorm (same arguments, torch >= 2.4) or torch_npu.npu_rms_norm
 from apex.normalization import FusedLayerNorm, FusedRMSNorm
-# TODO(ascend-port): NPU506 [low] apex FusedAdam: use torch_npu.optim.NpuFusedAdamW (adam_w_mode=True, apex's default; apex's weight_decay default is 0) or NpuFusedAdam
-# TODO(ascend-port): NPU506 [low] apex FusedLAMB: torch_npu.optim.NpuFusedLamb is the closest (it does not clip the gradient norm: review the arguments)
-from apex.optimizers import FusedAdam, FusedLAMB
+try:
+    # TODO(ascend-port): NPU506 [low] apex FusedAdam: use torch_npu.optim.NpuFusedAdamW (adam_w_mode=True, apex's default; apex's weight_decay default is 0) or NpuFusedAdam
+    # TODO(ascend-port): NPU506 [low] apex FusedLAMB: torch_npu.optim.NpuFusedLamb is the closest (it does not clip the gradient norm: review the arguments)
+    from apex.optimizers import FusedAdam, FusedLAMB
+except ImportError:  # no NPU build: the code that uses these names fails when it runs
+    FusedAdam = None
+    FusedLAMB = None
 # TODO(ascend-port): NPU506 [low] apex multi_tensor_applier: use torch._foreach_* ops (torch._foreach_norm, torch._foreach_mul_)
 from apex.multi_tensor_apply import multi_tensor_applier
 

@@ -1,4 +1,7 @@
-import apex
+try:
+    import apex
+except ImportError:  # no NPU build: the code that uses these names fails when it runs
+    apex = None
 import torch
 import torch_npu
 

@@ -4,7 +4,5 @@ export NCCL_DEBUG=INFO
 # TODO(ascend-port): NPU612 [low] NCCL_IB_DISABLE has no HCCL equivalent and no effect on NPU; HCCL uses the RoCE NICs configured with hccn_tool: nothing to set
 # TODO(ascend-port): NPU612 [low] NCCL_P2P_DISABLE has no HCCL equivalent and no effect on NPU; the nearest is HCCL_INTRA_PCIE_ENABLE / HCCL_INTRA_ROCE_ENABLE (which link HCCL uses inside a server)
 export NCCL_IB_DISABLE=1 NCCL_P2P_DISABLE=1
-# TODO(ascend-port): NPU611 [medium] HCCL_BUFFSIZE is in MB (NCCL_BUFFSIZE was in bytes): convert the value
-# TODO(ascend-port): NPU611 [medium] HCCL_ALGO takes per-level algorithms (e.g. "level0:NA;level1:ring"), not NCCL_ALGO's list: rewrite the value
-HCCL_BUFFSIZE=4194304 HCCL_ALGO=Ring torchrun train.py
+HCCL_BUFFSIZE=4 HCCL_ALGO="level0:NA;level1:ring" torchrun train.py
 echo "NCCL_DEBUG is $NCCL_DEBUG"

@@ -22,6 +22,7 @@ from ascend_port.core.findings import Finding
 from ascend_port.core.porting import PortError
 from ascend_port.python.calls import NO_SPACE, bind, code_of, finish_args, keyword_arg, literal, unbind_arg
 from ascend_port.python.transformer import PortContext, PortTransformer
+from ascend_port.rules.attention import padding
 from ascend_port.rules.attention.helpers import BACKENDS, FLASH_HELPER, XFORMERS_HELPER, insert_helpers
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -41,8 +42,10 @@ FLASH_ATTN = rule(
     `flash_attn_qkvpacked_func(qkv)` passes `*qkv.unbind(2)`, `flash_attn_kvpacked_func(q, kv)` passes
     `q, *kv.unbind(2)`. Every import style is followed (`from flash_attn import ...`,
     `flash_attn.flash_attn_interface`, `import flash_attn`). Arguments after `causal` must be keywords (their
-    positions changed between flash-attn releases); `softcap`, `alibi_slopes`, `deterministic=True` and
-    `return_attn_probs=True` have no mapping: NPU403 marks such calls and leaves them unchanged.
+    positions changed between flash-attn releases); `softcap`, `alibi_slopes` and `return_attn_probs=True` have
+    no mapping: NPU403 marks such calls and leaves them unchanged. `deterministic=` only chooses flash-attn's
+    backward algorithm (the forward result is the same), so any value of it is dropped: on NPU a deterministic
+    backward is `torch.use_deterministic_algorithms(True)` (or `torch_npu.npu.enable_deterministic_with_backward`).
 
     Before:
         import torch
@@ -150,7 +153,8 @@ FLASH_UNSUPPORTED = rule(
     it by hand); it never returns the attention probabilities; and flash-attn's positional arguments after
     `causal` changed meaning between releases (`window_size`, `softcap`, `alibi_slopes`, `return_attn_probs`).
     Dropping any of these would compute something else, so the call keeps flash-attn and gets a TODO. Literal
-    defaults (`softcap=0.0`, `alibi_slopes=None`, `deterministic=False`, `return_attn_probs=False`) are fine.
+    defaults (`softcap=0.0`, `alibi_slopes=None`, `return_attn_probs=False`) are fine, and so is any
+    `deterministic=` (it only picks the backward algorithm: the forward result does not depend on it).
 
     Before:
         from flash_attn import flash_attn_func
@@ -267,19 +271,20 @@ GPU_ATTENTION_IMPORT = rule(
     "NPU409",
     "gpu-attention-import",
     LOW,
-    "flash_attn/xformers imports of names the port cannot replace (padding utilities, layers, FA3): TODO.",
+    "flash_attn/xformers imports of names the port cannot replace (layers, rotary, FA3): TODO.",
     """
     flash-attn and xformers are built with CUDA kernels and cannot be installed on an NPU host, so any import of
     them fails there (or always takes the `except ImportError` branch). Imports of the functions NPU400-NPU405
-    port go away with their last use (NPU408); an import of anything else (`flash_attn.bert_padding`,
-    `flash_attn.layers.rotary`, `xformers.ops.fmha.BlockDiagonalMask`, flash-attn 3's `flash_attn_interface`) or
-    of a ported function used as a value (`attn_fn = flash_attn_func`) gets this TODO naming what is left.
+    port, and of the padding utilities NPU410 replaces, go away with their last use (NPU408); an import of anything
+    else (`flash_attn.layers.rotary`, `xformers.ops.fmha.BlockDiagonalMask`, flash-attn 3's `flash_attn_interface`,
+    an `unpad_input` whose result is not unpacked) or of a ported function used as a value
+    (`attn_fn = flash_attn_func`) gets this TODO naming what is left.
 
     Before:
-        from flash_attn.bert_padding import pad_input, unpad_input
+        from flash_attn.layers.rotary import apply_rotary_emb
     After:
         # TODO(ascend-port): NPU409 [low] flash_attn has no NPU build, so this import fails there: ...
-        from flash_attn.bert_padding import pad_input, unpad_input
+        from flash_attn.layers.rotary import apply_rotary_emb
     """,
 )
 
@@ -295,9 +300,12 @@ FLASH_TAIL = {
     "window_size": None,
     "softcap": 0.0,
     "alibi_slopes": None,
-    "deterministic": False,
+    "deterministic": None,
     "return_attn_probs": False,
 }
+# Keywords that do not change the forward result (`deterministic` picks the backward's algorithm): dropped whatever
+# their value, as long as dropping it drops no side effect (a name, an attribute or a literal).
+FORWARD_NEUTRAL = ("deterministic",)
 
 
 @dataclass(frozen=True)
@@ -331,7 +339,10 @@ PORTABLE = {
     *(f"{m}.{f}" for m in FLASH_MODULES for f in FLASH_SPECS),
     *XFORMERS_FUNCTIONS,
     *(f"{m}.{c}" for m in XFORMERS_BIAS_MODULES for c in (TOP_LEFT_MASK, BOTTOM_RIGHT_MASK)),
+    *padding.PORTABLE,
 }
+# Modules that `from flash_attn import ...` may bind: fine when every use of them is a ported call.
+PORTABLE_MODULES = {padding.MODULE, "flash_attn.flash_attn_interface"}
 TRIGGERS = (r"\bflash_attn", r"xformers|memory_efficient_attention|LowerTriangular", r"scaled_dot_product_attention")
 TRIGGER = re.compile("|".join(TRIGGERS))
 
@@ -434,8 +445,11 @@ class AttentionTransformer(PortTransformer):
         """Why the bound arguments of a flash-attn call have no npu_fusion_attention form (none: it has one)."""
         problems: list[str] = []
         for param, default in FLASH_TAIL.items():
-            if param in bound and param != "window_size" and literal(bound[param].value) != default:
-                problems.append(f"{param}={code_of(bound[param].value)} has no npu_fusion_attention mapping")
+            if param in FORWARD_NEUTRAL and param in bound and not _pure(bound[param].value):
+                problems.append(f"{param}={code_of(bound[param].value)} would be dropped with its side effects")
+            elif param in bound and param not in ("window_size", *FORWARD_NEUTRAL):
+                if literal(bound[param].value) != default:
+                    problems.append(f"{param}={code_of(bound[param].value)} has no npu_fusion_attention mapping")
         if "block_table" in bound and literal(bound["block_table"].value) is not None:
             problems.append("a paged KV cache (block_table) needs torch_npu.npu_fused_infer_attention_score")
         if any(t not in bound for t in spec.tensors):
@@ -554,11 +568,14 @@ class AttentionTransformer(PortTransformer):
         for alias in original.names:
             qualified = f"{module}.{code_of(alias.name)}"
             local = code_of(alias.asname.name) if alias.asname else code_of(alias.name)
-            if qualified not in PORTABLE:
+            if qualified not in PORTABLE and qualified not in PORTABLE_MODULES:
                 left.append(code_of(alias.name))
+            elif qualified == f"{padding.MODULE}.unpad_input" and self._unported_uses(local):
+                left.append("unpad_input (a result not unpacked: 4 values before flash-attn 2.7, 5 since)")
             elif self._unported_uses(local):
                 left.append(f"{code_of(alias.name)} (used as a value)")
-            elif not TRIGGER.search(local):  # the statements that call it are never parsed: nothing ports them
+            elif not TRIGGER.search(local) and not padding.TRIGGER_RE.search(local):
+                # the statements that call it are never parsed: nothing ports them
                 left.append(
                     f"{code_of(alias.name)} (imported as {local}: import it under its own name to port its calls)"
                 )
@@ -588,6 +605,19 @@ class AttentionTransformer(PortTransformer):
         )
 
 
+def _pure(node: cst.BaseExpression) -> bool:
+    """An expression whose evaluation has no side effect worth keeping: names, attributes, literals, not, and/or."""
+    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _pure(node.value)
+    if isinstance(node, cst.UnaryOperation):
+        return _pure(node.expression)
+    if isinstance(node, cst.BooleanOperation):
+        return _pure(node.left) and _pure(node.right)
+    return False
+
+
 def module_uses(tree: ast.Module | None, aliases: dict[str, str]) -> dict[str, list[tuple[str, bool]]]:
     """For each imported name of flash_attn/xformers: the qualified names of its uses and whether each is called."""
     wanted = {local: target for local, target in aliases.items() if GPU_ATTENTION_MODULE.match(target)}
@@ -606,6 +636,9 @@ def module_uses(tree: ast.Module | None, aliases: dict[str, str]) -> dict[str, l
                 attrs.append(parent.attr)
                 top = parent
             parent = parents.get(id(top))
+            qualified = ".".join([wanted[node.id], *attrs])
             called = isinstance(parent, ast.Call) and parent.func is top
-            uses.setdefault(node.id, []).append((".".join([wanted[node.id], *attrs]), called))
+            if called and qualified.startswith(f"{padding.MODULE}."):  # NPU410 ports some unpad_input calls only
+                called = padding.ast_call_ported(qualified, parent, parents.get(id(parent)))
+            uses.setdefault(node.id, []).append((qualified, called))
     return uses

@@ -74,8 +74,47 @@ def {name}(q, k, v, p=0.0, scale=None, causal=False, top_left=False):
     return {flash}(q, k, v, p, scale, causal, top_left=top_left)
 '''
 
+# flash_attn.bert_padding's functions on plain indexing (rule NPU410, padding.py): the same signatures and results
+# as flash-attn's (unpad_input: the five values of flash-attn >= 2.7).
+_PAD_IMPORT = "    import torch as {torch}  # (the module does not import torch at its top level)\n\n"
+PADDING_HELPERS = {
+    "_npu_index_first_axis": '''\
+def _npu_index_first_axis(x, indices):
+    """flash_attn.bert_padding.index_first_axis (written by ascend-port, {credit}): the rows ``indices`` of x."""
+    return x[indices]
+''',
+    "_npu_index_put_first_axis": '''\
+def _npu_index_put_first_axis(values, indices, first_axis_dim):
+    """flash_attn.bert_padding.index_put_first_axis (written by ascend-port, {credit}): ``values`` scattered to the
+    rows ``indices`` of zeros with ``first_axis_dim`` rows."""
+    out = values.new_zeros(first_axis_dim, *values.shape[1:])
+    out[indices] = values
+    return out
+''',
+    "_npu_unpad_input": '''\
+def _npu_unpad_input(hidden_states, attention_mask, unused_mask=None):
+    """flash_attn.bert_padding.unpad_input (written by ascend-port, {credit}): the tokens of (batch, seqlen, ...)
+    where the mask (plus unused_mask) is set, their flat indices, cu_seqlens (int32, batch + 1), the longest
+    sequence and the used lengths (int32): flash-attn >= 2.7's five values (< 2.7 returns the first four)."""
+{import_torch}    masks = attention_mask if unused_mask is None else attention_mask + unused_mask
+    seqlens = masks.sum(dim=-1, dtype={torch}.int32)
+    indices = {torch}.nonzero(masks.flatten(), as_tuple=False).flatten()
+    cu_seqlens = {torch}.nn.functional.pad({torch}.cumsum(seqlens, dim=0, dtype={torch}.int32), (1, 0))
+    tokens = hidden_states.flatten(0, 1)[indices]
+    return tokens, indices, cu_seqlens, seqlens.max().item(), attention_mask.sum(dim=-1, dtype={torch}.int32)
+''',
+    "_npu_pad_input": '''\
+def _npu_pad_input(hidden_states, indices, batch, seqlen):
+    """flash_attn.bert_padding.pad_input (written by ascend-port, {credit}): the tokens scattered back to
+    (batch, seqlen, ...), zeros elsewhere."""
+    out = hidden_states.new_zeros(batch * seqlen, *hidden_states.shape[1:])
+    out[indices] = hidden_states
+    return out.reshape(batch, seqlen, *hidden_states.shape[1:])
+''',
+}
+
 # helper -> the helpers it calls (written first when missing)
-DEPENDS = {FLASH_HELPER: (), XFORMERS_HELPER: (FLASH_HELPER,)}
+DEPENDS = {FLASH_HELPER: (), XFORMERS_HELPER: (FLASH_HELPER,), **{name: () for name in PADDING_HELPERS}}
 
 
 PRIVATE_TORCH = "_torch"
@@ -89,6 +128,10 @@ def helper_source(name: str, torch: str | None, torch_npu: str, backend: str, cr
     in its docstring."""
     if name == XFORMERS_HELPER:
         return _XFORMERS.format(name=name, flash=FLASH_HELPER, credit=credit)
+    if name in PADDING_HELPERS:
+        private = _PAD_IMPORT.format(torch=PRIVATE_TORCH) if torch is None else ""
+        torch = torch or PRIVATE_TORCH
+        return PADDING_HELPERS[name].format(credit=credit, torch=torch, import_torch=private)
     if backend not in BACKENDS:
         raise ValueError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")
     return _FLASH.format(
@@ -122,12 +165,12 @@ def _loaded_names(node: ast.AST) -> set[str]:
 
 def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str, credits: Mapping[str, str]) -> str:
     """``text`` with the definitions of the helpers it calls but does not define at its top level (``parse()`` is
-    its ``ast``; ``credits``: each helper's rules, named in its docstring)."""
-    if not any(name in text for name in DEPENDS):
+    its ``ast``; ``credits``: the helpers the caller writes, each with its rules, named in its docstring)."""
+    if not any(name in text for name in credits):
         return text  # the usual case, decided without parsing or walking the module
     tree = parse()
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    users = [(i, _loaded_names(node) & DEPENDS.keys()) for i, node in enumerate(tree.body)]
+    users = [(i, _loaded_names(node) & credits.keys()) for i, node in enumerate(tree.body)]
     needed = set().union(*(names for _, names in users)) - defined
     if not needed:
         return text

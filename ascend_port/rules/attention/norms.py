@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import NO_SPACE, bind, code_of, finish_args, keyword_arg
 from ascend_port.python.names import ImportIndex
@@ -125,10 +126,11 @@ APEX_NORM = rule(
     apex's fused norms are CUDA extensions; torch.nn has the same modules with the same first three arguments
     (`normalized_shape`, `eps`, `elementwise_affine`), and NPU runs them with its own kernels. apex's default
     `eps=1e-5` is written out for RMSNorm (torch.nn.RMSNorm's default is the dtype's machine epsilon);
-    `memory_efficient` (a backward-memory option) is dropped. Medium: torch.nn.RMSNorm needs torch >= 2.4, and the
-    rounding differs in the last bits. The apex import goes when unused (NPU408). The replacement is written
-    through the module's `torch` (or `torch.nn`) import: in a module that imports neither, NPU506's TODO marks the
-    call instead.
+    `memory_efficient` (a backward-memory option) is dropped. Medium: the rounding differs in the last bits.
+    torch.nn.RMSNorm needs torch >= 2.4: where the target torch-npu release (`--torch-npu`, else the one for the
+    project's torch pin) pairs with an older torch, the call stays with a TODO (npu_rms_norm in the forward). The
+    apex import goes when unused (NPU408). The replacement is written through the module's `torch` (or
+    `torch.nn`) import: in a module that imports neither, NPU506's TODO marks the call instead.
 
     Before:
         import torch
@@ -286,6 +288,18 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
         return forward.with_changes(body=forward.body.with_changes(body=statements))
 
 
+def _rms_norm_gap(options) -> str | None:
+    """Why torch.nn.RMSNorm cannot be written for the target release (it came with torch 2.4), or None."""
+    torch_version = npu_api.target_torch(options)
+    if not torch_version or torch_version >= (2, 4):
+        return None
+    shown = ".".join(map(str, torch_version))
+    return (
+        f"torch.nn.RMSNorm needs torch >= 2.4 and the target torch_npu {npu_api.target_version(options)} pairs with "
+        f"torch {shown}: return torch_npu.npu_rms_norm(x, weight, epsilon=eps)[0] in the module's forward"
+    )
+
+
 class ApexNormTransformer(PortTransformer):
     """NPU424, at the call sites (statement scope)."""
 
@@ -300,6 +314,9 @@ class ApexNormTransformer(PortTransformer):
         torch, nn = self.ctx.imports.local_name_for("torch"), self.ctx.imports.local_name_for("torch.nn")
         if problems or "normalized_shape" not in bound or not (torch or nn):
             return updated  # NPU506 (apex) marks what is left
+        if kind == "RMSNorm" and (gap := _rms_norm_gap(self.ctx.options)):
+            self.todo(APEX_NORM, original, f"apex {code_of(original.func)}: {gap}")
+            return updated
         new_of = {id(o): u for o, u in zip(original.args, updated.args)}
         args = [new_of[id(bound["normalized_shape"])].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
         args += [keyword_arg(p, new_of[id(bound[p])]) for p in ("eps", "elementwise_affine") if p in bound]

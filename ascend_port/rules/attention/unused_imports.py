@@ -11,13 +11,15 @@ used nowhere after it; the common availability guard
         HAS_FLASH_ATTN = False
 
 then has nothing left that can fail, so it is unwrapped to `HAS_FLASH_ATTN = True` (the NPU port is always there).
+Where every flash-attn call of the module was ported, its version checks (`flash_attn.__version__`, `from flash_attn
+import __version__`) read the release whose API the ported calls follow (FLASH_VERSION): the checks they guard pass.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Set
 
 import libcst as cst
 
@@ -35,7 +37,9 @@ UNUSED_GPU_IMPORT = rule(
     ported would fail there. A name is removed from its import when it was used before the port and is used
     nowhere after it (names listed in strings, as in `__all__`, are kept). When a `try:` whose handlers catch only
     `ImportError`/`ModuleNotFoundError` has nothing left but plain assignments, it is replaced by its body (and
-    `else:`), since the NPU replacement always exists; a block left empty gets `pass`.
+    `else:`), since the NPU replacement always exists; a block left empty gets `pass`. Where every flash-attn call
+    of the module was ported, `flash_attn.__version__` becomes the string of the flash-attn release whose API the
+    ported calls follow (FLASH_VERSION in unused_imports.py), so the version checks that guard them pass.
 
     Before:
         import torch
@@ -54,6 +58,55 @@ UNUSED_GPU_IMPORT = rule(
 
 GPU_PACKAGES = re.compile(r"^(flash_attn\w*|xformers|apex)(\.|$)")
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+VER = "__version__"
+# The flash-attn release whose API the ported calls follow (causal aligned bottom-right as since 2.1, window_size,
+# unpad_input's five values): what `flash_attn.__version__` reads once every flash-attn call of a module is ported.
+FLASH_VERSION = "2.8.3"
+
+
+def _flash_names(tree: ast.Module) -> tuple[set[str], set[str], bool]:
+    """The flash_attn names a module loads: the locals bound to `flash_attn.__version__`, the locals bound to the
+    flash_attn package that are loaded only as `X.__version__`, and whether anything else of flash_attn is loaded."""
+    kinds: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "flash_attn":
+                    kind = "module" if alias.asname is None or alias.name == "flash_attn" else "other"
+                    local = alias.asname or "flash_attn"
+                    kinds[local] = kind if kinds.get(local, kind) == kind else "other"
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "flash_attn":
+            for alias in node.names:
+                kind = "version" if node.module == "flash_attn" and alias.name == "__version__" else "other"
+                local = alias.asname or alias.name
+                kinds[local] = kind if kinds.get(local, kind) == kind else "other"
+    versions: set[str] = set()
+    modules: set[str] = set()
+    other = False
+    if not kinds:
+        return versions, modules, other
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in kinds):
+            continue
+        parent = parents.get(id(node))
+        if kinds[node.id] == "version":
+            versions.add(node.id)
+        elif kinds[node.id] == "module" and isinstance(parent, ast.Attribute) and parent.attr == "__version__":
+            modules.add(node.id)
+        else:
+            other = True
+    return versions, modules, other
+
+
+def _version_pins(ctx: PortContext, tree: Callable[[], ast.Module]) -> tuple[set[str], set[str]]:
+    """The flash_attn version locals and package locals to pin to FLASH_VERSION: only where the module used other
+    flash_attn names before the port and none after it (every call the version checks guard was ported)."""
+    before = ctx.module()
+    if before is None or not _flash_names(before)[2]:
+        return set(), set()
+    versions, modules, other = _flash_names(tree())
+    return (set(), set()) if other else (versions, modules)
 
 
 def _bindings(tree: ast.Module) -> dict[str, list[ast.stmt]]:
@@ -82,9 +135,10 @@ def _used(tree: ast.Module) -> set[str]:
 
 
 class _Remover(cst.CSTTransformer):
-    def __init__(self, unused: set[str]) -> None:
+    def __init__(self, unused: set[str], versions: Set[str] = frozenset(), modules: Set[str] = frozenset()) -> None:
         super().__init__()
-        self.unused = unused
+        self.unused = unused | modules  # a package used only as `X.__version__` is unused once that is pinned
+        self.versions, self.modules = versions, modules
         self.removed_lines: set[int] = set()  # ids of SimpleStatementLines removed whole
         self.fillers: set[int] = set()  # ids of the `pass` statements this pass wrote
 
@@ -103,11 +157,38 @@ class _Remover(cst.CSTTransformer):
         names = [a for a in updated.names if self._keep(a, module)]
         return _with_names(updated, names)
 
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if isinstance(updated.value, cst.Name) and updated.value.value in self.modules and updated.attr.value == VER:
+            return cst.SimpleString(f'"{FLASH_VERSION}"')
+        return updated
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         if not updated.body:
             self.removed_lines.add(id(original))
             return cst.RemoveFromParent()
+        pinned = self._pinned_version(updated)
+        if pinned is not None:
+            self.removed_lines.add(id(original))  # (an import gone: its try may unwrap)
+            return pinned
         return updated
+
+    def _pinned_version(self, line: cst.SimpleStatementLine) -> cst.SimpleStatementLine | None:
+        """`from flash_attn import __version__ as v` -> `v = FLASH_VERSION` (its TODO comments go with the import)."""
+        if len(line.body) != 1 or not isinstance(line.body[0], cst.ImportFrom):
+            return None
+        node = line.body[0]
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return None
+        if cst.Module([]).code_for_node(node.module) != "flash_attn" or len(node.names) != 1:
+            return None
+        alias = node.names[0]
+        local = alias.evaluated_alias or alias.evaluated_name
+        if alias.evaluated_name != VER or local not in self.versions:
+            return None
+        value = cst.SimpleString(f'"{FLASH_VERSION}"')
+        leading = [e for e in line.leading_lines if e.comment is None or "TODO(ascend-port)" not in e.comment.value]
+        assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(local))], value=value)
+        return line.with_changes(body=[assign], leading_lines=leading)
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         if updated.body:
@@ -125,7 +206,8 @@ class _Remover(cst.CSTTransformer):
         return updated.with_changes(body=[filler])
 
     def leave_Try(self, original: cst.Try, updated: cst.Try):
-        if not any(id(s) in self.removed_lines for s in original.body.body) or updated.finalbody is not None:
+        removed = any(id(s) in self.removed_lines for s in original.body.body)
+        if not removed or updated.finalbody is not None:
             return updated
         if not all(_catches_import_error(h) for h in updated.handlers):
             return updated
@@ -212,6 +294,25 @@ def _record_removals(ctx: PortContext, before: dict[str, list[ast.stmt]], unused
     ctx.findings[:] = [f for f in ctx.findings if f.rule.rewrites or f.line not in gone]
 
 
+def _record_pins(ctx: PortContext, before: dict[str, list[ast.stmt]], versions: set[str], modules: set[str]) -> None:
+    """A finding for each version import pinned, and for the version checks of a package local; the TODO another
+    rule wrote above a pinned import went with the import: its finding too."""
+    lines = {node.lineno for name in versions for node in before.get(name, ())}
+    for line in sorted(lines):
+        ctx.findings.append(
+            Finding(
+                UNUSED_GPU_IMPORT,
+                line,
+                f"flash_attn.__version__ -> {FLASH_VERSION!r} (every flash-attn call was ported)",
+                applied=True,
+            )
+        )
+    for name in sorted(modules):
+        message = f"{name}.__version__ -> {FLASH_VERSION!r} (every flash-attn call was ported)"
+        ctx.findings.append(Finding(UNUSED_GPU_IMPORT, before[name][0].lineno, message, applied=True))
+    ctx.findings[:] = [f for f in ctx.findings if f.rule.rewrites or f.line not in lines]
+
+
 class UnusedImportTransformer(PortTransformer):
     """NPU408. Has no statement-level work: everything happens in ``finish``."""
 
@@ -224,11 +325,13 @@ class UnusedImportTransformer(PortTransformer):
         if not any(GPU_PACKAGES.match(target) for target in ctx.imports.aliases.values()):
             return text  # the usual case, decided without walking the module
         before, unused = _ported_away(ctx, tree)
-        if not unused:
+        versions, modules = _version_pins(ctx, tree)
+        if not unused and not versions and not modules:
             return text
         module = cst.parse_module(text)
-        new_code = module.visit(_Remover(unused)).code
+        new_code = module.visit(_Remover(unused, versions, modules)).code
         if new_code == text:
             return text
-        _record_removals(ctx, before, unused)
+        _record_removals(ctx, before, unused | modules)
+        _record_pins(ctx, before, versions, modules)
         return new_code

@@ -28,11 +28,12 @@ CONFIG_DEVICE = rule(
     "NPU620",
     "config-device",
     MEDIUM,
-    "Config keys that name a device (`device: cuda`, `device_type`, `accelerator: cuda`) -> `npu` in YAML/JSON.",
+    "Config keys that name a device (`device: cuda`, `device_type`) -> `npu` in YAML/JSON.",
     """
-    A mapping key containing `device` (or `accelerator`) whose value is `cuda` or `cuda:N`. The key is the
-    evidence, hence medium confidence. YAML keeps its comments, quoting and layout (only the value is replaced,
-    and an aligned end-of-line comment keeps its column); JSON keeps its formatting byte for byte.
+    A mapping key containing `device` whose value is `cuda` or `cuda:N`. The key is the evidence, hence medium
+    confidence. (`accelerator: cuda` is Lightning's, which rejects `npu`: NPU623.) YAML keeps its comments,
+    quoting and layout (only the value is replaced, and an aligned end-of-line comment keeps its column); JSON
+    keeps its formatting byte for byte.
 
     Before:
         device: cuda          # "cuda" or "cpu"
@@ -72,11 +73,12 @@ LIGHTNING_GPU_ACCELERATOR = rule(
     "NPU623",
     "lightning-gpu-accelerator",
     LOW,
-    "`accelerator: gpu` (PyTorch Lightning): TODO, Lightning has no built-in Ascend accelerator.",
+    "`accelerator: gpu`/`cuda`/`auto` (PyTorch Lightning): TODO, Lightning has no built-in Ascend accelerator.",
     """
     Lightning accepts `npu` only once a custom Accelerator is registered (upstream support was proposed in
-    Lightning-AI/pytorch-lightning#19498 and not merged), so `gpu` is not rewritten. YAML gets a TODO comment; JSON
-    has no comments, so the finding is only reported.
+    Lightning-AI/pytorch-lightning#19498 and not merged: `accelerator: npu` is rejected as an invalid accelerator
+    name), so `gpu` and `cuda` are not rewritten, and `auto`, which picks the CPU on an NPU host, gets the same TODO.
+    YAML gets a TODO comment; JSON has no comments, so the finding is only reported.
 
     Before:
         accelerator: gpu
@@ -86,7 +88,7 @@ LIGHTNING_GPU_ACCELERATOR = rule(
     """,
 )
 
-_PREFILTER = re.compile(r"cuda|nccl|MULTI_GPU|\bgpu\b")
+_PREFILTER = re.compile(r"cuda|nccl|MULTI_GPU|\bgpu\b|accelerator\W+auto\b")
 _DEVICE_VALUE = re.compile(r"cuda(?::\d+)?")
 _LIGHTNING_MESSAGE = (
     "accelerator {value!r}: Lightning has no built-in Ascend accelerator (npu works only once a "
@@ -99,7 +101,11 @@ def config_change(key: Any, value: Any) -> tuple[Rule, str | None, str] | None:
     if not isinstance(key, str) or not isinstance(value, str):
         return None
     k = key.lower()
-    if ("device" in k or k == "accelerator") and _DEVICE_VALUE.fullmatch(value):
+    if k == "accelerator" and (value.lower() in ("gpu", "auto") or _DEVICE_VALUE.fullmatch(value)):
+        # Lightning's name: "npu" is rejected there (see library_support.json), and "auto" picks the CPU.
+        auto = " ('auto' picks the CPU on an NPU host)" if value.lower() == "auto" else ""
+        return LIGHTNING_GPU_ACCELERATOR, None, _LIGHTNING_MESSAGE.format(value=value) + auto
+    if "device" in k and _DEVICE_VALUE.fullmatch(value):
         new = "npu" + value[4:]
         return CONFIG_DEVICE, new, f"{key}: {value} -> {new}"
     if "backend" in k:
@@ -110,8 +116,6 @@ def config_change(key: Any, value: Any) -> tuple[Rule, str | None, str] | None:
             return CONFIG_BACKEND, new, f"{key}: {value} -> {new}"
     if k == "distributed_type" and value == "MULTI_GPU":
         return ACCELERATE_MULTI_GPU, "MULTI_NPU", f"{key}: MULTI_GPU -> MULTI_NPU"
-    if k == "accelerator" and value.lower() == "gpu":
-        return LIGHTNING_GPU_ACCELERATOR, None, _LIGHTNING_MESSAGE.format(value=value)
     return None
 
 

@@ -1,7 +1,9 @@
 """Dockerfiles: CUDA base images get a TODO (NPU630), ``ENV`` variables and shell-form ``RUN``/``CMD``/``ENTRYPOINT``
 go through the shell rules. Instructions span continuation lines (the escape character, ``\\`` unless a
-``# escape=`` directive says otherwise); TODO comments go above the instruction, at column 0. JSON-form
-(exec-form) instructions and heredoc bodies are left as they are."""
+``# escape=`` directive says otherwise); TODO comments go above the instruction, at column 0. The exec form
+(``CMD ["python", "train.py", "--device", "cuda"]``) is one command whose arguments are the JSON strings: the same
+flag and install rules apply to them (and a ``["bash", "-c", "..."]`` script is shell code). Heredoc bodies are
+left as they are."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from collections.abc import Iterator, Mapping
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import line_offsets
+from ascend_port.formats.shell_lexer import Word
 from ascend_port.formats.textedit import TextPort
-from ascend_port.rules.project.shell import ShellContext, port_shell_code, rename_site
+from ascend_port.rules.project.shell import ShellContext, port_argv, port_shell_code, rename_site
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -39,8 +42,8 @@ CUDA_BASE_IMAGE = rule(
 
 _INSTRUCTION = re.compile(r"^\s*(?P<keyword>[A-Za-z]+)(?P<blank>\s+|$)")
 _FLAGS = re.compile(r"(?:--[a-z-]+(?:=\S*)?\s+)*")
-_CUDA_IMAGE = re.compile(r"(?i)^(?:docker\.io/)?(?:nvidia/cuda|nvcr\.io/|nvidia/|pytorch/pytorch:.*cuda)")
-_BASE_MESSAGE = (
+CUDA_IMAGE = re.compile(r"(?i)^(?:docker\.io/)?(?:nvidia/cuda|nvcr\.io/|nvidia/|pytorch/pytorch:.*cuda)")
+BASE_MESSAGE = (
     "CUDA base image {image}: use an Ascend CANN image (ascendai/cann:<cann>-<chip>-<os>-py<ver>, e.g. "
     "ascendai/cann:8.5.0-910b-ubuntu22.04-py3.11, or an Ascend PyTorch image built on it); check that "
     "the CANN version matches your NPU driver and torch_npu release"
@@ -104,8 +107,8 @@ def _port_instruction(port: TextPort, text: str, start: int, end: int, escape: s
     body = text[body_start:end]
     if keyword == "FROM":
         image = _FLAGS.sub("", body, count=1).split()[0] if body.strip() else ""
-        if _CUDA_IMAGE.match(image):
-            port.todo(CUDA_BASE_IMAGE, start, _BASE_MESSAGE.format(image=image), above=start, indent="")
+        if CUDA_IMAGE.match(image):
+            port.todo(CUDA_BASE_IMAGE, start, BASE_MESSAGE.format(image=image), above=start, indent="")
     elif keyword == "ENV":
         _env(port, body_start, body, start)
     elif keyword in ("RUN", "CMD", "ENTRYPOINT"):
@@ -113,10 +116,37 @@ def _port_instruction(port: TextPort, text: str, start: int, end: int, escape: s
         code_start = body_start + (flags.end() if flags else 0)
         code = text[code_start:end]
         if code.lstrip().startswith("["):
-            return  # exec form: a JSON array, not shell
+            _exec_form(port, code, code_start, start)
+            return
         if escape != "\\":
             return  # the shell tokenizer knows only the backslash
         port_shell_code(port, code, ShellContext(base=code_start, todo_above=start, todo_indent=""))
+
+
+def _exec_form(port: TextPort, code: str, code_start: int, line_start: int) -> None:
+    """``["prog", "arg", ...]`` on one line, its strings without escapes (else it is left as it is)."""
+    import json
+
+    from ascend_port.formats.jsonspan import parse
+
+    if "\\" in code or "\n" in code.strip():
+        return
+    try:
+        argv = json.loads(code)
+    except ValueError:
+        return  # not JSON: Docker runs it as shell form, but a broken array is best left to its author
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        return
+    nodes = parse(code).items
+    words = [Word(n.start + 1, n.end - 1, v) for n, v in zip(nodes, argv)]
+    ctx = ShellContext(base=code_start, todo_above=line_start, todo_indent="")
+    port_argv(port, code, words, ctx, quote='"')
+    program = argv[0].rsplit("/", 1)[-1]
+    if len(argv) >= 3 and program in ("sh", "bash", "dash", "zsh") and argv[1] in ("-c", "-lc", "-ec"):
+        script = words[2]
+        port_shell_code(
+            port, argv[2], ShellContext(base=code_start + script.start, todo_above=line_start, todo_indent="")
+        )
 
 
 def _env(port: TextPort, body_start: int, body: str, line_start: int) -> None:

@@ -1,4 +1,5 @@
-"""pyproject.toml: ``[project]`` dependencies and optional dependencies, and ``[dependency-groups]`` (PEP 735).
+"""pyproject.toml: ``[project]`` dependencies and optional dependencies, ``[dependency-groups]`` (PEP 735), and
+Poetry's dependency tables (``poetry.py``).
 
 tomlkit reads the document (and rejects invalid TOML with its reason); the edits replace the bytes of the items
 they change; the result is read again with tomlkit and must hold exactly the intended values, every other value
@@ -15,6 +16,7 @@ from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_text
 from ascend_port.formats.textedit import TextPort
 from ascend_port.formats.tomlspans import TomlScanError, array_spans
+from ascend_port.rules.project.poetry import Expected, PoetryPort
 from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
 
 
@@ -53,13 +55,11 @@ def port_pyproject(text: str, selection: Selection) -> TextPort:
     data = _parse(text)
     port = TextPort(text, selection)
     paths = _dependency_arrays(data)
-    if not paths:
-        return port
+    changes: dict[tuple[str, ...], Change] = {}
     try:
-        spans = array_spans(text)
+        spans = array_spans(text) if paths else {}
     except TomlScanError as error:
         raise PortError(f"cannot locate the dependency arrays: {error}") from None
-    changes: dict[tuple[str, ...], Change] = {}
     for path in paths:
         values = _get(data, path)
         span = spans.get(path)
@@ -75,13 +75,14 @@ def port_pyproject(text: str, selection: Selection) -> TextPort:
         )
         if change is not None:
             changes[path] = change
+    poetry = PoetryPort(port, data).run()  # [tool.poetry.*dependencies] tables: the same decisions
     new_text = port.result()
     if new_text is not None:
-        _verify(new_text, data, changes)
+        _verify(new_text, data, changes, poetry)
     return port
 
 
-def _verify(new_text: str, data: dict[str, Any], changes: dict[tuple[str, ...], Change]) -> None:
+def _verify(new_text: str, data: dict[str, Any], changes: dict[tuple[str, ...], Change], poetry: Expected) -> None:
     """The edited document must hold exactly the intended values."""
     import copy
 
@@ -89,6 +90,7 @@ def _verify(new_text: str, data: dict[str, Any], changes: dict[tuple[str, ...], 
     for path, change in changes.items():
         parent = _get(expected, path[:-1])
         parent[path[-1]] = change.apply(parent[path[-1]])
+    poetry.apply(expected)
     try:
         actual = _parse(new_text)
     except PortError:

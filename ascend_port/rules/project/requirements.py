@@ -20,13 +20,20 @@ CUDA_ONLY_DEPENDENCY = rule(
     "NPU600",
     "cuda-only-dependency",
     HIGH,
-    "CUDA-only packages (flash-attn, xformers, nvidia-*, cupy-cuda*, pynvml) are commented out, saying why.",
+    "CUDA-only packages (flash-attn, xformers, nvidia-*, cupy-cuda*, pynvml, transformer-engine, flashinfer) are "
+    "commented out, saying why.",
     """
     These packages have no Ascend build: installing them fails or pulls CUDA libraries that nothing on an NPU
     host can use. The line is commented out (never deleted) with the reason and the replacement, in
     requirements/constraints files, pyproject.toml (`[project]` dependencies, optional dependencies and
     `[dependency-groups]`), setup.py and setup.cfg (`install_requires`, `extras_require`). Where an item shares a
-    line with others it is removed and the comment goes on its own line above the statement.
+    line with others it is removed and the comment goes on its own line above the statement. In `pip install`
+    and `conda install` commands (shell scripts, Dockerfile `RUN`, Makefile recipes, notebook `!` lines) a
+    CUDA-only package among others is cut out of the command with a note above it; a step that installs only
+    such packages gets NPU617's TODO. Poetry's
+    dependency tables (`[tool.poetry.dependencies]`, group and dev dependencies) get the line commented out, unless
+    an extra names the package. conda environment files get it for the `pip:` list and, in the conda list, for
+    the CUDA runtime too (`cudatoolkit`, `cudnn`, `nccl`, `pytorch-cuda`, `cuda-*`).
 
     Before:
         flash-attn==2.6.3
@@ -66,7 +73,9 @@ TORCH_NPU_DEPENDENCY = rule(
     own requirement. A torch pinned before 2.1, or to a release torch-npu never paired (torch 2.1.2, 2.7.0: the
     table of published torch-npu releases says), gets no pin that pip could not satisfy: reported with the nearest
     pairs that exist, nothing added. Nothing is added
-    where torch-npu is already listed, nor in hash-checking files (add it with its hashes when you re-lock).
+    where torch-npu is already listed, nor in hash-checking files (add it with its hashes when you re-lock). The
+    same in Poetry's dependency tables (`torch = "2.5.1"` gets `torch-npu = "2.5.1.*"`) and in the `pip:` list of
+    a conda environment file (torch-npu has no conda package: a conda pytorch gets NPU603's TODO instead).
 
     Before:
         torch==2.5.1
@@ -111,7 +120,7 @@ def parse_requirement(text: str) -> Requirement | None:
     lead = len(text) - len(stripped)
     m = _NAME.match(stripped)
     if not m or "://" in stripped[: m.end() + 3]:
-        return _archive_requirement(text)
+        return archive_requirement(text)
     name = m.group(0)
     rest_start = lead + m.end()
     marker_at = _marker_start(text, rest_start)
@@ -140,7 +149,7 @@ def _marker_start(text: str, start: int) -> int:
     return len(text) if index < 0 else index
 
 
-def _archive_requirement(text: str) -> Requirement | None:
+def archive_requirement(text: str) -> Requirement | None:
     stripped = text.strip()
     m = _EGG.search(stripped) or _ARCHIVE.search(stripped.split()[0] if stripped else "")
     if not m:
@@ -160,6 +169,8 @@ _XFORMERS = "CUDA-only (no NPU build); use F.scaled_dot_product_attention or tor
 _NVML = "NVML bindings for NVIDIA drivers; query NPUs with npu-smi or torch.npu"
 _NVIDIA = "NVIDIA CUDA library wheel; CANN provides the Ascend runtime"
 _CUPY = "CuPy built for CUDA; there is no Ascend build"
+_TRANSFORMER_ENGINE = "NVIDIA Transformer Engine (FP8 kernels for NVIDIA GPUs); there is no Ascend build"
+_FLASHINFER = "FlashInfer kernels are CUDA-only; torch_npu.npu_fusion_attention replaces its attention"
 
 
 def removal_reason(key: str) -> str | None:
@@ -174,7 +185,32 @@ def removal_reason(key: str) -> str | None:
         return _NVIDIA
     if key.startswith("cupy-cuda"):
         return _CUPY
+    if key == "transformer-engine" or key.startswith("transformer-engine-"):
+        return _TRANSFORMER_ENGINE
+    if key in ("flashinfer", "flashinfer-python"):
+        return _FLASHINFER
     return None
+
+
+_CUDA_RUNTIME = "CUDA toolkit; CANN provides the Ascend runtime"
+
+
+def conda_removal_reason(name: str) -> str | None:
+    """Why a conda package must go on an NPU host (the CUDA runtime, CUDA-only packages), else None."""
+    key = name.lower()
+    if key == "pytorch-cuda":
+        return "selects the CUDA build of pytorch; torch_npu needs the CPU build"
+    if key in ("cudatoolkit", "cudatoolkit-dev", "cuda", "cuda-toolkit") or key.startswith("cuda-"):
+        return _CUDA_RUNTIME
+    if key == "cudnn" or key.startswith(("libcublas", "libcufft", "libcurand", "libcusolver", "libcusparse")):
+        return "CUDA library; CANN provides the Ascend counterparts"
+    if key == "nccl":
+        return "NVIDIA collectives library; torch_npu uses HCCL (from CANN)"
+    if key.startswith("magma-cuda"):
+        return "MAGMA built for CUDA; torch's CPU build does not use it"
+    if key == "cupy":
+        return "CuPy built for CUDA; there is no Ascend build"
+    return removal_reason(re.sub(r"[-_.]+", "-", key))
 
 
 def torch_npu_specifier(torch_specifier: str) -> tuple[str | None, str]:

@@ -28,10 +28,15 @@ CUDA_TORCH_BUILD = rule(
     "NPU603",
     "cuda-torch-build",
     Confidence.LOW,
-    "CUDA builds of torch (`+cu121` pins, download.pytorch.org CUDA indexes) in requirements files: TODO.",
+    "CUDA builds of torch (`+cu121` pins, download.pytorch.org CUDA indexes) in requirements files and `pip "
+    "install` commands: TODO.",
     """
     torch_npu refuses a CUDA build of torch ("Two accelerators cannot be used at the same time"). On aarch64
     hosts the PyPI torch is the CPU build; on x86_64 use https://download.pytorch.org/whl/cpu. The line is kept.
+    The same in `pip install` commands (and `conda install` of a CUDA pytorch) in shell scripts, Dockerfile `RUN`
+    and Makefile recipes, in Poetry sources and dependencies (`source = "pytorch-cu121"`), and in conda
+    environment files (a CUDA build of `pytorch`: install torch and torch-npu with pip instead, torch-npu has no
+    conda package).
 
     Before:
         --extra-index-url https://download.pytorch.org/whl/cu121
@@ -44,12 +49,10 @@ CUDA_TORCH_BUILD = rule(
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 _OPTION_IN_LINE = re.compile(r"\s+--?[A-Za-z]")
 _INDEX_OPTION = re.compile(r"^\s*(?:-i|--index-url|--extra-index-url|-f|--find-links)[\s=]+(\S+)")
-_CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:(?:nightly|test)/)?cu\d+|/cu\d+/torch_stable\.html")
-_CUDA_LOCAL = re.compile(r"\+cu\d+")
+CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:(?:nightly|test)/)?cu\d+|/cu\d+/torch_stable\.html")
+CUDA_LOCAL = re.compile(r"\+cu\d+")
 _TORCH_FAMILY = {"torch", "torchvision", "torchaudio"}
-_CPU_BUILD = (
-    "torch_npu needs the CPU build of torch (PyPI's on aarch64, https://download.pytorch.org/whl/cpu on x86_64)"
-)
+CPU_BUILD = "torch_npu needs the CPU build of torch (PyPI's on aarch64, https://download.pytorch.org/whl/cpu on x86_64)"
 
 
 @dataclass
@@ -102,8 +105,8 @@ def _requirement_lines(port: TextPort, lines: list[str], offsets: list[int]) -> 
         hashed = "--hash" in whole
         if stripped.startswith("-"):
             index = _INDEX_OPTION.match(head)
-            if index and _CUDA_INDEX.search(index.group(1)):
-                port.todo(CUDA_TORCH_BUILD, offsets[first], f"CUDA wheel index: {_CPU_BUILD}")
+            if index and CUDA_INDEX.search(index.group(1)):
+                port.todo(CUDA_TORCH_BUILD, offsets[first], f"CUDA wheel index: {CPU_BUILD}")
             continue
         req_text = _COMMENT.sub("", head.rstrip("\\"))
         option = _OPTION_IN_LINE.search(req_text)
@@ -121,8 +124,8 @@ def _port_requirement(
     if req is None:
         return
     start = offsets[item.first]
-    if req.key in _TORCH_FAMILY and _CUDA_LOCAL.search(req.specifier):
-        port.todo(CUDA_TORCH_BUILD, start, f"{req.name}{req.specifier} is a CUDA build: {_CPU_BUILD}")
+    if req.key in _TORCH_FAMILY and CUDA_LOCAL.search(req.specifier):
+        port.todo(CUDA_TORCH_BUILD, start, f"{req.name}{req.specifier} is a CUDA build: {CPU_BUILD}")
     found = verdict(req)
     if found is None:
         return

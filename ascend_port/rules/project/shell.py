@@ -17,7 +17,8 @@ from ascend_port.core.selection import Selection
 from ascend_port.formats.shell_lexer import Word, lex
 from ascend_port.formats.textedit import Edit, TextPort
 from ascend_port.rules.device import CUDA_ENV_VARS
-from ascend_port.rules.distributed import ENV_NEAREST, ENV_REVIEW, ENV_SAME, NCCL_ENV_NAME
+from ascend_port.rules.distributed import ENV_NEAREST, ENV_REVIEW, ENV_SAME, ENV_VALUES, NCCL_ENV_NAME, review_env_value
+from ascend_port.rules.project import installs, library_flags
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -47,17 +48,22 @@ SHELL_NCCL_ENV_VAR = rule(
     "NPU611",
     "shell-nccl-env-var",
     MEDIUM,
-    "NCCL variables whose HCCL counterpart may read the value differently -> the HCCL name (with a TODO where the "
-    "value needs converting).",
+    "NCCL variables whose HCCL counterpart reads the value differently -> the HCCL name, the value converted "
+    "(or a TODO where HCCL would reject it).",
     """
-    The table of NPU208: `NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME`, `NCCL_SOCKET_FAMILY` -> `HCCL_SOCKET_FAMILY`,
-    `NCCL_IB_TIMEOUT`/`_RETRY_CNT`/`_TC`/`_SL` -> `HCCL_RDMA_*`; `NCCL_BUFFSIZE` -> `HCCL_BUFFSIZE` (bytes -> MB) and
-    `NCCL_ALGO` -> `HCCL_ALGO` (other syntax) also get a TODO where they are set. Same places as NPU610.
+    The table of NPU208: `NCCL_SOCKET_IFNAME` -> `HCCL_SOCKET_IFNAME`, `NCCL_SOCKET_FAMILY` -> `HCCL_SOCKET_FAMILY`
+    are renamed; `NCCL_BUFFSIZE` (bytes) -> `HCCL_BUFFSIZE` (MB), `NCCL_ALGO=Ring` -> `HCCL_ALGO`
+    `"level0:NA;level1:ring"` and `NCCL_IB_TIMEOUT`/`_RETRY_CNT`/`_TC`/`_SL` -> `HCCL_RDMA_*` (within HCCL's
+    ranges) are renamed where a shell assignment sets them to a literal HCCL accepts, with the value converted.
+    Elsewhere (a value HCCL rejects, `$X`, a Dockerfile `ENV`) the NCCL name stays with NPU612's TODO, and reads
+    (`$NCCL_BUFFSIZE`) follow the setting's name. Same places as NPU610.
 
     Before:
         export NCCL_SOCKET_IFNAME=eth0
+        export NCCL_BUFFSIZE=8388608
     After:
         export HCCL_SOCKET_IFNAME=eth0
+        export HCCL_BUFFSIZE=8
     """,
 )
 SHELL_NCCL_NO_EQUIVALENT = rule(
@@ -150,13 +156,12 @@ _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
 ENV_HIGH: dict[str, str] = {**CUDA_ENV_VARS, **ENV_SAME}
 
 
-def env_rename(name: str) -> tuple[Rule, str, str | None] | None:
-    """(rule, Ascend name, note on the value or None) for a CUDA/NCCL variable with an Ascend counterpart."""
+def env_rename(name: str) -> tuple[Rule, str] | None:
+    """(rule, Ascend name) for a CUDA/NCCL variable with an Ascend counterpart."""
     if name in ENV_HIGH:
-        return SHELL_CUDA_ENV_VAR, ENV_HIGH[name], None
+        return SHELL_CUDA_ENV_VAR, ENV_HIGH[name]
     if name in ENV_REVIEW:
-        new, note = ENV_REVIEW[name]
-        return SHELL_NCCL_ENV_VAR, new, note
+        return SHELL_NCCL_ENV_VAR, ENV_REVIEW[name]
     return None
 
 
@@ -168,13 +173,44 @@ def env_gap(name: str) -> str | None:
     return f"{name} has no HCCL equivalent and no effect on NPU; {hint}"
 
 
-def rename_site(port: TextPort, offset: int, name: str, todo: Callable[[Rule, int, str], None] | None) -> None:
-    """Rename the variable at ``offset`` or, where it is set (``todo`` given), leave the TODO it needs."""
+_PLAIN_VALUE = re.compile(r"[\w.:,;+-]*")
+
+
+def _literal_value(raw: str) -> tuple[str, str] | None:
+    """(the value, its quote) of a shell assignment's value that is a plain literal (``8388608``, ``"Ring"``);
+    None where the shell computes it (``$X``, ``$(...)``)."""
+    quote = raw[:1] if raw[:1] in "\"'" and len(raw) >= 2 and raw[-1:] == raw[:1] else ""
+    inner = raw[1:-1] if quote else raw
+    return (inner, quote) if _PLAIN_VALUE.fullmatch(inner) else None
+
+
+def rename_site(
+    port: TextPort,
+    offset: int,
+    name: str,
+    todo: Callable[[Rule, int, str], None] | None,
+    value: tuple[int, str] | None = None,
+) -> None:
+    """Rename the variable at ``offset`` or, where it is set (``todo`` given), leave the TODO it needs. ``value``:
+    where the value it is set to starts, and its text, for the NPU208 variables whose value HCCL reads differently
+    (converted, or the NCCL name kept with a TODO; a site that gives none is kept where it sets the variable)."""
     renamed = env_rename(name)
-    if renamed:
-        rule, new, note = renamed
-        if port.fix(rule, offset, [Edit(offset, offset + len(name), new)], f"{name} -> {new}") and note and todo:
-            todo(rule, offset, note)
+    if renamed and name in ENV_VALUES:
+        if todo is None:
+            return  # a read: it follows the name the setting keeps or converts
+        literal = _literal_value(value[1]) if value else None
+        why = "" if value is not None else "its value is not checked here"
+        new_value, message = review_env_value(name, literal[0] if literal else None, why)
+        if message is not None or new_value is None or value is None or literal is None:
+            todo(SHELL_NCCL_NO_EQUIVALENT, offset, message or f"{name}: set {renamed[1]} by hand")
+            return
+        quote = literal[1] or ('"' if ";" in new_value else "")
+        edits = [Edit(offset, offset + len(name), renamed[1])]
+        if new_value != literal[0]:
+            edits.append(Edit(value[0], value[0] + len(value[1]), f"{quote}{new_value}{quote}"))
+        port.fix(renamed[0], offset, edits, f"{name}={literal[0]} -> {renamed[1]}={new_value}")
+    elif renamed:
+        port.fix(renamed[0], offset, [Edit(offset, offset + len(name), renamed[1])], f"{name} -> {renamed[1]}")
     elif todo and (gap := env_gap(name)):
         todo(SHELL_NCCL_NO_EQUIVALENT, offset, gap)
 
@@ -230,6 +266,22 @@ def port_shell_code(port: TextPort, code: str, ctx: ShellContext | None = None) 
     _ShellCode(port, code, ctx or ShellContext()).run()
 
 
+def port_argv(port: TextPort, code: str, argv: list[Word], ctx: ShellContext, quote: str | None = None) -> None:
+    """One command given as its argument list (a Dockerfile exec-form ``CMD ["python", ...]``): ``argv`` spans the
+    unquoted text of each argument in ``code``, as the tokenizer's words would. A bare ``nvidia-smi`` becomes two
+    arguments, ``npu-smi`` and ``info``: written with ``quote`` (a JSON array's ``"``), else left with a TODO."""
+    code_ = _ShellCode(port, code, ctx)
+    if len(argv) == 1 and (argv[0].literal or "").rsplit("/", 1)[-1] == "nvidia-smi":
+        offset = ctx.base + argv[0].start
+        if quote:
+            edit = Edit(offset, ctx.base + argv[0].end, f"npu-smi{quote}, {quote}info")
+            port.fix(NVIDIA_SMI, offset, [edit], "nvidia-smi -> npu-smi info")
+        else:
+            code_.todo(NVIDIA_SMI_QUERY, offset, "nvidia-smi: run npu-smi with the argument info (`npu-smi info`)")
+        return
+    code_.command(argv)
+
+
 class _ShellCode:
     """One ``port_shell_code`` call: the code's tokens, and the variable sites already handled (a site can be both
     an assignment and an expansion; it is renamed once)."""
@@ -259,10 +311,13 @@ class _ShellCode:
         above = max(s for s in self.safe if s <= offset)
         self.port.todo(rule, offset, message, above=above, prefix=ctx.todo_prefix)
 
-    def name_site(self, start: int, name: str, setting: bool) -> None:
+    def name_site(self, start: int, name: str, setting: bool, value_at: int | None = None, end: int = 0) -> None:
+        """``value_at``: where the value starts in an assignment word ending at ``end``."""
         if start not in self.seen:
             self.seen.add(start)
-            rename_site(self.port, self.ctx.base + start, name, self.todo if setting else None)
+            base = self.ctx.base
+            value = (base + value_at, self.code[value_at:end]) if value_at is not None else None
+            rename_site(self.port, base + start, name, self.todo if setting else None, value)
 
     def command(self, args: list[Word]) -> None:
         """One simple command (its redirections left out): variables it sets, nvidia-smi, device and backend flags."""
@@ -272,7 +327,8 @@ class _ShellCode:
             for word in args[i + 1 :]:
                 m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(=|$)", self.raw(word))
                 if m and not self.raw(word).startswith("-"):
-                    self.name_site(word.start, m.group(1), setting=True)
+                    at = word.start + m.end() if m.group(2) else None
+                    self.name_site(word.start, m.group(1), setting=True, value_at=at, end=word.end)
         if command_word is not None and (command_word.literal or "").rsplit("/", 1)[-1] == "nvidia-smi":
             _nvidia_smi(self.port, self.todo, self.ctx.base, command_word, [self.raw(w) for w in args[i + 1 :]])
         for word in args:  # an unquoted argument (`command -v nvidia-smi`); quoted text is text
@@ -283,6 +339,15 @@ class _ShellCode:
                     "looks for nvidia-smi; the Ascend tool is npu-smi (`npu-smi info`)",
                 )
         _flags(self.port, self.ctx.base, self.code, args)
+        library_flags.port_shell_flags(
+            self.port, self.ctx.base, self.code, args, i
+        )  # --tf32, lm_eval --device (NPU8xx)
+        installs.port_command(self, args, i)  # pip install of CUDA-only packages, CUDA wheel indexes (NPU600/603)
+
+    def assignment(self, word: Word, m: re.Match[str]) -> None:
+        plain = m.group(0).endswith("=") and not m.group(0).endswith("+=") and "[" not in m.group(0)
+        at = word.start + m.end() if plain else None  # `X+=v`, `X[i]=v`: the value set is not the word's
+        self.name_site(word.start, m.group(1), setting=True, value_at=at, end=word.end)
 
     def command_word_index(self, args: list[Word]) -> int:
         """Where the command's name is in ``args`` (``len(args)`` when there is none), after the assignments,
@@ -291,7 +356,7 @@ class _ShellCode:
         while i < len(args):
             m = _ASSIGNMENT.match(self.raw(args[i]))
             if m:
-                self.name_site(args[i].start, m.group(1), setting=True)
+                self.assignment(args[i], m)
                 i += 1
             elif args[i].literal in _PREFIX_WORDS:
                 i += 1
@@ -299,7 +364,7 @@ class _ShellCode:
                 i += 1
                 while i < len(args) and (self.raw(args[i]).startswith("-") or _ASSIGNMENT.match(self.raw(args[i]))):
                     if m := _ASSIGNMENT.match(self.raw(args[i])):
-                        self.name_site(args[i].start, m.group(1), setting=True)
+                        self.assignment(args[i], m)
                     i += 1
             else:
                 break

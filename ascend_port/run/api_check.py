@@ -1,0 +1,71 @@
+"""``ascend-port check-api``: the target check of the port (rules/target_api.py, NPU190) run alone over a project,
+ported or written for the NPU by hand, so that CI can keep its ``torch_npu`` / ``torch.npu`` names valid for the
+torch-npu release it pins."""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ascend_port.core.sources import SourceError, decode_python
+from ascend_port.rules.target_api import missing_names
+from ascend_port.run.discovery import Skipped, discover
+from ascend_port.run.engine import display_path
+
+# A module that names neither torch_npu nor a word `npu` uses no name the check looks at ("input" holds "npu").
+MAY_USE_NPU = re.compile(r"torch_npu|\bnpu\b")
+
+
+@dataclass(frozen=True)
+class Missing:
+    path: str
+    line: int
+    name: str
+    message: str
+
+
+@dataclass
+class ApiReport:
+    version: str
+    files: int = 0
+    missing: list[Missing] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def check_api(paths: list[Path], version: str, exclude: tuple[str, ...] = ()) -> ApiReport:
+    """Every missing name of the Python modules under ``paths`` (``version``: a covered release)."""
+    report = ApiReport(version)
+    files = discover(paths, lambda p: p.suffix == ".py", exclude, report.skipped)
+    for path in files:
+        shown = display_path(path)
+        report.files += 1
+        try:
+            text = decode_python(path.read_bytes()).text
+            if not MAY_USE_NPU.search(text):
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SyntaxWarning)
+                tree = ast.parse(text)
+        except (OSError, SourceError, SyntaxError, ValueError) as error:
+            reason = getattr(error, "strerror", None) or getattr(error, "msg", None) or str(error)
+            report.errors.append((shown, f"cannot read: {reason}"))
+            continue
+        report.missing += [Missing(shown, n.line, n.name, message) for n, message in missing_names(tree, version)]
+    return report
+
+
+def render(report: ApiReport) -> list[str]:
+    """``path:line  name  message`` lines, then the totals per file and overall."""
+    lines = [f"{m.path}:{m.line}  {m.name}  {m.message}" for m in report.missing]
+    per_file: dict[str, int] = {}
+    for m in report.missing:
+        per_file[m.path] = per_file.get(m.path, 0) + 1
+    lines += [f"{path}: {count} missing" for path, count in per_file.items()]
+    count = len(report.missing)
+    verdict = f"{count} name{'s' if count > 1 else ''} missing" if report.missing else "every name exists"
+    lines.append(f"{report.files} files checked against torch_npu {report.version}: {verdict}")
+    return lines

@@ -1,0 +1,69 @@
+import torch
+import torch_npu
+import torch.nn as nn
+from einops import rearrange
+
+
+_NPU_ATTENTION_MASKS = {}
+
+
+def _npu_flash_attn(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
+                    cu_seqlens_q=None, cu_seqlens_k=None, top_left=False):
+    """flash-attn's attention on torch_npu.npu_fusion_attention (written by ascend-port, rules NPU400-NPU405).
+
+    q, k, v: (batch, seq, heads, head_dim), or (tokens, heads, head_dim) with cu_seqlens_q/k (varlen). Fewer
+    key/value heads than query heads (GQA) need no repeat. Causal and sliding-window masks align bottom-right, as
+    in flash-attn >= 2.1; top_left=True aligns a causal mask top-left (xformers' LowerTriangularMask).
+    """
+    if softmax_scale is None:
+        softmax_scale = q.shape[-1] ** -0.5  # the op's own default scale is 1.0
+    left, right = window_size
+    options = {}
+    if cu_seqlens_q is None:
+        layout, head_num = "BSND", q.shape[2]
+    else:  # the op takes the cumulative sequence ends as host lists
+        layout, head_num = "TND", q.shape[1]
+        options.update(actual_seq_qlen=cu_seqlens_q[1:].tolist(), actual_seq_kvlen=cu_seqlens_k[1:].tolist())
+    if causal or left >= 0 or right >= 0:
+        mask = _NPU_ATTENTION_MASKS.get(q.device)
+        if mask is None:  # the compressed 2048x2048 mask of the causal and band modes (True: masked out)
+            mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool, device=q.device), diagonal=1)
+            _NPU_ATTENTION_MASKS[q.device] = mask
+        options["atten_mask"] = mask
+        if left < 0 and right < 0:
+            options["sparse_mode"] = 2 if top_left else 3
+        else:  # band mode: keys from i - left to i + right around the bottom-right diagonal
+            options.update(sparse_mode=4, pre_tockens=left if left >= 0 else 2147483647,
+                           next_tockens=0 if causal else right if right >= 0 else 2147483647)
+    return torch_npu.npu_fusion_attention(q, k, v, head_num, layout, scale=softmax_scale,
+                                          keep_prob=1.0 - dropout_p, **options)[0]
+
+
+def _npu_unpad_input(hidden_states, attention_mask, unused_mask=None):
+    """flash_attn.bert_padding.unpad_input (written by ascend-port, rule NPU410): the tokens of (batch, seqlen, ...)
+    where the mask (plus unused_mask) is set, their flat indices, cu_seqlens (int32, batch + 1), the longest
+    sequence and the used lengths (int32): flash-attn >= 2.7's five values (< 2.7 returns the first four)."""
+    masks = attention_mask if unused_mask is None else attention_mask + unused_mask
+    seqlens = masks.sum(dim=-1, dtype=torch.int32)
+    indices = torch.nonzero(masks.flatten(), as_tuple=False).flatten()
+    cu_seqlens = torch.nn.functional.pad(torch.cumsum(seqlens, dim=0, dtype=torch.int32), (1, 0))
+    tokens = hidden_states.flatten(0, 1)[indices]
+    return tokens, indices, cu_seqlens, seqlens.max().item(), attention_mask.sum(dim=-1, dtype=torch.int32)
+
+
+def _npu_pad_input(hidden_states, indices, batch, seqlen):
+    """flash_attn.bert_padding.pad_input (written by ascend-port, rule NPU410): the tokens scattered back to
+    (batch, seqlen, ...), zeros elsewhere."""
+    out = hidden_states.new_zeros(batch * seqlen, *hidden_states.shape[1:])
+    out[indices] = hidden_states
+    return out.reshape(batch, seqlen, *hidden_states.shape[1:])
+
+
+class FlashAttention(nn.Module):
+    def forward(self, qkv, key_padding_mask, causal=False):
+        batch_size, seqlen, _, nheads, _ = qkv.shape
+        x = rearrange(qkv, "b s three h d -> b s (three h d)")
+        x_unpad, indices, cu_seqlens, max_s = _npu_unpad_input(x, key_padding_mask)[:4]
+        x_unpad = rearrange(x_unpad, "nnz (three h d) -> nnz three h d", three=3, h=nheads)
+        output_unpad = _npu_flash_attn(*x_unpad.unbind(1), cu_seqlens_q=cu_seqlens, cu_seqlens_k=cu_seqlens, dropout_p=0.0, causal=causal)
+        return _npu_pad_input(rearrange(output_unpad, "nnz h d -> nnz (h d)"), indices, batch_size, seqlen)

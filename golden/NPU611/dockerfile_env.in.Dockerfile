@@ -1,0 +1,3 @@
+FROM python:3.11
+ENV NCCL_SOCKET_IFNAME=eth0 NCCL_BUFFSIZE=8388608
+RUN export NCCL_ALGO=Ring && python train.py

@@ -1,0 +1,4 @@
+import torch
+
+accelerator = "cuda"
+runner = Runner(accelerator="cuda")

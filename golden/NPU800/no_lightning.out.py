@@ -1,0 +1,5 @@
+import torch
+import torch_npu
+
+accelerator = "npu"
+runner = Runner(accelerator="npu")

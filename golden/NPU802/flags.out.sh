@@ -1,0 +1,9 @@
+#!/bin/bash
+torchrun --nproc_per_node 8 train.py \
+    --model_name_or_path meta-llama/Llama-3.1-8B \
+    --bf16 True \
+    --tf32 False \
+    --output_dir out
+python train.py --tf32=false --output_dir out
+python train.py --tf32 False
+trtexec --onnx=model.onnx --tf32
