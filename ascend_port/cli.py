@@ -170,6 +170,11 @@ def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None)
 SKIPPED_SHOWN = 5  # names of skipped files on stderr, per kind; the reports list them all
 
 
+def _note_run(result: RunResult) -> None:
+    for note in result.notes:
+        err.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+
+
 def _note_skipped(result: RunResult) -> RunResult:
     """One stderr line per kind of skip (ignore rules, excludes): how many files were left out, and the first names.
     Never silent: a .gitignore that matches a package must be seen."""
@@ -180,6 +185,7 @@ def _note_skipped(result: RunResult) -> RunResult:
             if len(names) > SKIPPED_SHOWN:
                 line += f' and {len(names) - SKIPPED_SHOWN} more (all in the JSON report\'s "skipped": --format json)'
             err.print(escape(line), soft_wrap=True)
+    _note_run(result)
     return result
 
 
@@ -194,7 +200,8 @@ def _totals_line(result: RunResult) -> str:
     rewrites = sum(1 for f in findings if f.rule.rewrites)
     todos = len(findings) - rewrites
     changed = len(result.changed)
-    return f"{len(result.files)} files checked, {changed} to change: {rewrites} rewrites, {todos} TODOs" + (
+    checked = len(result.files) - len(result.created)  # (a file the port creates was not there to check)
+    return f"{checked} files checked, {changed} to change: {rewrites} rewrites, {todos} TODOs" + (
         f", {len(result.errors)} files with errors" if result.errors else ""
     )
 
@@ -348,7 +355,7 @@ def apply(
         raise typer.Exit(
             _apply_with_git(
                 paths,
-                config,
+                dataclasses.replace(config, share_helpers=False),  # the workflow shares them after its review
                 changed_since,
                 settings.branch or DEFAULT_BRANCH,
                 force_branch,
@@ -358,13 +365,15 @@ def apply(
                 interactive,
             )
         )
-    result = _run(paths, config, changed_since)
+    # After a review, the attention helpers go to their shared module only from the accepted files (never an
+    # import of a module whose hunk was refused): the step runs then, on what was accepted.
+    result = _run(paths, dataclasses.replace(config, share_helpers=not interactive), changed_since)
     if check:
         _check(result, dry_run, exit_zero)
     if dry_run:
         _print_diffs(result)
     else:
-        _write_in_place(result, interactive)
+        _write_in_place(result, interactive, config)
     _report_errors(result)
     err.print(_totals_line(result) + (" (dry run: nothing written)" if dry_run else ""))
     if result.errors:
@@ -416,10 +425,12 @@ def _print_diffs(result: RunResult) -> None:
     sys.stdout.buffer.flush()
 
 
-def _write_in_place(result: RunResult, interactive: bool) -> None:
+def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> None:
     """`apply --no-git`: write the changed files (after the hunk review with --interactive). A file that cannot be
-    written becomes an error of the result, reported with the others, and keeps its old content."""
+    written becomes an error of the result, reported with the others, and keeps its old content. A file the port
+    creates (the shared attention helpers) is never written over an existing one."""
     from ascend_port.core.sources import write_atomic
+    from ascend_port.run.engine import share_helpers
 
     if interactive:
         from ascend_port.git.review import review_in_place
@@ -429,8 +440,15 @@ def _write_in_place(result: RunResult, interactive: bool) -> None:
         except KeyboardInterrupt:
             err.print("interrupted: nothing was written")
             raise typer.Exit(130) from None
+        if config.share_helpers:
+            share_helpers(result, config)
+            _note_run(result)
     for file in result.changed:
         try:
+            if file.path in result.created:
+                with open(file.path, "xb") as handle:  # (exclusive: share_helpers saw no such file)
+                    handle.write(file.new_bytes or b"")
+                continue
             write_atomic(Path(file.path), file.new_bytes)
         except OSError as error:
             file.error = f"cannot write: {error.strerror or error}"

@@ -1,6 +1,6 @@
-"""Fake `flash_attn`, `xformers`, `apex` (GPU side) and `torch_npu`, `mindiesd` (NPU side) modules backed by the CPU
-references, so original and ported golden code can run here. torch-npu itself is never installed (it breaks
-`import torch` without CANN)."""
+"""Fake `flash_attn`, `xformers`, `apex`, `liger_kernel` (GPU side) and `torch_npu`, `mindiesd` (NPU side) modules
+backed by the CPU references, so original and ported golden code can run here. torch-npu itself is never installed
+(it breaks `import torch` without CANN)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 import types
 from collections.abc import Iterator
 
+import apex_reference
 import gpu_reference as gpu
 import npu_reference as npu
 
@@ -31,7 +32,7 @@ PADDING_NAMES = (
     "IndexPutFirstAxis",
 )
 MASKS = ("LowerTriangularMask", "LowerTriangularFromBottomRightMask", "BlockDiagonalMask")
-GPU_PACKAGES = ("flash_attn", "xformers", "apex")
+GPU_PACKAGES = ("flash_attn", "xformers", "apex", "liger_kernel")
 NPU_PACKAGES = ("torch_npu", "mindiesd")
 
 
@@ -39,6 +40,15 @@ def _module(name: str, **attrs) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__dict__.update(attrs)
     return module
+
+
+# apex.optimizers on CPU: the strict references of apex_reference.py (fp32 moments, `step` per param group, both
+# adam_w_mode values), not torch.optim's AdamW, which the NPU505 port writes and which must be checked against them.
+FusedAdam, FusedSGD = apex_reference.ApexFusedAdam, apex_reference.ApexFusedSGD
+
+
+def apply_liger_kernel_to_llama(*args, **kwargs):
+    """Liger-Kernel's monkey patch of transformers' Llama (Triton kernels): a CUDA-only side effect, so nothing."""
 
 
 def gpu_modules() -> dict[str, types.ModuleType]:
@@ -52,6 +62,8 @@ def gpu_modules() -> dict[str, types.ModuleType]:
     ops = _module("xformers.ops", fmha=fmha, memory_efficient_attention=gpu.memory_efficient_attention, **masks)
     normalization = _module("apex.normalization", FusedRMSNorm=gpu.FusedRMSNorm, FusedLayerNorm=gpu.FusedLayerNorm)
     bert_padding = _module("flash_attn.bert_padding", **{n: getattr(gpu, n) for n in PADDING_NAMES})
+    optimizers = _module("apex.optimizers", FusedAdam=FusedAdam, FusedSGD=FusedSGD)
+    liger = _module("liger_kernel.transformers", apply_liger_kernel_to_llama=apply_liger_kernel_to_llama)
     return {
         "flash_attn": _module(
             "flash_attn",
@@ -66,8 +78,11 @@ def gpu_modules() -> dict[str, types.ModuleType]:
         "xformers.ops": ops,
         "xformers.ops.fmha": fmha,
         "xformers.ops.fmha.attn_bias": attn_bias,
-        "apex": _module("apex", normalization=normalization),
+        "apex": _module("apex", normalization=normalization, optimizers=optimizers),
         "apex.normalization": normalization,
+        "apex.optimizers": optimizers,
+        "liger_kernel": _module("liger_kernel", transformers=liger),
+        "liger_kernel.transformers": liger,
     }
 
 

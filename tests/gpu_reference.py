@@ -12,8 +12,30 @@ tensor bias added to the scaled scores), and apex.normalization (eps default 1e-
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
+
+# flash-attn's kernels take fp16 and bf16 only ("FlashAttention only support fp16 and bf16 data type"); the fp32
+# equivalence tests of tests/test_numerical_equivalence.py still run these references in fp32, so the check is on
+# where a test asks for it (strict_dtypes()): training tests use it.
+_STRICT = [False]
+
+
+@contextlib.contextmanager
+def strict_dtypes():
+    """Within: the flash-attn references reject what flash-attn rejects (fp32 inputs)."""
+    _STRICT.append(True)
+    try:
+        yield
+    finally:
+        _STRICT.pop()
+
+
+def _check_dtype(q) -> None:
+    if q.dtype not in (torch.float16, torch.bfloat16, torch.float32) or (_STRICT[-1] and q.dtype == torch.float32):
+        raise RuntimeError("FlashAttention only support fp16 and bf16 data type")
 
 
 def _attention(q, k, v, scale, allowed, dropout_p, bias=None):
@@ -61,7 +83,8 @@ def flash_attn_func(
 ):
     if softcap or alibi_slopes is not None or return_attn_probs:
         raise NotImplementedError("softcap, alibi_slopes and return_attn_probs are not in this reference")
-    assert q.dim() == 4 and q.dtype in (torch.float16, torch.bfloat16, torch.float32)
+    assert q.dim() == 4
+    _check_dtype(q)
     scale = q.shape[-1] ** -0.5 if softmax_scale is None else softmax_scale
     return _attention(q, k, v, scale, _window(q.shape[1], k.shape[1], causal, window_size), dropout_p)
 
@@ -94,6 +117,7 @@ def flash_attn_varlen_func(
 ):
     """q (total_q, H, D), k/v (total_k, Hk, D); cu_seqlens: (batch + 1,) int32 cumulative offsets from 0."""
     assert cu_seqlens_q.dtype == torch.int32 and cu_seqlens_k.dtype == torch.int32 and block_table is None
+    _check_dtype(q)
     assert max_seqlen_q >= int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
     out = torch.empty(q.shape[0], q.shape[1], v.shape[2], dtype=q.dtype)
     for b in range(len(cu_seqlens_q) - 1):
@@ -246,8 +270,20 @@ def memory_efficient_attention(query, key, value, attn_bias=None, p=0.0, scale=N
     return out.squeeze(2) if three_d else out
 
 
+def _apex_autocast(*tensors):
+    """apex.normalization's `_cast_if_autocast_enabled`: under autocast the fused norms cast their input, weight and
+    bias to the autocast dtype and run with autocast off, so they return that dtype (torch's layer_norm, on the
+    autocast fp32 list of CUDA and torch_npu, returns float32 there)."""
+    device = next(t.device.type for t in tensors if t is not None)
+    if not torch.is_autocast_enabled(device):
+        return tensors
+    dtype = torch.get_autocast_dtype(device)
+    return tuple(t.to(dtype) if t is not None and t.is_floating_point() else t for t in tensors)
+
+
 class FusedRMSNorm(torch.nn.Module):
-    """apex.normalization.FusedRMSNorm: x / sqrt(mean(x^2) + eps) * weight over normalized_shape; eps 1e-5."""
+    """apex.normalization.FusedRMSNorm: x / sqrt(mean(x^2) + eps) * weight over normalized_shape; eps 1e-5. The
+    kernel accumulates in float32 and returns the input's dtype (after apex's autocast cast)."""
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, memory_efficient=False):
         super().__init__()
@@ -256,13 +292,16 @@ class FusedRMSNorm(torch.nn.Module):
         self.weight = torch.nn.Parameter(torch.ones(self.shape)) if elementwise_affine else None
 
     def forward(self, x):
-        dims = tuple(range(-len(self.shape), 0))
-        y = x.float() * torch.rsqrt(x.float().pow(2).mean(dims, keepdim=True) + self.eps)
-        return (y * self.weight.float() if self.weight is not None else y).to(x.dtype)
+        x, weight = _apex_autocast(x, self.weight)
+        with torch.autocast(x.device.type, enabled=False):
+            dims = tuple(range(-len(self.shape), 0))
+            y = x.float() * torch.rsqrt(x.float().pow(2).mean(dims, keepdim=True) + self.eps)
+            return (y * weight.float() if weight is not None else y).to(x.dtype)
 
 
 class FusedLayerNorm(torch.nn.Module):
-    """apex.normalization.FusedLayerNorm: layer norm over normalized_shape; eps 1e-5."""
+    """apex.normalization.FusedLayerNorm: layer norm over normalized_shape; eps 1e-5. The kernel accumulates in
+    float32 and returns the input's dtype (after apex's autocast cast), whatever the weight's dtype."""
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, memory_efficient=False):
         super().__init__()
@@ -272,4 +311,7 @@ class FusedLayerNorm(torch.nn.Module):
         self.bias = torch.nn.Parameter(torch.zeros(self.shape)) if elementwise_affine else None
 
     def forward(self, x):
-        return F.layer_norm(x, self.shape, self.weight, self.bias, self.eps)
+        x, weight, bias = _apex_autocast(x, self.weight, self.bias)
+        with torch.autocast(x.device.type, enabled=False):
+            w, b = (t.float() if t is not None else None for t in (weight, bias))
+            return F.layer_norm(x.float(), self.shape, w, b, self.eps).to(x.dtype)

@@ -166,9 +166,9 @@ def test_a_rule_that_needs_the_rest_of_the_module_reads_it() -> None:
         import torch
 
 
-        def apply(q, cos, sin):
-            cos = cos.unsqueeze(1)
-            sin = sin.unsqueeze(1)
+        def apply(q, cos, sin, unsqueeze_dim=1):
+            cos = cos.unsqueeze(unsqueeze_dim)
+            sin = sin.unsqueeze(unsqueeze_dim)
             return (q * cos) + (rotate_half(q) * sin)
 
 

@@ -157,6 +157,14 @@ def test_the_family_is_part_of_the_cache_key(tmp_path: Path, monkeypatch: pytest
         ({"utils.py": "if npu_wanted():\n    import torch_npu\n"}, True),
         # what the port itself writes is no sign: a ported CUDA project stays a CUDA project on a second run
         ({"train.py": "import torch\nimport torch_npu\n\nx = torch.ones(1).npu()\n"}, False),
+        ({"attn.py": "def _npu_flash_attn(q, k, v):\n    return q\n\n\ndef _npu_pad_input(x):\n    return x\n"}, False),
+        (
+            {
+                "utils.py": "try:\n    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is "
+                "installed)\nexcept ImportError:\n    pass\n"
+            },
+            False,
+        ),
         ({"train.py": "import torch\n\nx = torch.ones(1).cuda()\n"}, False),
         ({"model.py": "def get_input_embeddings(self):\n    return self.inputs\n"}, False),  # (in-p-u-t)
         ({"npu.py": "def to_npu(x):\n    return x\n"}, True),

@@ -21,6 +21,12 @@ def rand(*shape, dtype=torch.float32, seed=0, grad=False):
     return t.requires_grad_() if grad else t
 
 
+def table(*shape, seed=0, grad=False):
+    """A rotary table's values: in [-1, 1], as npu_rotary_mul documents them."""
+    t = torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).tanh()
+    return t.requires_grad_() if grad else t
+
+
 def bottom_right(sq, sk):
     return torch.ones(sq, sk, dtype=torch.bool).tril(diagonal=sk - sq)  # True = attend (SDPA polarity)
 
@@ -368,8 +374,8 @@ def rotate_interleaved(x):  # the documented rearrange(stack((-x2, x1), -1), "..
 def test_rotary_half_forward_and_backward():
     x, cos, sin = (
         rand(2, 3, 5, 8, seed=1, grad=True),
-        rand(2, 1, 5, 8, seed=2, grad=True),
-        rand(2, 1, 5, 8, seed=3, grad=True),
+        table(2, 1, 5, 8, seed=2, grad=True),
+        table(2, 1, 5, 8, seed=3, grad=True),
     )
     out = ops.npu_rotary_mul(x, cos, sin)
     x2, c2, s2 = (t.detach().requires_grad_() for t in (x, cos, sin))
@@ -380,7 +386,7 @@ def test_rotary_half_forward_and_backward():
 
 
 def test_rotary_interleave_and_bsnd_tables():
-    x, cos, sin = rand(2, 5, 3, 8, seed=1), rand(1, 5, 1, 8, seed=2), rand(1, 5, 1, 8, seed=3)  # BSND, 1S1D
+    x, cos, sin = rand(2, 5, 3, 8, seed=1), table(1, 5, 1, 8, seed=2), table(1, 5, 1, 8, seed=3)  # BSND, 1S1D
     torch.testing.assert_close(ops.npu_rotary_mul(x, cos, sin), x * cos + rotate_half(x) * sin)
     torch.testing.assert_close(
         ops.npu_rotary_mul(x, cos, sin, rotary_mode="interleave"), x * cos + rotate_interleaved(x) * sin
@@ -388,6 +394,18 @@ def test_rotary_interleave_and_bsnd_tables():
 
 
 ROPE_VIOLATIONS = {
+    # [ROPE] "B,N<1000"
+    "batch_1000": (  # B and N 1000 (the sequence dim may be longer; the op has no layout argument to say which)
+        lambda: ops.npu_rotary_mul(rand(1000, 1000, 1, 2), table(1, 1, 1, 2), table(1, 1, 1, 2)),
+        OpContractError,
+        "below 1000",
+    ),
+    # [ROPE] cos/sin in [-1, 1]: a YaRN-scaled table (mscale 1.2) is outside
+    "scaled_table": (
+        lambda: ops.npu_rotary_mul(rand(1, 1, 2, 8), table(1, 1, 2, 8) * 0 + 1.2, table(1, 1, 2, 8)),
+        OpContractError,
+        r"\[-1, 1\]",
+    ),
     "three_dims": (lambda: ops.npu_rotary_mul(rand(3, 4, 8), rand(1, 4, 8), rand(1, 4, 8)), OpContractError, "4-D"),
     "odd_head_dim": (
         lambda: ops.npu_rotary_mul(rand(1, 1, 2, 7), rand(1, 1, 2, 7), rand(1, 1, 2, 7)),
@@ -521,7 +539,7 @@ def test_mindiesd_attention_forward_rejects(name):
 def test_rotary_mul_casts_mixed_dtype_tables_to_the_input_dtype():
     """A bf16 input (a projection under autocast) with fp32 cos/sin: op-plugin casts the tables to the input's dtype
     and returns the input's dtype, where the eager expression would promote to fp32."""
-    x, cos, sin = rand(1, 2, 3, 8).bfloat16(), rand(1, 1, 3, 8), rand(1, 1, 3, 8)
+    x, cos, sin = rand(1, 2, 3, 8).bfloat16(), table(1, 1, 3, 8), table(1, 1, 3, 8, seed=1)
     out = ops.npu_rotary_mul(x, cos, sin)
     assert out.dtype == torch.bfloat16
     assert torch.equal(out, ops.npu_rotary_mul(x, cos.bfloat16(), sin.bfloat16()))

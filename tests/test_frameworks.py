@@ -139,7 +139,12 @@ FLASH = (
 
 @pytest.mark.parametrize(
     "requirements, todo",
-    [(None, True), ("transformers==4.46.0\n", True), ("transformers>=4.56.0\n", False)],
+    [
+        (None, True),
+        ("transformers==4.46.0\n", True),
+        ("transformers>=4.56.0\n", False),
+        ("transformers>=4.56\n", False),
+    ],
 )
 def test_flash_attention_2_follows_the_pinned_transformers(tmp_path: Path, requirements: str | None, todo: bool):
     from ascend_port.run.engine import RunConfig, run

@@ -202,3 +202,90 @@ def test_graph_and_nvtx_names_are_not_flagged_or_renamed_by_the_device_rules() -
     assert {f.rule.id for f in ported.findings} >= {"NPU700", "NPU701"}
     assert "NPU107" not in {f.rule.id for f in ported.findings}
     assert "from torch.npu import NPUGraph, mstx as nvtx" in ported.new_text
+
+
+# --- NPU502 across files: the ops the project's C++/CUDA sources bind, called from Python ------------------------
+
+BIND_CPP = """\
+#include <torch/extension.h>
+// m.def("in_a_comment", &f);  (a comment binds nothing)
+torch::Tensor fused_add(torch::Tensor a, torch::Tensor b);
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("fused_add", &fused_add, "a + b on the GPU");
+}
+"""
+LIBRARY_CPP = 'TORCH_LIBRARY(myops, m) {\n    m.def("scale(Tensor x, float s) -> Tensor");\n}\n'
+LIBRARY_CU = 'TORCH_LIBRARY_IMPL(myops, CUDA, m) {\n    m.impl("scale", &scale_cuda);\n}\n'
+SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(
+    name="mypkg",
+    ext_modules=[CUDAExtension("mypkg._C", sources=["csrc/bind.cpp", "csrc/kernels.cu"])],
+    cmdclass={"build_ext": BuildExtension},
+)
+"""
+MODEL = """\
+import torch
+import mypkg._C as ext
+from mypkg import _C
+from mypkg._C import fused_add
+
+
+def forward(x):
+    a = ext.fused_add(x, x)
+    b = _C.fused_add(x, x)
+    c = fused_add(x, x)
+    d = torch.ops.myops.scale(x, 2.0)
+    return a, b, c, d, torch._C._get_tracing_state(), x.fused_add(x)
+"""
+
+
+def _extension_project(root: Path) -> Path:
+    (root / "csrc").mkdir(parents=True)
+    (root / "mypkg").mkdir()
+    (root / "setup.py").write_text(SETUP)
+    (root / "csrc" / "bind.cpp").write_text(BIND_CPP)
+    (root / "csrc" / "library.cpp").write_text(LIBRARY_CPP)
+    (root / "csrc" / "library_cuda.cu").write_text(LIBRARY_CU)
+    (root / "mypkg" / "__init__.py").write_text("")
+    (root / "mypkg" / "model.py").write_text(MODEL)
+    return root
+
+
+def _model_todos(root: Path, config: RunConfig) -> dict[int, str]:
+    result = run([root], config)
+    assert not result.errors
+    [model] = [f for f in result.files if f.path.endswith("model.py")]
+    return {f.line: f.message for f in model.findings if f.rule.id == "NPU502"}
+
+
+def test_extension_ops_are_read_from_the_projects_cpp_and_setup(tmp_path: Path) -> None:
+    from ascend_port.run.project_facts import facts
+
+    root = _extension_project(tmp_path / "proj")
+    assert facts([root / "mypkg"]).extension_ops == {
+        "mypkg._C": {"fused_add": "csrc/bind.cpp"},
+        "torch.ops.myops": {"scale": "csrc/library.cpp, csrc/library_cuda.cu"},
+    }
+
+
+def test_python_call_sites_of_the_projects_extension_ops_name_the_cpp_file(tmp_path: Path) -> None:
+    root = _extension_project(tmp_path / "proj")
+    todos = _model_todos(root, RunConfig(jobs=1))
+    # (line 12: torch's own `_C` and a method of a tensor named like the op are not the extension's)
+    assert sorted(todos) == [8, 9, 10, 11]
+    assert todos[8].startswith("ext.fused_add() is an op of the CUDA extension mypkg._C (bound in csrc/bind.cpp)")
+    assert todos[9].startswith("_C.fused_add() is an op of the CUDA extension mypkg._C (bound in csrc/bind.cpp)")
+    assert todos[10].startswith("fused_add() is an op of the CUDA extension mypkg._C (bound in csrc/bind.cpp)")
+    assert "TORCH_LIBRARY in csrc/library.cpp, csrc/library_cuda.cu" in todos[11]
+    # The facts are a port option, part of the cache key: a new op in the C++ ports the Python file afresh.
+    (root / "csrc" / "bind.cpp").write_text(BIND_CPP.replace("fused_add", "fused_mul"))
+    todos = _model_todos(root, RunConfig(jobs=1))
+    assert "(bound in" not in todos[8] and sorted(todos) == [8, 9, 10, 11]
+    # Scanned alone (no project around it), the module names no extension: only the custom operator is flagged.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "model.py").write_text(MODEL)
+    assert sorted(_model_todos(alone, RunConfig(jobs=1))) == [11]

@@ -153,6 +153,7 @@ class Spec:
     ported_imports_gpu: bool = False  # the port still imports flash_attn for calls it left (TODO) alone
     no_backward: str = ""  # why the port's outputs carry no gradient (a known gap: the test xfails after the forward)
     padding_only: bool = False  # the original calls only flash_attn.bert_padding's fakes (no attention kernel)
+    float32_outputs: tuple[int, ...] = ()  # outputs in float32 whatever the input dtype (on both sides)
 
 
 def _module(ns, name, *args, weights_seed=None, dtype=torch.float32):
@@ -168,6 +169,22 @@ def _module(ns, name, *args, weights_seed=None, dtype=torch.float32):
         for p_name, p in module.named_parameters():
             _INPUTS.leaves.append((f"{name}@{n}.{p_name}", p))
     return module
+
+
+def positions() -> torch.Tensor:
+    """(batch, seq) position ids into a 7-position cache, on the run's device."""
+    return torch.tensor([[0, 1, 2, 3, 4], [2, 3, 4, 5, 6]]).to(_INPUTS.device)
+
+
+def _tables(positions: int, dim: int, dtype) -> tuple:
+    """Real rotary tables (cos, sin), (positions, dim), in [-1, 1] as npu_rotary_mul documents them."""
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+    freqs = torch.outer(torch.arange(positions).float(), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    n = len(_INPUTS.leaves or ())
+    return tuple(
+        _leaf(t.to(dtype).to(_INPUTS.device), f"{name}{n}") for name, t in (("cos", emb.cos()), ("sin", emb.sin()))
+    )
 
 
 def _norm(cls: str, kernel: str = "npu_rms_norm", **options) -> Spec:
@@ -292,33 +309,48 @@ SPECS: dict[str, Spec] = {
     "NPU420/t5": _norm("T5LayerNorm"),
     "NPU420/variants": _norm("SqrtRMSNorm"),
     "NPU420/nested_class": _norm("RMSNorm"),
-    "NPU421/gemma": _norm(
-        "GemmaRMSNorm",
-        "npu_gemma_rms_norm",
-        no_backward="NPU421's npu_gemma_rms_norm has no backward in op-plugin (no derivatives.yaml entry): the "
-        "ported GemmaRMSNorm's output does not require grad, so neither x nor its weight gets a gradient",
+    # npu_rms_norm on (1 + weight): npu_gemma_rms_norm has no backward (its reference gives no gradient)
+    "NPU421/gemma": _norm("GemmaRMSNorm"),
+    # float32 on purpose, and a cast back to the input's dtype
+    "NPU420/dtype_contract": Spec(
+        lambda ns, dt: (
+            _module(ns, "Float32RMSNorm", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+            _module(ns, "CastBackRMSNorm", 16, weights_seed=2, dtype=dt)(rand(2, 3, 16, dtype=dt, seed=1)),
+        ),
+        kernels={"npu_rms_norm"},
+        float32_outputs=(0,),
     ),
-    # HF layout: q/k (B, N, S, D), cos/sin (B, S, D) unsqueezed to (B, 1, S, D); k with fewer heads
+    # HF layout: q/k (B, N, S, D), cos/sin (B, S, D) (real tables, in [-1, 1]) unsqueezed to (B, 1, S, D); k with
+    # fewer heads
     "NPU422/hf_rotary": Spec(
         lambda ns, dt: ns["apply_rotary_pos_emb"](
             rand(2, 4, 5, 8, dtype=dt),
             rand(2, 2, 5, 8, dtype=dt, seed=1),
-            rand(2, 5, 8, dtype=dt, seed=2),
-            rand(2, 5, 8, dtype=dt, seed=3),
+            *(t[positions()] for t in _tables(7, 8, dt)),
         ),
         kernels={"npu_rotary_mul"},
     ),
-    # the same in a method, factors the other way round
+    # in a method, factors the other way round: (seq, dim) caches gathered by (batch, seq) position ids
     "NPU422/in_a_method": Spec(
         lambda ns, dt: _module(ns, "Attention", 8, dtype=dt).rotate(
-            rand(2, 4, 5, 8, dtype=dt), rand(2, 5, 8, dtype=dt, seed=2), rand(2, 5, 8, dtype=dt, seed=3)
+            rand(2, 4, 5, 8, dtype=dt), *_tables(7, 8, dt), positions()
+        ),
+        kernels={"npu_rotary_mul"},
+    ),
+    # transformers 4.33 Llama: (1, 1, seq, dim) caches squeezed, gathered by position ids, unsqueezed
+    "NPU422/reassigned_table": Spec(
+        lambda ns, dt: ns["apply_rotary_pos_emb"](
+            rand(2, 4, 5, 8, dtype=dt),
+            rand(2, 2, 5, 8, dtype=dt, seed=1),
+            *(t[None, None] for t in _tables(7, 8, dt)),
+            positions(),
         ),
         kernels={"npu_rotary_mul"},
     ),
     # BSND q/k with a (seq, dim) table broadcast to (1, S, 1, D)
     "NPU422/table_broadcast": Spec(
         lambda ns, dt: ns["apply_rotary"](
-            rand(2, 5, 4, 8, dtype=dt), rand(2, 5, 2, 8, dtype=dt, seed=1), rand(5, 8, seed=2), rand(5, 8, seed=3)
+            rand(2, 5, 4, 8, dtype=dt), rand(2, 5, 2, 8, dtype=dt, seed=1), *_tables(5, 8, torch.float32)
         ),
         kernels={"npu_rotary_mul"},
     ),
@@ -438,8 +470,8 @@ def compare(case, spec: Spec, dtype, expected: Traced, actual: Traced, npu_calls
     assert spec.kernels <= set(npu_calls), f"the port did not call {spec.kernels - set(npu_calls)}"
     assert not GPU_FUNCTIONS & set(npu_calls), "the port still called a GPU function"
     assert len(expected.outputs) == len(actual.outputs)
-    for e, a in zip(expected.outputs, actual.outputs):
-        assert a.shape == e.shape and a.dtype == e.dtype == dtype
+    for i, (e, a) in enumerate(zip(expected.outputs, actual.outputs)):
+        assert a.shape == e.shape and a.dtype == e.dtype == (torch.float32 if i in spec.float32_outputs else dtype)
         assert e.device.type == "cpu" and a.device.type == device, (e.device, a.device)
         torch.testing.assert_close(a.detach().cpu(), e.detach(), **TOLERANCE[dtype])
     if spec.no_backward:

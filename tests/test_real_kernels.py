@@ -127,3 +127,36 @@ def test_deepspeed_kernels_and_extensions_are_tagged_once(deepspeed: Path) -> No
             ast.parse(file.new_bytes, filename=file.path)
         again = handler_for(Path(file.path)).port(file.new_bytes, Selection(), {})
         assert again.new_text is None or again.source.encode(again.new_text) == file.new_bytes, file.path
+
+
+CAUSAL_CONV1D = ("causal-conv1d", "1.7.0")  # setup.py's CUDAExtension, csrc/causal_conv1d.cpp's PYBIND11_MODULE
+
+
+@pytest.fixture(scope="module")
+def causal_conv1d() -> Path:
+    try:
+        root = corpora.fetch(*CAUSAL_CONV1D, sdist=True)
+    except (subprocess.CalledProcessError, OSError, ValueError) as error:
+        # (pip builds the sdist's metadata, which imports torch: where that fails, unpack it by hand as the
+        # module docstring says, with `pip download --no-build-isolation`)
+        pytest.skip(f"cannot download the causal-conv1d {CAUSAL_CONV1D[1]} sdist: {error}")
+    return root / "causal_conv1d-1.7.0"
+
+
+def test_causal_conv1d_calls_of_its_extension_ops_name_the_cpp_binding(causal_conv1d: Path) -> None:
+    """Issue 16 §3: the ops bound in csrc/causal_conv1d.cpp (PYBIND11_MODULE(TORCH_EXTENSION_NAME), named
+    causal_conv1d_cuda by setup.py) are flagged where cpp_functions.py calls them, naming the binding."""
+    result = run([causal_conv1d], RunConfig(selection=Selection(select=("NPU502",)), jobs=1, cache=False))
+    assert not result.errors
+    sites = {
+        (Path(f.path).name, finding.line): finding.message
+        for f in result.files
+        for finding in f.findings
+        if "causal_conv1d.cpp" in finding.message
+    }
+    assert sorted(sites) == [("cpp_functions.py", 22), ("cpp_functions.py", 55), ("cpp_functions.py", 82)]
+    for message in sites.values():
+        assert "of the CUDA extension causal_conv1d_cuda (bound in csrc/causal_conv1d.cpp)" in message
+    [ported] = [f for f in result.changed if f.path.endswith("cpp_functions.py")]
+    assert ported.new_bytes is not None
+    ast.parse(ported.new_bytes)

@@ -32,3 +32,9 @@ def unified_diff(display_path: str, old: str, new: str, context: int = 3) -> str
         else:
             out.append(line + "\n" + NO_NEWLINE)
     return "".join(out)
+
+
+def new_file_diff(display_path: str, new: str) -> str:
+    """The diff that creates a file: ``--- /dev/null`` then ``+++ b/<path>``, as ``git apply`` expects."""
+    diff = unified_diff(display_path, "", new)
+    return diff.replace(f"--- a/{display_path}\n", "--- /dev/null\n", 1)

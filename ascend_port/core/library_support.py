@@ -114,3 +114,11 @@ def transformers_pin(texts: list[str]) -> str | None:
 
 def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+
+def at_least(version: str, since: tuple[int, ...]) -> bool:
+    """Is ``version`` ("4.56", "4.56.1") ``since`` or later? Missing parts count as 0, so a requirement written
+    `transformers>=4.56` is 4.56.0 (a plain tuple comparison puts (4, 56) below (4, 56, 0))."""
+    have = version_tuple(version)
+    width = max(len(have), len(since))
+    return have + (0,) * (width - len(have)) >= tuple(since) + (0,) * (width - len(since))

@@ -12,6 +12,7 @@ Written from the ops' documented semantics, not from any implementation. Sources
 - [SWIGLU] npu_swiglu: torch_npu 2.14.0 docstring, ascend-api-facts.md §2.3.
 - [MINDIE] MindIE-SD 3.1.0 attention_forward, ascend-api-facts.md §4.
 - [REF]    a rule the earlier reference (tests/npu_reference.py) already enforced.
+- [AMP]    torch_npu's autocast op lists, which follow torch's CUDA ones (issue 18's audit: layer_norm in float32).
 
 Where the documentation constrains an argument, these references *enforce* it and raise (the real op would fail on
 the device), so a port that passes something the real op rejects fails here too. A violation raises
@@ -26,6 +27,7 @@ entry): like torch_npu, its output does not require grad, and the first call tha
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from numbers import Integral, Real
 
@@ -42,7 +44,10 @@ __all__ = [
     "npu_gemma_rms_norm",
     "npu_rms_norm",
     "npu_rotary_mul",
+    "npu_autocast",
     "npu_swiglu",
+    "NPU_AUTOCAST_FP32",
+    "ROTARY_MAX_BN",
 ]
 
 INT_MAX = 2147483647
@@ -426,12 +431,19 @@ def _rotate_interleaved(x: torch.Tensor) -> torch.Tensor:
     return torch.stack((-x[..., 1::2], x[..., ::2]), dim=-1).flatten(-2)
 
 
+ROTARY_MAX_BN = 1000  # [ROPE] "B,N<1000"
+
+
 def _check_rotary_shapes(op: str, x: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor, mode: str) -> None:
     # [ROPE] "4-D only"
     for name, t in (("input", x), ("r1", r1), ("r2", r2)):
         _check(t.dim() == 4, op, f"npu_rotary_mul takes 4-D tensors, {name} is {t.dim()}-D")
     d = x.shape[-1]
     _check(d % 2 == 0 and d < 896, op, f"head dim D must be even and < 896, got {d}")  # [ROPE] "D<896 and even"
+    # [ROPE] "B,N<1000": in every layout the two dims other than S and D (BNSD, BSND: 0 and 1 or 0 and 2, SBND: 1
+    # and 2) are B and N; no dim but the sequence's may reach 1000
+    small = sorted(x.shape[:3])[:2]
+    _check(all(n < ROTARY_MAX_BN for n in small), op, f"B and N must be below {ROTARY_MAX_BN}, got {tuple(x.shape)}")
     _check(r1.shape == r2.shape, op, f"r1 and r2 must have the same shape, got {tuple(r1.shape)}, {tuple(r2.shape)}")
     # [ROPE] r1/r2 "对应input layout": BNSD x -> 11SD, B1SD, BNSD (BSND -> 1S1D, BS1D, BSND; SBND -> S11D, SB1D,
     # SBND): every dim of r1 is 1 or x's, the last one D
@@ -463,6 +475,14 @@ def npu_rotary_mul(input, r1, r2, rotary_mode="half", rotate=None):
     _floating(op, input=input)  # [ROPE] "数据类型float16,bfloat16,float32"
     _floating(op, r1=r1, r2=r2)
     _check_rotary_shapes(op, input, r1, r2, rotary_mode)
+    # [ROPE] cos/sin tables in [-1, 1] (a cos/sin of the angles): YaRN's mscale and LongRoPE's attention factor
+    # scale them above 1, outside what the kernel is documented for
+    for name, t in (("r1", r1), ("r2", r2)):
+        _check(
+            not t.numel() or float(t.detach().abs().max()) <= 1.0 + 1e-3,
+            op,
+            f"{name} must hold cos/sin values in [-1, 1], got max |{name}| = {float(t.detach().abs().max()):.4g}",
+        )
     # Mixed dtypes (a bf16 input under autocast with fp32 tables) are accepted: the op casts r1 and r2 to the
     # input's dtype and returns the input's dtype (op-plugin op_plugin/ops/opapi/RotaryMulKernelNpuOpApi.cpp,
     # isRotaryMulMixDtypeSupport), where the eager expression would have promoted to fp32.
@@ -485,6 +505,37 @@ def npu_swiglu(self, dim=-1):
     _check(self.shape[dim] % 2 == 0, op, f"the split dim {dim} must have an even size, got {self.shape[dim]}")
     a, b = self.float().chunk(2, dim=dim)
     return (F.silu(a) * b).to(self.dtype)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Autocast on the NPU
+#
+# [AMP] torch_npu's autocast follows torch's CUDA lists: conv/matmul/linear run in the autocast dtype; layer_norm,
+# group_norm, pow, rsqrt, the losses (and softmax, to a float32 output) in float32, so `F.layer_norm(bf16 x)` under
+# `torch.autocast("npu")` returns float32 (CPU autocast keeps it in bf16). Only layer_norm is emulated below.
+
+NPU_AUTOCAST_FP32 = frozenset({"layer_norm", "group_norm", "pow", "rsqrt", "mse_loss", "nll_loss", "softmax"})
+
+
+@contextlib.contextmanager
+def npu_autocast(dtype: torch.dtype = torch.bfloat16):
+    """``torch.autocast("npu", dtype)`` on CPU: CPU autocast for the lower-precision list (linear, matmul), and
+    torch.nn.functional.layer_norm in float32 as torch_npu's fp32 list has it (nn.LayerNorm calls it too)."""
+    original = F.layer_norm
+
+    def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+        if not torch.is_autocast_enabled("cpu"):
+            return original(input, normalized_shape, weight, bias, eps)
+        with torch.autocast("cpu", enabled=False):
+            up = [t.float() if t is not None and t.is_floating_point() else t for t in (input, weight, bias)]
+            return original(up[0], normalized_shape, up[1], up[2], eps)
+
+    F.layer_norm = layer_norm
+    try:
+        with torch.autocast("cpu", dtype=dtype):
+            yield
+    finally:
+        F.layer_norm = original
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from rich.text import Text
 
 from ascend_port.core.findings import Finding
 from ascend_port.git.answers import Keys, keys_for
+from ascend_port.rules.attention.helpers import DEPENDS
 from ascend_port.rules.torch_npu_import import IMPORT_TORCH_NPU
 from ascend_port.run.hunks import FileChange, LineEdit, apply_edits, split_lines
 
@@ -394,6 +395,7 @@ class Review:
         edited = [h for h in hunks if h.decision and h.edit is not None]
         if any(h.decision and h.needs_import() for h in hunks):
             self._pull_in_import(file, accepted_changes, edited)
+        self._pull_in_helpers(file, accepted_changes, edited)
         units = [(file.edits((i,))[0], list(file.findings_of[i])) for i in sorted(accepted_changes)]
         for hunk in edited:
             assert hunk.edit is not None
@@ -410,6 +412,31 @@ class Review:
             if needed and not covered:
                 accepted_changes.add(i)
                 self._say(f"{file.path}: `import torch_npu` is applied too: the accepted rewrites need it.")
+
+    def _pull_in_helpers(self, file: FileChange, accepted_changes: set[int], edited: list[Hunk]) -> None:
+        """Add to ``accepted_changes`` the change that defines an attention helper an accepted change calls (the
+        port writes the helpers into the module; after the review, run/shared_helpers.py moves the accepted ones
+        to the project's shared module, so an import can never point at a refused one)."""
+        added = [b"".join(file.new_lines[c.new_start : c.new_end]) for c in file.changes]
+        defines = {
+            name: i for i, text in enumerate(added) for name in _HELPER_DEF.findall(text) if name in HELPER_NAMES
+        }
+        if not defines:
+            return
+        texts = [added[i] for i in accepted_changes] + [b"".join(h.edit.lines) for h in edited if h.edit is not None]
+        called = {name for text in texts for name in _HELPER_CALL.findall(text)} & defines.keys()
+        for name in sorted(called):
+            if defines[name] not in accepted_changes:
+                accepted_changes.add(defines[name])
+                self._say(f"{file.path}: the helper {name.decode()} is applied too: the accepted rewrites call it.")
+        for name in sorted(called):
+            for dependency in DEPENDS[name.decode()]:
+                accepted_changes.add(defines.get(dependency.encode(), defines[name]))
+
+
+_HELPER_DEF = re.compile(rb"^def (_npu_\w+)\(", re.MULTILINE)
+_HELPER_CALL = re.compile(rb"\b(_npu_\w+)\(")
+HELPER_NAMES = {name.encode() for name in DEPENDS}
 
 
 def parse_edited_hunk(data: bytes) -> tuple[list[bytes], list[bytes]] | None:

@@ -24,6 +24,7 @@ class RunInfo:
     committed: bool = True
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     reviewed: str = ""  # "12 of 15 hunks accepted" after --interactive
+    target: str = ""  # the torch-npu release the port targets (what its rewrites may use)
 
 
 def _cell(text: str) -> str:
@@ -31,7 +32,8 @@ def _cell(text: str) -> str:
 
 
 def summary(plans: list[FilePlan], errors: list[FileResult], info: RunInfo) -> str:
-    lines = [HEADER, "", f"ascend-port {__version__}: branch `{info.branch}` from {info.base}.", ""]
+    target = f" for torch_npu {info.target}" if info.target else ""
+    lines = [HEADER, "", f"ascend-port {__version__}{target}: branch `{info.branch}` from {info.base}.", ""]
     if info.reviewed:
         lines += [f"Interactive review: {info.reviewed}.", ""]
     if info.committed:
@@ -78,7 +80,7 @@ def write_report(folder: Path, plans: list[FilePlan], errors: list[FileResult], 
     for plan in plans:
         target = folder / f"{plan.path}.diff"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(diff_bytes(plan.path, plan.old, plan.new))
+        target.write_bytes(diff_bytes(plan.path, plan.old, plan.new, created=not plan.old))
     (folder / "files.txt").write_text("".join(f"{plan.path}\n" for plan in plans), "utf-8")
     summary_path.write_text(summary(plans, errors, info), "utf-8")
 

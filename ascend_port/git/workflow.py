@@ -10,6 +10,7 @@ branch with an unchanged tree or on the new branch with the complete port, never
 
 from __future__ import annotations
 
+import functools
 import signal
 import tempfile
 import threading
@@ -24,16 +25,19 @@ from rich.markup import escape
 
 from ascend_port import __version__
 from ascend_port.core.catalogue import Rule
-from ascend_port.core.sources import write_atomic
+from ascend_port.core.findings import FileResult
+from ascend_port.core.sources import SourceError, decode_python, write_atomic
 from ascend_port.git.answers import Keys
 from ascend_port.git.domains import ORDER, TITLES, FilePlan, Step, port_steps, unit_steps
 from ascend_port.git.review import review_files
 from ascend_port.git.summary import RunInfo, exclude_from_git, write_report
 from ascend_port.reports import write_assessment
-from ascend_port.run.engine import RunConfig, RunResult
+from ascend_port.run.engine import RunConfig, RunResult, display_path
 from ascend_port.run.hunks import FileChange
+from ascend_port.run.shared_helpers import plan as plan_shared
 
 DEFAULT_BRANCH = "ascend-port/npu"
+ATTENTION_DOMAIN = "NPU4"  # the commit that brings the shared attention helpers (the rules that call them)
 REPORT_DIR = ".ascend-port"
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
 
@@ -198,6 +202,8 @@ def plan_files(
     for file in result.changed:
         shown = Path(file.path)
         target = shown.resolve()
+        if file.path in result.created or result.shared and any(m.path == target for m in result.shared.modules):
+            continue  # the shared attention helpers: planned by _share_helpers, after the review
         try:
             path = target.relative_to(state.root).as_posix()
         except ValueError:
@@ -274,6 +280,7 @@ class Transaction:
         ]
         self.branched = False
         self.originals: dict[Path, bytes] = {}
+        self.created: set[Path] = set()
 
     def _git_path(self, name: str) -> Path:
         return self.state.root / self.repo.git.rev_parse("--git-path", name)
@@ -287,7 +294,14 @@ class Transaction:
         self.repo.git.symbolic_ref("-m", f"ascend-port: switch to {self.options.branch}", "HEAD", self.ref)
 
     def write(self, plan: FilePlan, data: bytes) -> None:
-        self.originals.setdefault(plan.target, plan.old)
+        if plan.target not in self.originals and not plan.target.exists():
+            # A file the port creates (the shared attention helpers): the undo deletes it.
+            self.created.add(plan.target)
+            with open(plan.target, "xb") as handle:
+                handle.write(data)
+            return
+        if plan.target not in self.created:
+            self.originals.setdefault(plan.target, plan.old)
         write_file(plan.target, data)
 
     def stage(self, paths: list[str], message: str | None) -> Commit | None:
@@ -342,6 +356,8 @@ class Transaction:
                 attempt("restore the index", lambda: write_atomic(self.index, self.index_backup or b""))
             for target, data in self.originals.items():
                 attempt(f"restore {target}", lambda target=target, data=data: write_atomic(target, data))
+            for target in self.created:
+                attempt(f"remove {target}", functools.partial(target.unlink, missing_ok=True))
             if self.branched:
                 if self.branch_before:
                     attempt(
@@ -355,7 +371,7 @@ class Transaction:
         return problems
 
 
-def commit_message(prefix: str, batch: list[tuple[FilePlan, Step]]) -> str:
+def commit_message(prefix: str, batch: list[tuple[FilePlan, Step]], target: str = "") -> str:
     counts: Counter[str] = Counter()
     rules: dict[str, Rule] = {}
     for _, step in batch:
@@ -370,11 +386,14 @@ def commit_message(prefix: str, batch: list[tuple[FilePlan, Step]]) -> str:
     ]
     lines += [f"  {rid} {rules[rid].name} [{rules[rid].confidence.label}]: {counts[rid]}" for rid in sorted(counts)]
     lines += ["", "Files:"] + [f"  {path}" for path in files]
-    lines += ["", f"Made by ascend-port {__version__}; `ascend-port explain <rule>` documents each rule."]
+    made = f"Made by ascend-port {__version__}" + (f" for torch_npu {target}" if target else "")
+    lines += ["", f"{made}; `ascend-port explain <rule>` documents each rule."]
     return "\n".join(lines) + "\n"
 
 
-def run_transaction(repo: git.Repo, state: RepoState, plans: list[FilePlan], options: GitOptions) -> list[Commit]:
+def run_transaction(
+    repo: git.Repo, state: RepoState, plans: list[FilePlan], options: GitOptions, target: str = ""
+) -> list[Commit]:
     tx = Transaction(repo, state, options)
     interrupt = DeferredInterrupt()
     commits: list[Commit] = []
@@ -390,7 +409,7 @@ def run_transaction(repo: git.Repo, state: RepoState, plans: list[FilePlan], opt
                     for plan, step in batch:
                         tx.write(plan, step.data)
                         interrupt.check()
-                    commit = tx.stage([plan.path for plan, _ in batch], commit_message(prefix, batch))
+                    commit = tx.stage([plan.path for plan, _ in batch], commit_message(prefix, batch, target))
                     assert commit is not None
                     commits.append(commit)
                     interrupt.check()
@@ -446,6 +465,46 @@ def _review(
     return kept, f"{accepted} of {sum(r.total for r in reviewed)} hunks accepted"
 
 
+def _share_helpers(
+    plans: list[FilePlan], result: RunResult, state: RepoState, config: RunConfig, err: Console
+) -> list[FilePlan]:
+    """The attention helpers of the planned (after a review: the accepted) files moved to the modules the port
+    writes once per package (run/shared_helpers.py), committed with the attention domain; every step of an
+    importing file imports them instead of defining them. ``result`` and the per-file diffs of the report follow."""
+    shared = result.shared
+    if shared is None:
+        texts = []
+        for plan in plans:
+            try:
+                texts.append((plan.target, decode_python(plan.new).text))
+            except SourceError:
+                continue
+        shared = plan_shared(texts, config.options.get("attention_backend", "torch_npu"), result.roots)
+        for note in shared.notes:
+            err.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
+        result.shared = shared
+    by_path = {str(Path(f.path).resolve()): f for f in result.changed}
+    for plan in plans:
+        plan.new = shared.rewrite(plan.target, plan.new)
+        for step in plan.steps:
+            step.data = shared.rewrite(plan.target, step.data)
+        if (file := by_path.get(str(plan.target))) is not None and file.new_bytes is not None:
+            file.new_bytes = plan.new
+    modules = []
+    for module in shared.modules:
+        data = module.text.encode("utf-8")
+        old = module.path.read_bytes() if module.existing else b""
+        if old == data:
+            continue
+        shown = display_path(module.path)
+        if not module.existing and all(f.path != shown for f in result.files):
+            result.files.append(FileResult(shown, new_bytes=data))
+            result.created.add(shown)
+        path = module.path.relative_to(state.root).as_posix()  # (beside files of the repository: inside it)
+        modules.append(FilePlan(path, module.path, old, data, [], [Step(ATTENTION_DOMAIN, data, Counter())]))
+    return sorted([*plans, *modules], key=lambda plan: plan.path)
+
+
 def apply_to_repository(
     paths: list[Path],
     config: RunConfig,
@@ -472,6 +531,7 @@ def apply_to_repository(
         else:
             for plan in plans:
                 plan.steps = port_steps(plan, config.selection, config.options)
+        plans = _share_helpers(plans, result, state, config, err)
     except KeyboardInterrupt:
         raise WorkflowError("interrupted: nothing was changed", EXIT_INTERRUPTED) from None
     for path, why in left_out:
@@ -487,7 +547,7 @@ def apply_to_repository(
         )
         return status
 
-    commits = run_transaction(repo, state, plans, options)
+    commits = run_transaction(repo, state, plans, options, result.target)
 
     # The port is complete from here on; the report is a by-product and its failure only a warning.
     info = RunInfo(
@@ -497,6 +557,7 @@ def apply_to_repository(
         options.commit,
         left_out,
         reviewed,
+        result.target,
     )
     with DeferredInterrupt():
         try:

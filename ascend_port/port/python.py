@@ -89,7 +89,7 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
 
 def _port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
     classes = active_transformers(selection)
-    matches = _trigger_matches(text, classes)
+    matches = _trigger_matches(text, classes, options or {})
     if not matches:
         return PortOutcome(None)
     family = (options or {}).get(FAMILY_OPTION, "")
@@ -141,10 +141,16 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     return PortOutcome(new_text, findings)
 
 
-def _trigger_matches(text: str, classes: tuple[type[PortTransformer], ...]) -> list[tuple[int, Hashable]]:
+def _trigger_matches(
+    text: str, classes: tuple[type[PortTransformer], ...], options: Mapping[str, str]
+) -> list[tuple[int, Hashable]]:
     """The triggers' matches (start offset, scope) in ``text``, less those in triple-quoted strings (usage examples in
-    docstrings)."""
+    docstrings). A transformer's ``option_triggers(text, options)`` adds matches that no fixed pattern can find (the
+    calls of names a module imports from the project's CUDA extensions)."""
     matches = trigger_filter(classes).matches(text)
+    extra = [m for cls in classes if (more := getattr(cls, "option_triggers", None)) for m in more(text, options)]
+    if extra:
+        matches = sorted({*matches, *extra}, key=lambda item: item[0])
     if matches and (strings := triple_quoted_spans(text)):
         matches = [m for m in matches if not inside(strings, m[0])]
     return matches

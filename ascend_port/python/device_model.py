@@ -516,9 +516,15 @@ def cuda_member_without_npu(family: str | None) -> str | None:
 
 NPU_AWARE_OPTION = "npu-aware"  # set ("1") for every file of a project that already supports the NPU
 # What the port itself never writes: an NPU availability helper, a guarded `import torch_npu`, NPU modules.
+# What an earlier port wrote (the attention and padding helpers of rules/attention/helpers.py, the guarded import of
+# rules/torch_npu_import.py) is no sign of the project's own NPU support: a project ported once gets its new CUDA
+# code ported on the next run too.
+_PORT_HELPERS = rb"_npu_(?:flash_attn|memory_efficient_attention|index_first_axis|index_put_first_axis|unpad_input|pad_input)"
+_PORT_GUARD_NOTE = rb"registers the npu device where torch_npu is installed"
 _NPU_SUPPORT = re.compile(
-    rb"is_(?:torch_)?npu_available|def \w*(?<![A-Za-z])npu(?![a-z])\w*\("  # `def is_npu(`, not `def input(`
-    rb"|(?:try|if [^\n]*):[ \t]*\r?\n[ \t]+import torch_npu\b"
+    rb"is_(?:torch_)?npu_available"
+    rb"|def (?!" + _PORT_HELPERS + rb"\()\w*(?<![A-Za-z])npu(?![a-z])\w*\("  # `def is_npu(`, not `def input(`
+    rb"|(?:try|if [^\n]*):[ \t]*\r?\n[ \t]+import torch_npu\b(?![^\n]*" + _PORT_GUARD_NOTE + rb")"
 )
 
 

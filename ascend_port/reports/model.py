@@ -352,7 +352,8 @@ def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
     for file in result.files:
         if file.error or file.skipped:
             continue
-        data = _old_bytes(file, old)
+        # (a file the port creates, the shared attention helpers, is empty before: all its lines are changed ones)
+        data = b"" if file.path in result.created else _old_bytes(file, old)
         if data is not None:
             texts[file.path] = data
         lines_total = _line_count(data) if data is not None else 0

@@ -86,8 +86,8 @@ _OWN: tuple[Package, ...] = (
         "apex",
         "apex amp_C",
         REPLACE,
-        "torch.npu.amp, torch_npu.optim.NpuFused*, Ascend's apex patch",
-        "amp_C (apex's CUDA extension) must be removed; FusedAdam -> torch_npu.optim.NpuFusedAdamW",
+        "torch.npu.amp, torch.optim (AdamW, SGD), Ascend's apex patch",
+        "amp_C (apex's CUDA extension) must be removed; FusedAdam -> torch.optim.AdamW (NPU505)",
     ),
     _p(
         "nvidia-ml-py",

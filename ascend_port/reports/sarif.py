@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, Rule
 from ascend_port.reports.model import DOMAIN_TITLES, Placed, Report, ReportEdit
 
@@ -148,6 +149,8 @@ def document(report: Report) -> dict[str, Any]:
                     {"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications}
                 ],
                 "results": [_result(p, index) for p in report.placed],
+                # (what the rewrites may use: a port for another torch-npu release differs)
+                "properties": {"torch_npu": report.target or npu_api.newest_release()},
             }
         ],
     }

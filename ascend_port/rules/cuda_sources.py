@@ -155,3 +155,46 @@ class CudaSourceHandler:
         kernels = global_kernels(source.text)
         line = kernels[0][1] if kernels else 1
         return Ported(source, None, [Finding(CUDA_SOURCE_FILE, line, summary(kernels), applied=False)])
+
+
+# --- the ops a C++/CUDA source binds for Python (read by run/project_facts.py for NPU502's call sites) ------------
+
+# `PYBIND11_MODULE(name, m)`, `TORCH_LIBRARY(ns, m)`, `TORCH_LIBRARY_FRAGMENT(ns, m)`, `TORCH_LIBRARY_IMPL(ns, KEY, m)`
+_BINDING = re.compile(r"\b(PYBIND11_MODULE|TORCH_LIBRARY(?:_FRAGMENT|_IMPL)?)\s*\(")
+# The module name a setup.py gives the extension in place of the macro's argument.
+EXTENSION_NAME_MACRO = "TORCH_EXTENSION_NAME"
+
+
+def bindings(text: str) -> list[tuple[str, str]]:
+    """(where, op) for every op bound in C++ source ``text``: ``where`` is the pybind11 module's name
+    (``TORCH_EXTENSION_NAME`` when setup.py names it) or ``torch.ops.<ns>`` for a ``TORCH_LIBRARY`` namespace. A
+    ``TORCH_LIBRARY_IMPL`` block counts for CUDA keys only (a CPU kernel is not what the NPU lacks)."""
+    code = strip_code(text)  # (literals blanked: braces and parentheses in strings and comments do not count)
+    found: list[tuple[str, str]] = []
+    for match in _BINDING.finditer(code):
+        close = _skip_parens(code, match.end() - 1)
+        args = [a.strip() for a in code[match.end() : close - 1].split(",")]
+        body_start = code.find("{", close)
+        if len(args) < 2 or body_start < 0 or code[close:body_start].strip():
+            continue  # a declaration or another use of the macro's name
+        if match.group(1) == "TORCH_LIBRARY_IMPL" and (len(args) < 3 or "CUDA" not in args[1]):
+            continue
+        where = args[0] if match.group(1) == "PYBIND11_MODULE" else f"torch.ops.{args[0]}"
+        body_end = _skip_braces(code, body_start)
+        calls = re.compile(rf'\b{re.escape(args[-1])}\s*\.\s*(?:def|impl)\s*\(\s*"(?:\w+::)?([A-Za-z_]\w*)')
+        # (matched in the text, where the op's string is; a call inside a comment is blank in ``code``)
+        found += [(where, op.group(1)) for op in calls.finditer(text, body_start, body_end) if code[op.start()] != " "]
+    return found
+
+
+def _skip_braces(code: str, i: int) -> int:
+    """Index just after the balanced brace group that starts at ``code[i] == "{"``."""
+    depth = 0
+    for j in range(i, len(code)):
+        if code[j] == "{":
+            depth += 1
+        elif code[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return len(code)

@@ -9,13 +9,16 @@ mechanical on Triton-Ascend (where libdevice lives, how launch code finds the de
 from __future__ import annotations
 
 import ast
+import json
 import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.names import build_dotted, dotted, names_in
-from ascend_port.python.scopes import Trigger
+from ascend_port.python.scopes import Scope, Trigger, statement
 from ascend_port.python.transformer import PortTransformer
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
@@ -97,9 +100,13 @@ CUDA_EXTENSION = rule(
     is the size of that work. `CppExtension` alone gets no TODO, and `BuildExtension` gets one where a build uses
     it (`cmdclass=...`) in a module that builds CUDA sources. The Python call sites of the extension's ops get a
     TODO too: calls through the module a JIT build returns (`ops = load(..., sources=["k.cu"])`, then
-    `ops.scale(x)`), through an imported compiled module named for CUDA (`selective_scan_cuda.fwd(...)`), and of
-    custom operators `torch.ops.<ns>.<op>` outside torch's, torch_npu's and other devices' namespaces and those the
-    module defines in Python (`torch.library.custom_op("ns::op")`).
+    `ops.scale(x)`), through an imported compiled module named for CUDA (`selective_scan_cuda.fwd(...)`, or
+    `from fused_cuda import fwd`, then `fwd(x)`), and of custom operators `torch.ops.<ns>.<op>` outside torch's,
+    torch_npu's and other devices' namespaces and those the module defines in Python
+    (`torch.library.custom_op("ns::op")`). A run over a project also reads its C++/CUDA sources: the ops that
+    `PYBIND11_MODULE` and `TORCH_LIBRARY`/`TORCH_LIBRARY_IMPL(ns, CUDA, ...)` bind, under the module name
+    setup.py's `CUDAExtension("pkg._C", ...)` gives them; a call of such an op through any import of that module
+    (`import pkg._C as ext; ext.op(x)`, `from pkg import _C`) gets the TODO, which names the C++ file that binds it.
 
     Before:
         from setuptools import setup
@@ -224,6 +231,9 @@ BUILTIN_OP_NAMESPACES = {
     "torch_ipex",
     "ipex",
 }
+# The port option that carries the ops the project's C++/CUDA sources bind for Python (run/project_facts.py): JSON,
+# extension module ("pkg._C"; "torch.ops.<ns>" for a TORCH_LIBRARY namespace) -> op -> the C++ files that bind it.
+EXTENSION_OPS_OPTION = "extension-ops"
 # "ns::op" or a Library("ns", ...) in the module: an operator defined in Python (torch.library), not in CUDA.
 _PYTHON_OP = re.compile(r"^(\w+)::\w+")
 
@@ -284,6 +294,59 @@ def extension_modules(tree: ast.Module, aliases: dict[str, str]) -> dict[str, st
         if base and ".".join([base, *reversed(parts)]) in loaders and _ast_builds_cuda(node.value):
             found.update({t.id: t.id for t in node.targets if isinstance(t, ast.Name)})
     return found
+
+
+@lru_cache(maxsize=16)
+def project_ops(option: str) -> dict[str, dict[str, str]]:
+    """The EXTENSION_OPS_OPTION's value read back (empty for none or a value this version cannot read)."""
+    try:
+        value = json.loads(option) if option else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _project_module(qualified: str, modules: Iterable[str]) -> tuple[str, str] | None:
+    """(extension module, op) when ``qualified`` names an op of one of the project's extensions."""
+    for module in modules:
+        if not module.startswith("torch.ops.") and qualified.startswith(module + "."):
+            return module, qualified[len(module) + 1 :].split(".")[0]
+    return None
+
+
+# One import statement: `from X import a as b, c` (parenthesized over lines too) or `import X.y as z, w`.
+_IMPORT_LINE = re.compile(
+    r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))", re.MULTILINE
+)
+
+
+def extension_call_sites(text: str, options: Mapping[str, str]) -> list[tuple[int, Scope]]:
+    """Trigger matches for the call sites of what a module imports from a CUDA extension (``from x_cuda import
+    fwd``; ``fwd(x)``, or ``import pkg._C as ext``; ``ext.op(x)`` for a module the project's C++ binds): the call
+    line itself names no trigger, and which names are the extension's depends on the module's imports."""
+    modules = [m for m in project_ops(options.get(EXTENSION_OPS_OPTION, "")) if not m.startswith("torch.ops.")]
+    if "_cuda" not in text and not any(m.rsplit(".", 1)[-1] in text for m in modules):
+        return []  # (most modules: one search)
+
+    def extension(qualified: str) -> bool:
+        parts = qualified.split(".")
+        return _project_module(qualified + ".", modules) is not None or (
+            parts[0] not in NOT_EXTENSIONS and any(EXTENSION_MODULE.search(p) for p in parts)
+        )
+
+    names = set()
+    for match in _IMPORT_LINE.finditer(text):
+        items = (match.group(2) or match.group(3)).strip().strip("()").split(",")
+        for item in (i.split() for i in items):
+            if not item or (len(item) != 1 and (len(item) != 3 or item[1] != "as")):
+                continue
+            imported = f"{match.group(1)}.{item[0]}" if match.group(1) else item[0]
+            if extension(imported):
+                names.add(item[-1] if len(item) == 3 or match.group(1) else imported)
+    if not names:
+        return []
+    calls = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b(?:\s*\.\s*\w+)*\s*\(")
+    return [(m.start(), statement) for m in calls.finditer(text)]
 
 
 # Forks of Triton that projects import in its place (`import triton_pre_mlir as triton`, MPT's and LLM Foundry's
@@ -403,6 +466,8 @@ class KernelTransformer(PortTransformer):
         r"torch\.ops\.\w+\.",
     )
     RULES = (TRITON_KERNEL, TRITON_LIBDEVICE, CUDA_EXTENSION, TRITON_ACTIVE_DEVICE)
+    # (read by port/python.py beside TRIGGERS: triggers that depend on the module's imports and the port options)
+    option_triggers = staticmethod(extension_call_sites)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -578,10 +643,20 @@ class KernelTransformer(PortTransformer):
             and parts[2] not in BUILTIN_OP_NAMESPACES
             and parts[2] not in self._python_ops()
         ):
+            where = (
+                self._project_ops().get(f"torch.ops.{parts[2]}", {}).get(parts[3]) or "the project's C++/CUDA sources"
+            )
             return (
-                f"torch.ops.{parts[2]}.{parts[3]} is a custom operator (TORCH_LIBRARY in the project's C++/CUDA "
-                "sources): give it an NPU kernel (an Ascend C operator registered for PrivateUse1) or replace it "
-                "with torch/torch_npu ops"
+                f"torch.ops.{parts[2]}.{parts[3]} is a custom operator (TORCH_LIBRARY in {where}): give it an NPU "
+                "kernel (an Ascend C operator registered for PrivateUse1) or replace it with torch/torch_npu ops"
+            )
+        if qualified and (found := _project_module(qualified, self._project_ops())) is not None:
+            module, name = found
+            binding = self._project_ops()[module].get(name)
+            return (
+                f"{cst.Module([]).code_for_node(func)}() is an op of the CUDA extension {module}"
+                f"{f' (bound in {binding})' if binding else ''}: it has no NPU build; port its kernel to an Ascend C "
+                "operator or replace the call with torch/torch_npu ops"
             )
         base = func
         while isinstance(base, cst.Attribute):
@@ -599,6 +674,9 @@ class KernelTransformer(PortTransformer):
             f"{op}() is an op of the CUDA extension {extension}: it has no NPU build; port its kernel to an Ascend C "
             "operator or replace the call with torch/torch_npu ops"
         )
+
+    def _project_ops(self) -> dict[str, dict[str, str]]:
+        return project_ops(self.ctx.options.get(EXTENSION_OPS_OPTION, ""))
 
     def _python_ops(self) -> set[str]:
         if self._python_namespaces is None:

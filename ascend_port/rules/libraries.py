@@ -7,7 +7,7 @@ import ast
 
 import libcst as cst
 
-from ascend_port.core import library_support
+from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Trigger, imported
@@ -42,27 +42,40 @@ APEX_OPTIMIZER = rule(
     "NPU505",
     "apex-fused-optimizer",
     MEDIUM,
-    "`apex.optimizers.FusedAdam`/`FusedSGD` -> `torch_npu.optim.NpuFusedAdamW`/`NpuFusedAdam`/`NpuFusedSGD`.",
+    "`apex.optimizers.FusedAdam`/`FusedSGD` -> `torch.optim.AdamW`/`Adam`/`SGD` (foreach kernels on NPU), where the "
+    "module keeps fp32 parameters and loads no optimizer checkpoint.",
     """
-    apex's `FusedAdam` is AdamW unless `adam_w_mode=False` (then Adam), so it becomes `NpuFusedAdamW` or
-    `NpuFusedAdam`. apex's default `weight_decay` is 0 and `NpuFusedAdamW`'s is 0.01, so `weight_decay=0.0` is
-    written out when the call does not set it. apex-only arguments with their default values (`bias_correction=
-    True`, `capturable=False`, `master_weights=False`, `set_grad_none`) are dropped; any other (a third positional
-    argument, `bias_correction=False`, `**kwargs`, an `adam_w_mode` that is not a literal) leaves the call with an
-    NPU506 TODO. `FusedSGD` takes the same arguments as `NpuFusedSGD` (its apex-only flags are dropped).
-    `from apex.optimizers import FusedAdam` (also `as Adam`, Megatron's spelling) becomes an import of the torch_npu
-    class under the same name only where every use of the name in the module is a call that was ported: a call
-    left with a TODO, or a use that is no call (`partial(FusedAdam, ...)`, a dict of optimizer classes), would
-    otherwise get NpuFusedAdamW's defaults (weight_decay 1e-2 instead of apex's 0) or arguments it rejects, so there
-    the apex import stays, with the NPU506 TODO. Review: torch_npu's fused optimizers must be built after the model is
-    on the NPU, and the parameters must not be re-created afterwards.
+    apex's `FusedAdam` is AdamW unless `adam_w_mode=False` (then Adam, with L2 decay), so it becomes
+    `torch.optim.AdamW` or `torch.optim.Adam`; `FusedSGD` becomes `torch.optim.SGD`. They compute apex's update
+    (bias-corrected moments, `sqrt(v_hat) + eps`, decoupled decay for AdamW; SGD's momentum buffer starts as the
+    first gradient) and torch picks their foreach kernels on the NPU (torch_npu registers it as a foreach device on
+    Atlas A2 and later). torch_npu's own `NpuFusedAdamW`/`NpuFusedSGD` are not the target: they raise for bf16
+    parameters (apex supports them) and for `zero_grad(set_to_none=True)` (accelerate calls it), and they update
+    flat buffers that miss a gradient reset to None and re-created by backward (`model.zero_grad()`), a parameter
+    re-allocated after construction, or one that gets its first gradient late. torch's `fused=True` is not written
+    either: it needs a `_fused_adamw_` kernel for the device, which depends on the torch_npu release. apex's default
+    `weight_decay` is 0 and AdamW's is 1e-2, so `weight_decay=0.0` is written out when the call does not set it.
+    apex-only arguments with their default values (`bias_correction=True`, `capturable=False`, `master_weights=
+    False`, `set_grad_none`) are dropped; any other (a third positional argument, `bias_correction=False`,
+    `**kwargs`, an `adam_w_mode` that is not a literal) leaves the call with an NPU506 TODO.
+
+    Every apex optimizer call of a module keeps the NPU506 TODO where the port would change the training: where the
+    module makes parameters fp16 or bf16 (`.half()`, `.bfloat16()`, `torch.float16`/`bfloat16`/`half` outside
+    `autocast(...)`, e.g. `torch_dtype=torch.bfloat16`), since apex keeps the moments of such parameters in fp32 and
+    torch in the parameter's dtype (fp16 moments underflow); where it calls `load_state_dict` on an optimizer (a receiver whose
+    name contains `opt`), since an apex checkpoint keeps `step` per parameter group and torch.optim wants it per
+    parameter (it raises KeyError 'step'); and where the module does not import torch. A dtype chosen at run time
+    from a string or a config (`--bf16`) is not visible to a static port: review that. An apex import is removed
+    (NPU408) only where every use of its name was a ported call; a use that is no call (`partial(FusedAdam, ...)`,
+    a dict of optimizer classes) keeps the apex import with the NPU506 TODO.
 
     Before:
+        import torch
         from apex.optimizers import FusedAdam
         opt = FusedAdam(model.parameters(), lr=1e-4)
     After:
-        from torch_npu.optim import NpuFusedAdamW as FusedAdam
-        opt = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=1e-4, weight_decay=0.0)
+        import torch
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0)
     """,
 )
 APEX = rule(
@@ -76,8 +89,9 @@ APEX = rule(
     Each `from apex... import` (after a plain `import apex`: each apex use) gets a TODO naming the replacement:
     `torch.autocast("npu")` with `torch.npu.amp.GradScaler` for `apex.amp`, `torch.nn.parallel.
     DistributedDataParallel` for `apex.parallel`, `torch.nn.LayerNorm`/`torch.nn.RMSNorm` or
-    `torch_npu.npu_rms_norm` for `apex.normalization` (unless another rule already rewrote it), `torch_npu.optim`
-    for the other fused optimizers, and `torch._foreach_*` for `multi_tensor_applier`.
+    `torch_npu.npu_rms_norm` for `apex.normalization` (unless another rule already rewrote it; `torch.nn.RMSNorm`
+    only where the target torch-npu's torch has it, 2.4 and later), `torch_npu.optim` for the other fused
+    optimizers, and `torch._foreach_*` for `multi_tensor_applier`.
 
     Before:
         from apex import amp
@@ -171,10 +185,10 @@ APEX_WAYS: tuple[tuple[str, str], ...] = (
     ),
     (
         "apex.optimizers.FusedAdam",
-        "apex FusedAdam: use torch_npu.optim.NpuFusedAdamW (adam_w_mode=True, apex's "
-        "default; apex's weight_decay default is 0) or NpuFusedAdam",
+        "apex FusedAdam: use torch.optim.AdamW (adam_w_mode=True, apex's default; apex's weight_decay default "
+        "is 0) or torch.optim.Adam",
     ),
-    ("apex.optimizers.FusedSGD", "apex FusedSGD: use torch_npu.optim.NpuFusedSGD"),
+    ("apex.optimizers.FusedSGD", "apex FusedSGD: use torch.optim.SGD"),
     (
         "apex.optimizers",
         "apex fused optimizers: use torch_npu.optim.NpuFused* or torch.optim.<Optimizer>(foreach=True)",
@@ -196,7 +210,6 @@ APEX_OPTIMIZERS = {
     "apex.optimizers.FusedSGD": "sgd",
     "apex.optimizers.fused_sgd.FusedSGD": "sgd",
 }
-IMPORT_REPLACEMENT = {"FusedAdam": "NpuFusedAdamW", "FusedSGD": "NpuFusedSGD"}
 # apex-only keyword -> the literal values that can be dropped because they are what torch_npu does anyway.
 ADAM_DROPPABLE = {
     "bias_correction": ("True",),
@@ -221,8 +234,20 @@ def library_way(path: str) -> str | None:
     return next((way for prefix, way in (*LIBRARIES, *library_support.import_ways()) if _matches(path, prefix)), None)
 
 
-def apex_way(path: str) -> str | None:
-    return next((way for prefix, way in APEX_WAYS if _matches(path, prefix)), None)
+RMS_NORM_SINCE = (2, 4)  # the first torch with torch.nn.RMSNorm
+
+
+def apex_way(path: str, torch: tuple[int, ...] = ()) -> str | None:
+    """The way forward for an apex path; for a target whose ``torch`` (its version as numbers) has no
+    torch.nn.RMSNorm, the RMSNorm ways name only torch_npu's."""
+    way = next((way for prefix, way in APEX_WAYS if _matches(path, prefix)), None)
+    if way is not None and torch and torch < RMS_NORM_SINCE and "torch.nn.RMSNorm" in way:
+        shown = ".".join(str(n) for n in torch)
+        way = (
+            f"{way.split(':')[0]}: use torch_npu.npu_rms_norm (torch.nn.RMSNorm needs torch >= 2.4; the target "
+            f"torch-npu pairs with torch {shown})"
+        )
+    return way
 
 
 def _imported_paths(node: cst.Import | cst.ImportFrom) -> list[str]:
@@ -271,6 +296,8 @@ class LibraryTransformer(PortTransformer):
         # apex TODOs wait for the end of their statement, since another rule may rewrite the construct meanwhile:
         # (statement depth, message, source text that must still be there).
         self._pending: list[tuple[int, str, str]] = []
+        self._blocked_known = False
+        self._blocked: str | None = None  # see _blocker
 
     # --- pending apex TODOs --------------------------------------------------------------------------------------
 
@@ -306,33 +333,6 @@ class LibraryTransformer(PortTransformer):
         return updated
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
-        paths = _imported_paths(original)
-        if (
-            paths
-            and all(
-                p.rsplit(".", 1)[0] == "apex.optimizers" and p.rsplit(".", 1)[1] in IMPORT_REPLACEMENT for p in paths
-            )
-            and self._only_ported_calls(original)
-        ):
-            assert not isinstance(updated.names, cst.ImportStar)
-            names = [
-                alias.with_changes(
-                    name=cst.Name(IMPORT_REPLACEMENT[alias.name.value]),
-                    asname=alias.asname or cst.AsName(name=cst.Name(alias.name.value)),
-                )
-                for alias in updated.names
-                if isinstance(alias.name, cst.Name)
-            ]
-            replacement = updated.with_changes(module=build_dotted("torch_npu.optim"), names=names)
-            fixed = self.fix(
-                APEX_OPTIMIZER,
-                original,
-                replacement,
-                "from apex.optimizers import ... -> torch_npu.optim (same local names)",
-                torch_npu_name=True,
-            )
-            if fixed is not None:
-                return fixed
         self._import_todos(original, updated)
         return updated
 
@@ -345,25 +345,26 @@ class LibraryTransformer(PortTransformer):
             local = alias.asname.name if alias.asname is not None else alias.name
             if path in APEX_OPTIMIZERS and isinstance(local, cst.Name):
                 kind = APEX_OPTIMIZERS[path]
-                if _uses_are_ported_calls(self.ctx.module(), local.value, kind):  # type: ignore[arg-type]
+                if self._blocker() is None and _uses_are_ported_calls(
+                    self.ctx.module(),  # type: ignore[arg-type]
+                    local.value,
+                    kind,
+                ):
                     found.add(path)
         return found
 
-    def _only_ported_calls(self, node: cst.ImportFrom) -> bool:
-        """Is every use of the names this import binds a call that leave_Call ports? The torch_npu class under the
-        apex name would otherwise reach code with other defaults (`partial(FusedAdam, ...)`, a dict of optimizer
-        classes: NpuFusedAdamW's weight_decay is 1e-2, apex's 0) or arguments it rejects (`capturable=True`)."""
-        module = self.ctx.module()
-        if module is None or isinstance(node.names, cst.ImportStar):
-            return False
-        for alias in node.names:
-            local = alias.asname.name if alias.asname is not None else alias.name
-            if not isinstance(local, cst.Name) or not isinstance(alias.name, cst.Name):
-                return False
-            kind = "adam" if alias.name.value == "FusedAdam" else "sgd"
-            if not _uses_are_ported_calls(module, local.value, kind):
-                return False
-        return True
+    def _blocker(self) -> str | None:
+        """Why no apex optimizer of this module may be ported (see _module_blocker), computed once."""
+        if not self._blocked_known:
+            self._blocked_known = True
+            module = self.ctx.module()
+            if module is None:
+                self._blocked = "the module could not be read"
+            elif self.ctx.imports.local_name_for("torch") is None:
+                self._blocked = "the module does not import torch"
+            else:
+                self._blocked = _module_blocker(module)
+        return self._blocked
 
     def _import_todos(self, original: cst.Import | cst.ImportFrom, updated: cst.Import | cst.ImportFrom) -> None:
         plain = (
@@ -377,7 +378,7 @@ class LibraryTransformer(PortTransformer):
                 self.todo(CUDA_LIBRARY, original, way)
             elif path in plain and path.split(".")[0] == "apex":
                 continue  # `import apex`: each apex use gets its TODO, and NPU408 drops the import once unused
-            elif (way := apex_way(path)) is not None:
+            elif (way := apex_way(path, npu_api.target_torch(self.ctx.options))) is not None:
                 self._apex_todo(way, updated)
 
     # --- uses ------------------------------------------------------------------------------------------------
@@ -402,7 +403,11 @@ class LibraryTransformer(PortTransformer):
         bound = self.ctx.imports.aliases.get(base.value, "") if isinstance(base, cst.Name) else ""
         if library_way(bound) is None and (way := library_way(qualified)) is not None:
             self.todo(CUDA_LIBRARY, original, way)
-        elif apex_way(bound) is not None and bound.count(".") == 0 and (way := apex_way(qualified)) is not None:
+        elif (
+            apex_way(bound) is not None
+            and bound.count(".") == 0
+            and (way := apex_way(qualified, npu_api.target_torch(self.ctx.options))) is not None
+        ):
             self._apex_todo(way, original)
         return updated
 
@@ -410,27 +415,78 @@ class LibraryTransformer(PortTransformer):
         kind = APEX_OPTIMIZERS.get(self.ctx.imports.resolve(original.func) or "")
         if kind is None:
             return updated
-        port = _port_adam(updated) if kind == "adam" else _port_sgd(updated)
+        port = self._blocker() or (_port_adam(updated) if kind == "adam" else _port_sgd(updated))
         if isinstance(port, str):
             way = apex_way("apex.optimizers.FusedAdam" if kind == "adam" else "apex.optimizers.FusedSGD")
-            self._apex_todo(f"{way}, by hand: this call has {port}", original.func)
+            reason = port if port in BLOCKERS.values() or port.startswith("the module") else f"this call has {port}"
+            self._apex_todo(f"{way}, by hand: {reason}", original.func)
             return updated
         target, args = port
-        replacement = updated.with_changes(func=build_dotted(f"torch_npu.optim.{target}"), args=args)
+        func = build_dotted(f"{self.ctx.torch_name()}.optim.{target}")
+        replacement = updated.with_changes(func=func, args=args)
         return (
             self.fix(
                 APEX_OPTIMIZER,
                 original,
                 replacement,
-                f"apex {'FusedAdam' if kind == 'adam' else 'FusedSGD'} -> torch_npu.optim.{target}",
-                torch_npu_name=True,
+                f"apex {'FusedAdam' if kind == 'adam' else 'FusedSGD'} -> torch.optim.{target}",
             )
             or updated
         )
 
 
+# Why a module's apex optimizers stay apex's (the NPU506 TODO says which): torch.optim would train differently.
+BLOCKERS = {
+    "low_precision": "the module makes parameters fp16/bf16, whose moments apex keeps in fp32 and torch.optim in "
+    "the parameter's dtype (fp16 moments underflow): keep fp32 master weights or check the moments' dtype",
+    "checkpoint": "the module loads an optimizer state_dict: apex checkpoints keep `step` per param group, "
+    "torch.optim per parameter (KeyError 'step'): convert the checkpoint or start the optimizer afresh",
+}
+_LOW_PRECISION = {"half", "float16", "bfloat16"}
+
+
+def _under_autocast(module: ast.Module) -> set[int]:
+    """The nodes inside the arguments of `autocast(...)` calls (a dtype there casts ops, not parameters)."""
+    inside: set[int] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Call) and (_dotted_ast(node.func) or "").rsplit(".", 1)[-1] == "autocast":
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                inside |= {id(n) for n in ast.walk(arg)}
+    return inside
+
+
+def _dotted_ast(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted_ast(node.value)) is not None:
+        return f"{base}.{node.attr}"
+    return None
+
+
+def _module_blocker(module: ast.Module) -> str | None:
+    """Why the module's apex optimizers must stay (a BLOCKERS message), or None: the module makes no parameter
+    fp16/bf16 (`.half()`, `.bfloat16()`, `torch.float16`/`bfloat16`/`half` outside autocast's arguments, a
+    `"bfloat16"` dtype string) and loads no optimizer state (`<...opt...>.load_state_dict(...)`)."""
+    autocast = _under_autocast(module)
+    for node in ast.walk(module):
+        if id(node) in autocast:
+            continue
+        if isinstance(node, ast.Attribute) and node.attr in _LOW_PRECISION:
+            return BLOCKERS["low_precision"]
+        if isinstance(node, ast.Constant) and node.value in ("float16", "bfloat16"):
+            return BLOCKERS["low_precision"]  # torch_dtype="bfloat16"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "load_state_dict"
+            and "opt" in ast.unparse(node.func.value).lower()
+        ):
+            return BLOCKERS["checkpoint"]
+    return None
+
+
 def _uses_are_ported_calls(module: ast.Module, name: str, kind: str) -> bool:
-    """Does ``name`` occur (at least once) and only as the function of calls whose arguments torch_npu's optimizer
+    """Does ``name`` occur (at least once) and only as the function of calls whose arguments torch.optim's optimizer
     takes (what _port_adam/_port_sgd accept), in the module as written?"""
     calls = {id(node.func): node for node in ast.walk(module) if isinstance(node, ast.Call)}
     uses = [node for node in ast.walk(module) if isinstance(node, ast.Name) and node.id == name]
@@ -512,7 +568,7 @@ def _port_adam(call: cst.Call) -> tuple[str, list[cst.Arg]] | str:
         return args
     has_decay = any(a.keyword is not None and a.keyword.value == "weight_decay" for a in args)
     if adam_w and not has_decay:
-        # apex's default weight decay is 0; NpuFusedAdamW's is 0.01.
+        # apex's default weight decay is 0; torch.optim.AdamW's is 0.01.
         decay = cst.Arg(
             keyword=cst.Name("weight_decay"),
             value=cst.Float("0.0"),
@@ -520,12 +576,12 @@ def _port_adam(call: cst.Call) -> tuple[str, list[cst.Arg]] | str:
                 whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
             ),
         )
-        return "NpuFusedAdamW", _append(call, args, decay)
-    return ("NpuFusedAdamW" if adam_w else "NpuFusedAdam"), _tidy(call, args)
+        return "AdamW", _append(call, args, decay)
+    return ("AdamW" if adam_w else "Adam"), _tidy(call, args)
 
 
 def _port_sgd(call: cst.Call) -> tuple[str, list[cst.Arg]] | str:
     args = _port_args(call, 6, SGD_KEPT, SGD_DROPPABLE, set())
     if isinstance(args, str):
         return args
-    return "NpuFusedSGD", _tidy(call, args)
+    return "SGD", _tidy(call, args)

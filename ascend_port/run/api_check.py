@@ -1,16 +1,19 @@
 """``ascend-port check-api``: the target check of the port (rules/target_api.py, NPU190) run alone over a project,
 ported or written for the NPU by hand, so that CI can keep its ``torch_npu`` / ``torch.npu`` names valid for the
-torch-npu release it pins."""
+torch-npu release it pins. Notebooks are checked too: their code cells, read as one module."""
 
 from __future__ import annotations
 
 import ast
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ascend_port.core.sources import SourceError, decode_python
+from ascend_port.core.porting import PortError
+from ascend_port.core.sources import SourceError, decode_python, decode_text
+from ascend_port.formats.jsonspan import JNode
 from ascend_port.rules.target_api import missing_names
 from ascend_port.run.discovery import Skipped, discover
 from ascend_port.run.engine import display_path
@@ -39,23 +42,57 @@ class ApiReport:
 def check_api(paths: list[Path], version: str, exclude: tuple[str, ...] = ()) -> ApiReport:
     """Every missing name of the Python modules under ``paths`` (``version``: a covered release)."""
     report = ApiReport(version)
-    files = discover(paths, lambda p: p.suffix == ".py", exclude, report.skipped)
+    files = discover(paths, lambda p: p.suffix in (".py", ".ipynb"), exclude, report.skipped)
     for path in files:
         shown = display_path(path)
         report.files += 1
+        line_of: Callable[[int], int] = int  # (a module's lines are the file's)
         try:
-            text = decode_python(path.read_bytes()).text
-            if not MAY_USE_NPU.search(text):
-                continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SyntaxWarning)
-                tree = ast.parse(text)
-        except (OSError, SourceError, SyntaxError, ValueError) as error:
+            if path.suffix == ".ipynb":
+                tree, line_of = _notebook_module(decode_text(path.read_bytes()).text)
+            else:
+                text = decode_python(path.read_bytes()).text
+                if not MAY_USE_NPU.search(text):
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", SyntaxWarning)
+                    tree = ast.parse(text)
+        except (OSError, SourceError, SyntaxError, ValueError, PortError) as error:
             reason = getattr(error, "strerror", None) or getattr(error, "msg", None) or str(error)
             report.errors.append((shown, f"cannot read: {reason}"))
             continue
-        report.missing += [Missing(shown, n.line, n.name, message) for n, message in missing_names(tree, version)]
+        report.missing += [
+            Missing(shown, line_of(n.line), n.name, message) for n, message in missing_names(tree, version)
+        ]
     return report
+
+
+def _notebook_module(text: str) -> tuple[ast.Module, Callable[[int], int]]:
+    """A notebook's code cells as one module (a name imported in one cell is used in the next; magics are masked,
+    a cell that does not parse is left out) and the notebook file's line for each of its lines."""
+    from ascend_port.formats.jsonspan import parse
+    from ascend_port.formats.textedit import LineIndex
+    from ascend_port.port.notebook import _cell_ast, _code_source, _json_line, _load_notebook
+
+    _load_notebook(text)  # (PortError for what is not an nbformat 4 notebook)
+    cells = parse(text).get("cells")
+    lines = LineIndex(text)
+    body: list[ast.stmt] = []
+    starts: list[tuple[int, JNode]] = []  # (the module's line before the cell's first, the cell's source)
+    offset = 0
+    for cell in cells.items if cells is not None else []:
+        code = _code_source(cell)
+        if code is None or not MAY_USE_NPU.search(code[1]) or (tree := _cell_ast(code[1])) is None:
+            continue
+        starts.append((offset, code[0]))
+        body += ast.increment_lineno(tree, offset).body
+        offset += code[1].count("\n") + 1
+
+    def line_of(line: int) -> int:
+        before, source = next((s for s in reversed(starts) if s[0] < line), starts[0])
+        return _json_line(lines, source, line - before)
+
+    return ast.Module(body=body, type_ignores=[]), line_of
 
 
 def render(report: ApiReport) -> list[str]:

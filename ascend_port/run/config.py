@@ -15,7 +15,8 @@ first: built-in defaults, the file, command-line flags (a flag replaces the file
     torch-npu = "2.5.1"           # the target release (a covered one, or the torch version it pairs with)
 
 The target torch-npu release (``torch-npu``, ``--torch-npu``) decides what the rules may emit; when neither names
-it, it is inferred from the project's own torch pin (run/target.py), else the newest release the tool knows.
+it, it is inferred from the project's own torch pin (run/target.py,
+read by run/project_facts.py), else the newest release the tool knows.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence
 from ascend_port.core.selection import Selection, parse_patterns
 from ascend_port.python.device_model import NPU_AWARE_OPTION
+from ascend_port.rules.project.requirements import EXPLICIT_TARGET_OPTION
 from ascend_port.rules.registry import all_rules
 from ascend_port.run.engine import RunConfig
-from ascend_port.run.target import infer as infer_target
+from ascend_port.run.project_facts import facts as project_facts
 
 TABLE = "ascend-port"
 KEYS = ("select", "ignore", "min-confidence", "exclude", "attention-backend", "branch", "other-devices", "torch-npu")
@@ -76,6 +78,8 @@ class Settings:
             options[NPU_AWARE_OPTION] = "0"  # (the engine then does not look for the project's own NPU support)
         if self.torch_npu:  # (a port option: part of every file's cache key)
             options[npu_api.TARGET_OPTION] = self.torch_npu
+            if self.origins.get(TARGET_KEY) in (FILE, COMMAND_LINE):
+                options[EXPLICIT_TARGET_OPTION] = "1"  # (NPU602 pins the user's choice, not the torch pin's pair)
         return RunConfig(selection=self.selection, options=options, jobs=jobs, exclude=self.exclude)
 
 
@@ -176,7 +180,7 @@ def resolve(paths: list[Path], flags: Mapping[str, Any] | None = None, *, read_f
         settings = replace(settings, **values)
         origins.update({name.replace("_", "-"): origin for name in values})
     settings = replace(settings, source=source, origins=origins)
-    if settings.torch_npu is None and read_file and (inferred := infer_target(paths)) is not None:
+    if settings.torch_npu is None and read_file and (inferred := project_facts(paths).torch_pin) is not None:
         origins[TARGET_KEY] = INFERRED
         settings = replace(settings, torch_npu=inferred.version, target_from=inferred.where, origins=origins)
     try:

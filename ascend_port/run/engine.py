@@ -15,16 +15,21 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-from ascend_port.core import library_support, npu_api
-from ascend_port.core.diffing import unified_diff
+from ascend_port.core import npu_api
+from ascend_port.core.diffing import new_file_diff, unified_diff
 from ascend_port.core.findings import FileResult
 from ascend_port.core.porting import Handler, PortError
 from ascend_port.core.selection import Selection
-from ascend_port.core.sources import SourceError
+from ascend_port.core.sources import SourceError, decode_python
 from ascend_port.port.handlers import PythonHandler, handler_for
 from ascend_port.python.device_model import FAMILY_OPTION, NPU_AWARE_OPTION, module_family, supports_npu
+from ascend_port.rules.attention.attention import FLASH_ATTN, FLASH_VARLEN, XFORMERS
+from ascend_port.rules.project.requirements import FLASH_REASON, FLASH_REASON_UNPORTED
 from ascend_port.run.cache import Entry, ResultCache, result_cache
 from ascend_port.run.discovery import Skipped, discover
+from ascend_port.run.project_facts import facts as project_facts
+from ascend_port.run.shared_helpers import Shared
+from ascend_port.run.shared_helpers import plan as plan_shared
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class RunConfig:
     jobs: int = 0  # 0: all cores
     exclude: tuple[str, ...] = ()
     cache: bool = True  # reuse results of unchanged files (see cache.py); --no-cache turns it off
+    share_helpers: bool = True  # the attention helpers once per project (shared_helpers.py); off: inline per file
 
     @property
     def workers(self) -> int:
@@ -45,6 +51,10 @@ class RunResult:
     files: list[FileResult]
     skipped: list[Skipped] = field(default_factory=list)  # left out by ignore rules or --exclude (display paths)
     target: str = ""  # the torch-npu release the port targets (what its rewrites may use)
+    shared: Shared | None = None  # the shared helper modules and their importers, when the run writes any
+    created: set[str] = field(default_factory=set)  # display paths of files the port creates (the shared helpers)
+    notes: list[str] = field(default_factory=list)  # what the user should know about the run as a whole (stderr)
+    roots: list[Path] = field(default_factory=list)  # the folders given (a file's folder): where the port may write
 
     @property
     def changed(self) -> list[FileResult]:
@@ -202,20 +212,6 @@ def _port_batch(paths: list[Path], config: RunConfig) -> list[FileResult]:
     return [port_file(p, config, caches) for p in paths]
 
 
-def _transformers_pin(files: list[Path]) -> str | None:
-    """The lowest transformers release the tree's requirements allow (requirements files, pyproject.toml, setup.py)."""
-    from ascend_port.port.filetypes import file_kind
-
-    texts = []
-    for path in files:
-        if file_kind(path) in ("requirements", "pyproject", "setup.py", "setup.cfg"):
-            try:
-                texts.append(path.read_text("utf-8", errors="replace"))
-            except OSError:
-                continue
-    return library_support.transformers_pin(texts)
-
-
 COLD_PROBE = 32  # how many files run() looks up in the cache before it takes an all-miss for a cold cache
 
 
@@ -227,13 +223,15 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
         return handler is not None
 
     skipped: list[Skipped] = []
-    files = discover([Path(p) for p in paths], wanted, config.exclude, skipped)
+    paths = [Path(p) for p in paths]
+    files = discover(paths, wanted, config.exclude, skipped)
     if NPU_AWARE_OPTION not in config.options and supports_npu(str(f) for f in files if f.suffix == ".py"):
         # A project that already runs on the NPU keeps what it does for CUDA on purpose (device_model.py).
         config = replace(config, options={**config.options, NPU_AWARE_OPTION: "1"})
-    if library_support.TRANSFORMERS_PIN_OPTION not in config.options and (pin := _transformers_pin(files)):
-        # NPU803: flash_attention_2 runs on NPUs from a known transformers release on
-        config = replace(config, options={**config.options, library_support.TRANSFORMERS_PIN_OPTION: pin})
+    # What the project's other files say (its transformers pin for NPU803, its extensions' ops for NPU502), read
+    # once for the run; options the caller set win.
+    if facts := {k: v for k, v in project_facts(paths, files).options().items() if k not in config.options}:
+        config = replace(config, options={**config.options, **facts})
     # What the cache knows is answered here: a run over unchanged files starts no worker at all.
     known: dict[int, FileResult] = {}
     if config.cache:
@@ -251,11 +249,90 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     if progress:
         progress(0)
     ported = iter(_port_all(todo, config, progress))
-    return RunResult(
+    result = RunResult(
         [known[i] if i in known else next(ported) for i in range(len(files))],
         [s._replace(path=display_path(Path(s.path))) for s in skipped],
         npu_api.target_version(config.options),
     )
+    result.roots = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths]
+    if config.share_helpers:
+        share_helpers(result, config)
+    _flash_reason(result)
+    return result
+
+
+_FLASH_CALLS = {FLASH_ATTN.id, FLASH_VARLEN.id, XFORMERS.id}
+
+
+def _flash_reason(result: RunResult) -> None:
+    """NPU600 says that npu_fusion_attention replaces flash-attn only where the run replaced a call: without one,
+    the other wording, in the lines the port adds to the requirements, pins and scripts (never in the user's own)."""
+    if any(f.applied and f.rule.id in _FLASH_CALLS for file in result.files for f in file.findings):
+        return
+    ported, unported = FLASH_REASON.encode(), FLASH_REASON_UNPORTED.encode()
+    for file in result.changed:
+        if file.new_bytes is None or ported not in file.new_bytes or file.path.endswith(".py"):
+            continue
+        try:
+            if ported in Path(file.path).read_bytes():
+                continue  # (a line the user kept from an earlier port: its bytes are not the port's to change)
+        except OSError:
+            continue
+        file.new_bytes = file.new_bytes.replace(ported, unported)
+        lines = file.diff.splitlines(keepends=True)
+        file.diff = b"".join(
+            line.replace(ported, unported) if line.startswith(b"+") and not line.startswith(b"+++") else line
+            for line in lines
+        )
+        file.findings = [
+            dataclasses.replace(f, message=f.message.replace(FLASH_REASON, FLASH_REASON_UNPORTED))
+            for f in file.findings
+        ]
+
+
+# --- the project step: after the per-file ports and the cache, on their new texts ---------------------------------
+
+
+def share_helpers(result: RunResult, config: RunConfig) -> None:
+    """Move the attention helpers of the changed modules into the modules the port writes once per package
+    (shared_helpers.py): the importing files get new bytes and diffs, and each module is added to ``result`` as a
+    created file (or as a changed one when an earlier run wrote it and it lacks a helper now needed)."""
+    texts: list[tuple[Path, str]] = []
+    by_path: dict[Path, FileResult] = {}
+    for file in result.changed:
+        if not file.path.endswith(".py") or file.new_bytes is None:
+            continue
+        path = Path(file.path).resolve()
+        try:
+            texts.append((path, decode_python(file.new_bytes).text))
+        except SourceError:
+            continue
+        by_path[path] = file
+    shared = plan_shared(texts, config.options.get("attention_backend", "torch_npu"), result.roots)
+    result.notes.extend(shared.notes)
+    if not shared.modules:
+        return
+    result.shared = shared
+    for path, file in by_path.items():
+        new_bytes = shared.rewrite(path, file.new_bytes or b"")
+        if new_bytes == file.new_bytes:
+            continue
+        old = decode_python(path.read_bytes())  # (read a moment ago by the port: it would have failed there)
+        file.new_bytes = new_bytes
+        new = decode_python(new_bytes)
+        body = unified_diff(file.path, old.text, new.text)[len(f"--- a/{file.path}\n+++ b/{file.path}\n") :]
+        file.diff = diff_header(file.path) + body.encode(new.encoding.replace("-sig", ""), errors="surrogateescape")
+    for module in shared.modules:
+        shown = display_path(module.path)
+        data = module.text.encode("utf-8")
+        if module.existing:
+            old_text = module.path.read_text("utf-8")
+            if old_text != module.text:
+                diff = unified_diff(shown, old_text, module.text).encode("utf-8")
+                result.files.append(FileResult(shown, new_bytes=data, diff=diff))
+        else:
+            result.files.append(FileResult(shown, new_bytes=data, diff=new_file_diff(shown, module.text).encode()))
+            result.created.add(shown)
 
 
 def _port_all(files: list[Path], config: RunConfig, on_progress: Callable[[int], None] | None) -> list[FileResult]:

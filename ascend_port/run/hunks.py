@@ -83,6 +83,7 @@ class FileChange:
     old: bytes
     new: bytes
     findings: list[Finding] = field(default_factory=list)
+    created: bool = False  # the file does not exist before the port (its diff starts with `--- /dev/null`)
 
     def __post_init__(self) -> None:
         self.old_lines = split_lines(self.old)
@@ -173,9 +174,11 @@ class FileChange:
         """The whole file's unified diff (empty when nothing changes), paths as ``git apply`` expects."""
         if not self.changes:
             return b""
-        header = f"--- a/{self.path}\n+++ b/{self.path}\n".encode("utf-8", "surrogateescape")
+        # A file the port creates (the shared attention helpers): `git apply` creates a file from `--- /dev/null`.
+        old = "/dev/null" if self.created else f"a/{self.path}"
+        header = f"--- {old}\n+++ b/{self.path}\n".encode("utf-8", "surrogateescape")
         return header + b"".join(self.hunk_text(group, context) for group in self.groups(context))
 
 
-def diff_bytes(path: str, old: bytes, new: bytes) -> bytes:
-    return FileChange(path, old, new).diff()
+def diff_bytes(path: str, old: bytes, new: bytes, created: bool = False) -> bytes:
+    return FileChange(path, old, new, created=created).diff()

@@ -2,6 +2,7 @@
 it: the release built for the project's own torch pin (``torch==2.1.0`` in requirements.txt, pyproject.toml's
 dependencies, setup.py's or setup.cfg's install_requires), or the nearest covered pair below it. The rules emit only
 what the target has (core/npu_api.py), so a project pinned to an old torch gets code that runs under its own pins.
+run/project_facts.py finds the pin files (once per run) and asks ``torch_target`` about each.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ from pathlib import Path
 from ascend_port.core import npu_api
 from ascend_port.rules.project.requirements import parse_requirement
 
-# Where a project pins torch, looked for in the folder given (or the folder of the file given) and its parents up
-# to the top of its repository.
-PIN_FILES = ("requirements*.txt", "requirements/*.txt", "pyproject.toml", "setup.py", "setup.cfg")
 # A quoted requirement string in setup.py, or one item of setup.cfg's install_requires.
 _TORCH_STRING = re.compile(r"""["'](torch\s*(?:\[[^\]]*\])?\s*===?\s*[\w.*+!]+)[^"']*["']""")
 _TORCH_LINE = re.compile(r"^\s*(torch\s*(?:\[[^\]]*\])?\s*===?\s*[\w.*+!]+)", re.MULTILINE)
@@ -50,34 +48,16 @@ def _requirements(path: Path) -> list[str]:
     return [m.group(1) for m in _TORCH_LINE.finditer(text)]
 
 
-def _pin_files(folder: Path) -> list[Path]:
-    found: list[Path] = []
-    for pattern in PIN_FILES:
-        found += sorted(p for p in folder.glob(pattern) if p.is_file())
-    return found
-
-
-def infer(paths: list[Path]) -> Inferred | None:
-    """The target from the torch pin of the project around ``paths[0]``, or None when it pins no torch version."""
-    if not paths:
-        return None
-    folder = paths[0].resolve()
-    if not folder.is_dir():
-        folder = folder.parent
-    for here in (folder, *folder.parents):
-        for path in _pin_files(here):
-            for requirement in _requirements(path):
-                version = _pinned_version(requirement)
-                if version is None:
-                    continue
-                release, exact = npu_api.nearest_release(version)
-                shown = path.relative_to(here).as_posix() if path.is_relative_to(here) else str(path)
-                note = (
-                    ""
-                    if exact
-                    else f"; torch-npu has no release for it: the nearest older pair, torch {release.torch_version}"
-                )
-                return Inferred(release.version, f"{shown} (torch=={version}{note})", exact)
-        if any((here / top).exists() for top in (".git", "pyproject.toml", "setup.py", "setup.cfg")):
-            break  # (the top of the project: what is above it is another one)
+def torch_target(path: Path, here: Path) -> Inferred | None:
+    """The target for the first torch==X pin of pin file ``path`` (shown relative to ``here``), or None."""
+    for requirement in _requirements(path):
+        version = _pinned_version(requirement)
+        if version is None:
+            continue
+        release, exact = npu_api.nearest_release(version)
+        shown = path.relative_to(here).as_posix() if path.is_relative_to(here) else str(path)
+        note = (
+            "" if exact else f"; torch-npu has no release for it: the nearest older pair, torch {release.torch_version}"
+        )
+        return Inferred(release.version, f"{shown} (torch=={version}{note})", exact)
     return None

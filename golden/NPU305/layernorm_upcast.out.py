@@ -17,11 +17,11 @@ class Block(nn.Module):
         self.proj = nn.Linear(dim, dim)
 
     def forward(self, x):
-        h = self.norm(x)
-        g = F.layer_norm(x, (x.shape[-1],), weight=self.norm.weight, eps=1e-5)
+        h = self.norm(x).type_as(x)
+        g = F.layer_norm(x, (x.shape[-1],), weight=self.norm.weight, eps=1e-5).to(x.dtype)
         return self.proj(h + g)
 
 
 class LayerNorm(nn.LayerNorm):
     def forward(self, x):
-        return super().forward(x)
+        return super().forward(x).type(x.dtype)

@@ -9,7 +9,7 @@ def normalize(x, shape):
     y = layer_norm(
         x,
         shape,
-    )
+    ).type_as(x)
     return y
 
 
@@ -20,7 +20,7 @@ class Encoder(nn.Module):
 
     def forward(self, x):
         # an nn.LayerNorm attribute named like the function: the module form, seen in its class
-        return self.layer_norm(x)
+        return self.layer_norm(x).type_as(x)
 
 
 class Plain(nn.Module):

@@ -20,14 +20,35 @@ def _npu_flash_attn(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     left, right = window_size
     options = {}
     if cu_seqlens_q is None:
+        if causal and not top_left and q.shape[1] > k.shape[1]:
+            # bottom-right causal with more queries than keys: the first rows see no key and flash-attn writes 0
+            # there (the op documents nothing for such rows), so they are left out of the call
+            cut = q.shape[1] - k.shape[1]
+            out = _npu_flash_attn(q[:, cut:], k, v, dropout_p, softmax_scale, causal, window_size)
+            return torch.cat([out.new_zeros(out.shape[0], cut, *out.shape[2:]), out], dim=1)
         layout, head_num = "BSND", q.shape[2]
-    else:  # the op takes the cumulative sequence ends as host lists
+        lengths = []
+    else:  # the op takes the cumulative sequence ends as host lists, at most 1024 sequences per call
+        if len(cu_seqlens_q) > 1025:
+            parts = []
+            for i in range(0, len(cu_seqlens_q) - 1, 1024):
+                cq, ck = cu_seqlens_q[i:i + 1025], cu_seqlens_k[i:i + 1025]
+                parts.append(_npu_flash_attn(q[cq[0]:cq[-1]], k[ck[0]:ck[-1]], v[ck[0]:ck[-1]], dropout_p,
+                                             softmax_scale, causal, window_size, cq - cq[0], ck - ck[0], top_left))
+            return torch.cat(parts)
         layout, head_num = "TND", q.shape[1]
-        options.update(actual_seq_qlen=cu_seqlens_q[1:].tolist(), actual_seq_kvlen=cu_seqlens_k[1:].tolist())
+        ends_q, ends_k = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+        options.update(actual_seq_qlen=ends_q[1:], actual_seq_kvlen=ends_k[1:])
+        lengths = [(b - a, d - c) for a, b, c, d in zip(ends_q, ends_q[1:], ends_k, ends_k[1:])]
     if causal or left >= 0 or right >= 0:
+        if causal and not top_left and any(sq > sk for sq, sk in lengths):
+            # a sequence with more queries than keys: its first rows see no key (flash-attn writes 0 there), and
+            # npu_fusion_attention documents nothing for such rows
+            raise NotImplementedError("varlen causal attention with more queries than keys (fully masked rows)")
         mask = _NPU_ATTENTION_MASKS.get(q.device)
         if mask is None:  # the compressed 2048x2048 mask of the causal and band modes (True: masked out)
-            mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool, device=q.device), diagonal=1)
+            with torch.inference_mode(False):  # the op saves it for backward: never an inference tensor
+                mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool, device=q.device), diagonal=1)
             _NPU_ATTENTION_MASKS[q.device] = mask
         options["atten_mask"] = mask
         if left < 0 and right < 0:

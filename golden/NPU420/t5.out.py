@@ -13,4 +13,4 @@ class T5LayerNorm(nn.Module):
         self.variance_epsilon = eps
 
     def forward(self, hidden_states):
-        return torch_npu.npu_rms_norm(hidden_states, self.weight, epsilon=self.variance_epsilon)[0]
+        return torch_npu.npu_rms_norm(hidden_states.float(), self.weight.float(), epsilon=self.variance_epsilon)[0].to(self.weight.dtype)

@@ -13,4 +13,4 @@ class GemmaRMSNorm(nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
     def forward(self, x):
-        return torch_npu.npu_gemma_rms_norm(x, self.weight, epsilon=self.eps)[0]
+        return torch_npu.npu_rms_norm(x, 1 + self.weight.float(), epsilon=self.eps)[0]

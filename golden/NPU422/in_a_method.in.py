@@ -16,9 +16,10 @@ class Attention(nn.Module):
     def other(self, x):
         return self.proj(x)
 
-    def rotate(self, q, cos, sin):
-        cos = cos.unsqueeze(1)
-        sin = sin.unsqueeze(1)
+    def rotate(self, q, cos, sin, position_ids):
+        # (seq, dim) caches gathered by (batch, seq) position ids, then a head axis: 4-D
+        cos = cos[position_ids].unsqueeze(1)
+        sin = sin[position_ids].unsqueeze(1)
         # the factors the other way round
         return (cos * q) + (sin * rotate_half(q))
 

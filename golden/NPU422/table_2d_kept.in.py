@@ -16,3 +16,17 @@ def apply_rotary_unsqueezed_elsewhere(q, cos, sin, flag):
     if flag:
         cos = cos[0]
     return (q * cos) + (rotate_half(q) * sin)
+
+
+def apply_rotary_unsqueezed_once(q, cos, sin):
+    # (seq, dim) tables unsqueezed once: 3-D, which broadcasts here but npu_rotary_mul rejects
+    cos = cos.unsqueeze(0)
+    sin = sin.unsqueeze(0)
+    return (q * cos) + (rotate_half(q) * sin)
+
+
+def apply_rotary_unsqueezed_after(q, cos, sin, unsqueeze_dim=1):
+    out = (q * cos) + (rotate_half(q) * sin)
+    cos = cos.unsqueeze(unsqueeze_dim)
+    sin = sin.unsqueeze(unsqueeze_dim)
+    return out, cos, sin

@@ -1,9 +1,10 @@
 from functools import partial
 
+import torch
 from apex.optimizers import FusedAdam as Adam
 
 
-# Megatron's call: adam_w_mode and capturable come from the config, which torch_npu's optimizer does not take.
+# Megatron's call: adam_w_mode and capturable come from the config, which torch.optim does not take.
 def get_optimizer(config, param_groups):
     return Adam(
         param_groups,

@@ -1,16 +1,17 @@
 from functools import partial
-import torch_npu
 
+import torch
+import torch_npu
 try:
-    # TODO(ascend-port): NPU506 [low] apex FusedAdam: use torch_npu.optim.NpuFusedAdamW (adam_w_mode=True, apex's default; apex's weight_decay default is 0) or NpuFusedAdam
+    # TODO(ascend-port): NPU506 [low] apex FusedAdam: use torch.optim.AdamW (adam_w_mode=True, apex's default; apex's weight_decay default is 0) or torch.optim.Adam
     from apex.optimizers import FusedAdam as Adam
 except ImportError:  # no NPU build: the code that uses these names fails when it runs
     Adam = None
 
 
-# Megatron's call: adam_w_mode and capturable come from the config, which torch_npu's optimizer does not take.
+# Megatron's call: adam_w_mode and capturable come from the config, which torch.optim does not take.
 def get_optimizer(config, param_groups):
-    # TODO(ascend-port): NPU506 [low] apex FusedAdam: use torch_npu.optim.NpuFusedAdamW (adam_w_mode=True, apex's default; apex's weight_decay default is 0) or NpuFusedAdam, by hand: this call has adam_w_mode is not a literal
+    # TODO(ascend-port): NPU506 [low] apex FusedAdam: use torch.optim.AdamW (adam_w_mode=True, apex's default; apex's weight_decay default is 0) or torch.optim.Adam, by hand: this call has adam_w_mode is not a literal
     return Adam(
         param_groups,
         lr=config.lr,
@@ -23,4 +24,4 @@ def get_optimizer(config, param_groups):
 
 
 # This one maps, and is rewritten; the import stays apex's, since the others still use it.
-plain = torch_npu.optim.NpuFusedAdamW(params, lr=1e-3, weight_decay=0.0)
+plain = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.0)

@@ -10,12 +10,20 @@ second half, so `F.silu(b) * a` (gate in the second half) does not match.
 from __future__ import annotations
 
 import ast
+import functools
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import code_of
+
+# Names by which a module scales its rotary tables beyond [-1, 1] (see _scales_tables).
+TABLE_SCALING = ("attention_scaling", "mscale", "_mscale", "attention_factor")
 
 ROTARY_MUL = rule(
     "NPU422",
@@ -24,13 +32,18 @@ ROTARY_MUL = rule(
     "HF rotary embedding `(q * cos) + (rotate_half(q) * sin)` -> `torch_npu.npu_rotary_mul(q, cos, sin)`.",
     """
     npu_rotary_mul in its default "half" mode computes `r1 * x + r2 * cat(-x2, x1)`, which is the HF expression with
-    r1 = cos and r2 = sin. `rotate_half` must be transformers' or a function of this module that splits the last axis
-    in halves and returns `cat((-x2, x1), dim=-1)`. The op takes 4-D tensors only, so `cos` and `sin` must be names
-    the same function made 4-D for broadcasting, as HF's `apply_rotary_pos_emb` does
-    (`cos = cos.unsqueeze(unsqueeze_dim)`) or `cos[None, :, None, :]`; a (seq, dim) table used as it is stays
-    unchanged. Medium: q/k must be 4-D too (BNSD/BSND, head_dim even), which the code does not show; the op raises
-    otherwise. With mixed dtypes (a bf16 q under autocast, fp32 tables) the op casts cos/sin to q's dtype and
-    returns q's dtype, where the eager sum promoted to fp32; attention under autocast runs in bf16 either way.
+    r1 = cos and r2 = sin. `rotate_half` must be a half-mode one of transformers (read from transformers 5.23.0:
+    Cohere's, GLM's, Helium's... rotate interleaved pairs under the same name and are not ported) or a function of
+    this module that splits the last axis in halves and returns `cat((-x2, x1), dim=-1)`. The op takes 4-D tensors
+    only, so `cos` and `sin` must be names the same function provably made 4-D in their last assignment before the
+    use: HF's `cos.unsqueeze(unsqueeze_dim)` (transformers documents (batch, seq, dim) tables there), a (seq, dim)
+    cache gathered by position ids `cos[position_ids].unsqueeze(1)` (transformers 4.3x), or `cos[None, :, None, :]`;
+    a table used as it is, or unsqueezed once from an unknown rank, stays unchanged. The op is documented for
+    tables in [-1, 1]: a module that scales them (`attention_scaling`, `mscale`: YaRN, LongRoPE) gets a TODO
+    instead. Medium: q/k must be 4-D too (BNSD/BSND, head_dim even, B and N below 1000), which the code does not
+    show; the op raises otherwise. With mixed dtypes (a bf16 q under autocast, fp32 tables) the op casts cos/sin to
+    q's dtype and returns q's dtype, where the eager sum promoted to fp32; attention under autocast runs in bf16
+    either way.
 
     Before:
         from transformers.models.llama.modeling_llama import rotate_half
@@ -82,7 +95,17 @@ SWIGLU = rule(
 )
 
 SILU = {"torch.nn.functional.silu"}
-ROTATE_HALF_PREFIX = "transformers."
+
+
+@functools.cache
+def half_mode_rotate_halves() -> frozenset[str]:
+    """The modules of transformers whose `rotate_half` rotates halves (half mode), read from the library (data file):
+    Cohere, GLM, Helium... rotate interleaved pairs under the same name, and an unknown module is not trusted."""
+    raw = json.loads(resources.files("ascend_port.data").joinpath(ROTATE_HALF_FILE).read_text("utf-8"))
+    return frozenset(raw["half"])
+
+
+ROTATE_HALF_FILE = "transformers_rotate_half.json"
 
 
 def _rotate_half_ast(fn: ast.FunctionDef, torch: str) -> bool:
@@ -155,7 +178,9 @@ class _Swiglu:
 class RotarySwigluMixin:
     """The rotary and SwiGLU rewrites of NormTransformer (kept apart to keep modules short)."""
 
-    ctx: object
+    ctx: Any
+    if TYPE_CHECKING:  # (PortTransformer's, after this class in NormTransformer's bases)
+        todo: Callable[..., None]
 
     # --- rotary -----------------------------------------------------------------------------------------------
 
@@ -164,7 +189,8 @@ class RotarySwigluMixin:
             return False
         qualified = self.ctx.imports.resolve(func)
         if qualified is not None:
-            return qualified.startswith(ROTATE_HALF_PREFIX) and qualified.endswith(".rotate_half")
+            module, _, name = qualified.rpartition(".")
+            return name == "rotate_half" and module in half_mode_rotate_halves()
 
         def defined(tree: ast.Module | None) -> list[ast.FunctionDef]:
             return [n for n in (tree.body if tree else ()) if isinstance(n, ast.FunctionDef) and n.name == func.value]
@@ -176,15 +202,46 @@ class RotarySwigluMixin:
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions = [*getattr(self, "_functions", []), node]
 
-    def _four_d(self, operand: cst.BaseExpression) -> bool:
-        """Is ``operand`` a name the enclosing function made 4-D for broadcasting, as HF's apply_rotary_pos_emb does
-        (`cos = cos.unsqueeze(unsqueeze_dim)`) or `cos = cos[None, :, None, :]`? npu_rotary_mul takes 4-D cos/sin
-        only; a (seq, dim) table used as it is (it broadcasts in the original) would make the op raise."""
+    def _four_d(self, operand: cst.BaseExpression, use: cst.CSTNode) -> bool:
+        """Is ``operand`` a name the enclosing function provably made 4-D for broadcasting (see _broadcast_4d), in
+        the last of its assignments before ``use``? npu_rotary_mul takes 4-D cos/sin only; a (seq, dim) table used
+        as it is (it broadcasts in the original) would make the op raise. The assignments must be straight-line
+        statements of the function's body before the use (one under an ``if`` may not run)."""
         functions = getattr(self, "_functions", [])
-        if not isinstance(operand, cst.Name) or not functions:
+        if not isinstance(operand, cst.Name) or not functions or functions[-1] is None:
             return False
-        values = [a.value for a in _assignments(functions[-1], operand.value)]
-        return bool(values) and all(_broadcast_4d(v) for v in values)
+        fn = functions[-1]
+        assigned = _assignments(fn, operand.value)
+        body = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else []
+        at = _statement_index(body, use)
+        if not assigned or at is None:
+            return False
+        top = [
+            a
+            for st in body[:at]
+            if isinstance(st, cst.SimpleStatementLine)
+            for a in st.body
+            if any(a is b for b in assigned)
+        ]
+        last = top[-1] if top else None
+        if len(top) != len(assigned) or not all(isinstance(a, cst.Assign) for a in top) or last is None:
+            return False  # assigned in a nested block, after the use or by another kind of assignment
+        params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+        return isinstance(last, cst.Assign) and _broadcast_4d(last.value, params)
+
+    def _scales_tables(self) -> str | None:
+        """The name by which this module scales its rotary tables (YaRN's `mscale`, transformers'
+        `attention_scaling`, 1.0 for the default rope but above it for YaRN/LongRoPE), or None. npu_rotary_mul is
+        documented for cos/sin in [-1, 1]."""
+        if not hasattr(self, "_table_scaling"):
+            tree = self.ctx.module()
+            names = {
+                n.attr if isinstance(n, ast.Attribute) else n.id
+                for n in (ast.walk(tree) if tree is not None else ())
+                if isinstance(n, (ast.Attribute, ast.Name))
+            }
+            self._table_scaling = next((n for n in TABLE_SCALING if n in names), None)
+        return self._table_scaling
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
         if not isinstance(original.operator, cst.Add):
@@ -193,6 +250,14 @@ class RotarySwigluMixin:
         if match is None:
             return updated
         plain_side, rotated_side, pi, ri, x = match
+        if scaling := self._scales_tables():
+            self.todo(
+                ROTARY_MUL,
+                original,
+                f"npu_rotary_mul takes cos/sin in [-1, 1] and this module scales them ({scaling}, above 1 for "
+                "YaRN/LongRoPE): use torch_npu.npu_rotary_mul(x, cos, sin) only where rope scaling is off",
+            )
+            return updated
         new_plain, new_rotated = _mul(getattr(updated, plain_side)), _mul(getattr(updated, rotated_side))
         if new_plain is None or new_rotated is None:
             return updated
@@ -235,7 +300,7 @@ class RotarySwigluMixin:
                 pi = next((i for i in (0, 1) if code_of(plain[i]).strip() == code_of(x).strip()), None)
                 if pi is None or code_of(plain[1 - pi]).strip() == code_of(x).strip():
                     continue
-                if not (self._four_d(plain[1 - pi]) and self._four_d(rotated[1 - ri])):
+                if not (self._four_d(plain[1 - pi], original) and self._four_d(rotated[1 - ri], original)):
                     continue
                 return plain_side, rotated_side, pi, ri, x
         return None
@@ -283,8 +348,30 @@ def _assignments(fn: cst.FunctionDef, name: str) -> list[cst.Assign]:
     return out
 
 
-def _broadcast_4d(value: cst.BaseExpression) -> bool:
-    """`t.unsqueeze(d)` or `t[None, :, None, :]` (two new axes on a 2-D table), maybe followed by `.to(...)`."""
+def _statement_index(body: list[cst.BaseStatement], node: cst.CSTNode) -> int | None:
+    """The index of the statement of ``body`` that holds ``node``."""
+
+    class Find(cst.CSTVisitor):
+        found = False
+
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            self.found |= n is node
+            return not self.found
+
+    for i, statement in enumerate(body):
+        finder = Find()
+        statement.visit(finder)
+        if finder.found:
+            return i
+    return None
+
+
+def _broadcast_4d(value: cst.BaseExpression, params: set[str]) -> bool:
+    """A table provably made 4-D, maybe followed by `.to(...)`: `t[None, :, None, :]` (two new axes on a 2-D
+    table); HF's `t.unsqueeze(unsqueeze_dim)` with `unsqueeze_dim` a parameter (transformers documents its cos/sin
+    as (batch, seq, head_dim) there); `t[position_ids].unsqueeze(d)` (a (seq, dim) cache gathered by (batch, seq)
+    position ids, transformers 4.3x). A single `unsqueeze(1)` of a table of unknown rank is not evidence: on a
+    (seq, dim) table it makes 3-D."""
     while (
         isinstance(value, cst.Call)
         and isinstance(value.func, cst.Attribute)
@@ -292,7 +379,18 @@ def _broadcast_4d(value: cst.BaseExpression) -> bool:
     ):
         value = value.func.value
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        return value.func.attr.value == "unsqueeze" and len(value.args) == 1
+        if value.func.attr.value != "unsqueeze" or len(value.args) != 1 or value.args[0].keyword:
+            return False
+        dim, table = value.args[0].value, value.func.value
+        if isinstance(dim, cst.Name) and dim.value == "unsqueeze_dim" and dim.value in params:
+            return True
+        return (
+            isinstance(table, cst.Subscript)
+            and len(table.slice) == 1
+            and isinstance(table.slice[0].slice, cst.Index)
+            and isinstance(ids := table.slice[0].slice.value, cst.Name)
+            and "position" in ids.value
+        )
     if isinstance(value, cst.Subscript) and len(value.slice) == 4:
         kinds = []
         for element in value.slice:

@@ -5,6 +5,15 @@ layout, head count, compressed causal mask cached per device, varlen lists) live
 first top-level statement that uses it. Insertion happens after every statement is ported (PortTransformer.finish),
 so it works however the module was split into chunks, and it is idempotent: a helper already defined at the top
 level of the module is never written again.
+
+The flash helper is right for training too (tests/test_training_equivalence.py, forward and backward): the cached
+mask is built under `inference_mode(False)`, since npu_fusion_attention saves it for backward and a mask first made
+during a validation or sampling pass under `torch.inference_mode()` would be an inference tensor; a varlen batch of
+more than 1024 sequences (the op's documented limit) is attended 1024 sequences at a time; in a bottom-right causal
+call with more queries than keys, the first rows see no key (flash-attn writes 0, the op documents nothing): they
+are zeros, left out of the op's call (in a varlen batch: NotImplementedError); and the MindIE-SD backend serves
+only calls that need no backward (its runtime may pick an inference-only kernel) with a float scale (it rejects
+others).
 """
 
 from __future__ import annotations
@@ -32,19 +41,40 @@ def {name}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size
     key/value heads than query heads (GQA) need no repeat. Causal and sliding-window masks align bottom-right, as
     in flash-attn >= 2.1; top_left=True aligns a causal mask top-left (xformers' LowerTriangularMask).
     """
-    if softmax_scale is None:
+{import_torch}    if softmax_scale is None:
         softmax_scale = q.shape[-1] ** -0.5  # the op's own default scale is 1.0
     left, right = window_size
 {backend}    options = {{}}
     if cu_seqlens_q is None:
+        if causal and not top_left and q.shape[1] > k.shape[1]:
+            # bottom-right causal with more queries than keys: the first rows see no key and flash-attn writes 0
+            # there (the op documents nothing for such rows), so they are left out of the call
+            cut = q.shape[1] - k.shape[1]
+            out = {name}(q[:, cut:], k, v, dropout_p, softmax_scale, causal, window_size)
+            return {torch}.cat([out.new_zeros(out.shape[0], cut, *out.shape[2:]), out], dim=1)
         layout, head_num = "BSND", q.shape[2]
-    else:  # the op takes the cumulative sequence ends as host lists
+        lengths = []
+    else:  # the op takes the cumulative sequence ends as host lists, at most 1024 sequences per call
+        if len(cu_seqlens_q) > 1025:
+            parts = []
+            for i in range(0, len(cu_seqlens_q) - 1, 1024):
+                cq, ck = cu_seqlens_q[i:i + 1025], cu_seqlens_k[i:i + 1025]
+                parts.append({name}(q[cq[0]:cq[-1]], k[ck[0]:ck[-1]], v[ck[0]:ck[-1]], dropout_p,
+{pad3}softmax_scale, causal, window_size, cq - cq[0], ck - ck[0], top_left))
+            return {torch}.cat(parts)
         layout, head_num = "TND", q.shape[1]
-        options.update(actual_seq_qlen=cu_seqlens_q[1:].tolist(), actual_seq_kvlen=cu_seqlens_k[1:].tolist())
+        ends_q, ends_k = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+        options.update(actual_seq_qlen=ends_q[1:], actual_seq_kvlen=ends_k[1:])
+        lengths = [(b - a, d - c) for a, b, c, d in zip(ends_q, ends_q[1:], ends_k, ends_k[1:])]
     if causal or left >= 0 or right >= 0:
+        if causal and not top_left and any(sq > sk for sq, sk in lengths):
+            # a sequence with more queries than keys: its first rows see no key (flash-attn writes 0 there), and
+            # npu_fusion_attention documents nothing for such rows
+            raise NotImplementedError("varlen causal attention with more queries than keys (fully masked rows)")
         mask = {cache}.get(q.device)
         if mask is None:  # the compressed 2048x2048 mask of the causal and band modes (True: masked out)
-{import_torch}            mask = {torch}.triu({torch}.ones(2048, 2048, dtype={torch}.bool, device=q.device), diagonal=1)
+            with {torch}.inference_mode(False):  # the op saves it for backward: never an inference tensor
+                mask = {torch}.triu({torch}.ones(2048, 2048, dtype={torch}.bool, device=q.device), diagonal=1)
             {cache}[q.device] = mask
         options["atten_mask"] = mask
         if left < 0 and right < 0:
@@ -58,8 +88,11 @@ def {name}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size
 
 _MINDIESD = """\
     if not causal and dropout_p == 0.0 and left < 0 and right < 0 and cu_seqlens_q is None \\
-            and k.shape[2] == q.shape[2]:
-        from mindiesd import attention_forward  # --attention-backend mindiesd: MindIE-SD picks the kernel
+            and k.shape[2] == q.shape[2] and isinstance(softmax_scale, float) \\
+            and not ({torch}.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)):
+        # --attention-backend mindiesd, for calls that need no backward (its runtime may pick an inference-only
+        # kernel) and have a float scale (it rejects others); training calls take npu_fusion_attention below
+        from mindiesd import attention_forward
 
         return attention_forward(q, k, v, scale=softmax_scale)
 """
@@ -142,8 +175,9 @@ def helper_source(name: str, torch: str | None, torch_npu: str, backend: str, cr
         torch_npu=torch_npu,
         pad=" " * (len(name) + 5),
         pad2=" " * (len(torch_npu) + 33),  # continuation lines under the open paren
-        import_torch="" if torch else f"            import torch as {PRIVATE_TORCH}\n\n",
-        backend=_MINDIESD if backend == "mindiesd" else "",
+        pad3=" " * (len(name) + 30),
+        import_torch="" if torch else f"    import torch as {PRIVATE_TORCH}  # (the module does not import torch)\n\n",
+        backend=_MINDIESD.format(torch=torch or PRIVATE_TORCH) if backend == "mindiesd" else "",
     )
 
 
@@ -170,6 +204,9 @@ def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str, cre
         return text  # the usual case, decided without parsing or walking the module
     tree = parse()
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    # A helper imported at the top level (from the module a project-wide port writes once, run/shared_helpers.py)
+    # is defined too: writing it again would shadow the import, and the port would not be idempotent.
+    defined |= {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
     users = [(i, _loaded_names(node) & credits.keys()) for i, node in enumerate(tree.body)]
     needed = set().union(*(names for _, names in users)) - defined
     if not needed:

@@ -35,6 +35,9 @@ class RmsNormMatch:
     weight: str  # the weight attribute (self.<weight>)
     eps: str  # the epsilon expression: `self.<attr>` or a number
     gemma: bool  # scale is (1 + weight)
+    # the dtype of the forward's result: "input" (cast back to it), "promoted" (of the input and the weight:
+    # `weight * x.to(input_dtype)`), "float32" (returned in float32 on purpose) or "weight" (T5: cast to a half weight)
+    dtype: str = "promoted"
 
 
 def _literal(node: cst.BaseExpression) -> object:
@@ -105,7 +108,13 @@ class _Evaluator:
             return False
         if not self._tests_half_dtype(node.test, env):
             return False
-        return all(self._recasts_unchanged(statement, env) for statement in node.body.body)
+        if not all(self._recasts_unchanged(statement, env) for statement in node.body.body):
+            return False
+        for statement in node.body.body:  # the value is the same, its dtype is the weight's where that is half
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            if isinstance(small, cst.Assign) and isinstance(target := small.targets[0].target, cst.Name):
+                env[target.value] = ("hcast", env[target.value])
+        return True
 
     def _tests_half_dtype(self, test: cst.BaseExpression, env: dict[str, Term]) -> bool:
         """`<known term> in [torch.float16, torch.bfloat16]` (a list or tuple of half dtypes, any of them)."""
@@ -278,7 +287,7 @@ def normalize(term: Term) -> Term:
     kind = term[0]
     if kind in ("mul", "add") and len(term) == 2:
         return term  # already normalized: (kind, sorted operands)
-    if kind in ("f32", "cast", "wcast"):
+    if kind in ("f32", "cast", "wcast", "hcast"):
         return normalize(term[1])
     if kind == "div":
         denominator = normalize(term[2])
@@ -349,7 +358,7 @@ def _is_vector_parameter(init: cst.FunctionDef | None, attr: str, imports: Impor
     if init is None or not isinstance(init.body, cst.IndentedBlock):
         return False
     value = next(_self_assignments(init.body, attr), None)
-    return value is not None and _is_vector_parameter_value(value, imports)
+    return value is not None and _is_vector_parameter_value(value, imports, init)
 
 
 def _self_assignments(body: cst.IndentedBlock, attr: str) -> Iterator[cst.BaseExpression]:
@@ -370,8 +379,9 @@ def _self_assignments(body: cst.IndentedBlock, attr: str) -> Iterator[cst.BaseEx
                 yield small.value
 
 
-def _is_vector_parameter_value(value: cst.BaseExpression, imports: ImportIndex) -> bool:
-    """`nn.Parameter(<factory>(dim))` or `nn.Parameter(<factory>((dim,)))`: one dimension."""
+def _is_vector_parameter_value(value: cst.BaseExpression, imports: ImportIndex, init: cst.FunctionDef) -> bool:
+    """`nn.Parameter(<factory>(dim))` or `nn.Parameter(<factory>((dim,)))`: one dimension, where `dim` is a size
+    (see _is_size), not a shape that may hold several."""
     if not (isinstance(value, cst.Call) and imports.resolve(value.func) in PARAMETER and value.args):
         return False
     factory = value.args[0].value
@@ -381,7 +391,29 @@ def _is_vector_parameter_value(value: cst.BaseExpression, imports: ImportIndex) 
     if len(shape) != 1 or shape[0].star:
         return False
     dims = shape[0].value
-    return not isinstance(dims, (cst.Tuple, cst.List)) or len(dims.elements) == 1
+    if isinstance(dims, (cst.Tuple, cst.List)):
+        return len(dims.elements) == 1 and not isinstance(dims.elements[0], cst.StarredElement)
+    return _is_size(dims, init)
+
+
+def _is_size(dims: cst.BaseExpression, init: cst.FunctionDef) -> bool:
+    """Is the one argument of the weight's factory an int, not a shape (`torch.ones(shape)` with a 2-D shape makes a
+    2-D weight, and the op then normalises over both trailing dims)? An int literal; an ``__init__`` parameter
+    annotated ``int`` or with an int default; any other name or attribute unless it reads as a shape
+    (`normalized_shape`) or is annotated otherwise (`shape: tuple`). HF's `torch.ones(hidden_size)` is a size."""
+    if isinstance(dims, cst.Integer):
+        return True
+    if isinstance(dims, cst.Attribute):
+        return "shape" not in dims.attr.value.lower()
+    if not isinstance(dims, cst.Name) or "shape" in dims.value.lower():
+        return False
+    params = [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]
+    param = next((p for p in params if p.name.value == dims.value), None)
+    if param is None or (param.annotation is None and param.default is None):
+        return True
+    if param.annotation is not None:
+        return isinstance(param.annotation.annotation, cst.Name) and param.annotation.annotation.value == "int"
+    return isinstance(param.default, cst.Integer)
 
 
 def match_rms_norm(cls: cst.ClassDef, forward: cst.FunctionDef, imports: ImportIndex) -> RmsNormMatch | None:
@@ -395,9 +427,40 @@ def match_rms_norm(cls: cst.ClassDef, forward: cst.FunctionDef, imports: ImportI
         forward, {param: X}
     )
     found = _classify(normalize(result)) if result is not None else None
-    if found is None:
+    if found is None or result is None:
         return None
     weight, eps, gemma = found
     if not _is_vector_parameter(methods.get("__init__"), weight, imports):
         return None
-    return RmsNormMatch(param, weight, eps, gemma)
+    return RmsNormMatch(param, weight, eps, gemma, _result_dtype(_dtypes(result, weight)))
+
+
+def _dtypes(term: Term, weight: str) -> frozenset[str]:
+    """The dtypes a term's value promotes from: "in" (the input's), "w" (the weight's), "f32"; numbers and other
+    attributes (the epsilon) are Python scalars, which do not promote a tensor."""
+    kind = term[0]
+    if kind == "x":
+        return frozenset({"in"})
+    if kind == "self":
+        return frozenset({"w"}) if term[1] == weight else frozenset()
+    if kind in ("f32", "cast", "wcast"):
+        return frozenset({{"f32": "f32", "cast": "in", "wcast": "w"}[kind]})
+    if kind == "hcast":  # T5: cast to the weight's dtype when it is half, else (a float32 weight) left in float32
+        inner = _dtypes(term[1], weight)
+        return frozenset({"w"}) if "f32" in inner else inner | {"w"}
+    if kind in ("add", "mul", "div"):
+        return _dtypes(term[1], weight) | _dtypes(term[2], weight)
+    if kind in ("sq", "mean", "rsqrt", "sqrt"):
+        return _dtypes(term[1], weight)
+    return frozenset()
+
+
+def _result_dtype(dtypes: frozenset[str]) -> str:
+    """float32 absorbs every other float dtype (float64 inputs are not what these modules are written for)."""
+    if "f32" in dtypes:
+        return "float32"
+    if dtypes == {"in"}:
+        return "input"
+    if dtypes == {"w"}:
+        return "weight"
+    return "promoted"

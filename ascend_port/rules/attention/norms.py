@@ -1,4 +1,4 @@
-"""NPU420, NPU421, NPU424: RMSNorm modules -> torch_npu.npu_rms_norm / npu_gemma_rms_norm, recognised by what their
+"""NPU420, NPU421, NPU424: RMSNorm modules -> torch_npu.npu_rms_norm (Gemma's on `1 + weight`), recognised by what their
 forward computes (not by class name), and apex's fused norm modules -> torch.nn.
 
 A forward is evaluated symbolically (norm_match.py): it must compute x * rsqrt(mean(x^2, -1, keepdim) + eps) times
@@ -36,8 +36,15 @@ RMS_NORM = rule(
     times a 1-D weight parameter of the module (`nn.Parameter(torch.ones(dim))`), with float32 upcasts and casts
     back to the input (or weight) dtype around it, also through a `_norm` method (Meta Llama) and T5's cast to a
     half-precision weight dtype. The body becomes one call of the fused kernel with the module's own weight and
-    epsilon attributes. The op computes in float32 and returns the input's dtype: a float32 weight with bf16 input
-    gives bf16 here where the original promoted to float32.
+    epsilon attributes. The weight must be provably 1-D: `torch.ones(normalized_shape)` (or a size annotated other
+    than `int`) may be a 2-D shape, over which the op would normalise, and is left alone. The op computes in float32
+    and returns the input's dtype, and takes only the (x, weight) dtype pairs (fp16|bf16|fp32, fp32) and (d, d), so
+    the call keeps the original's result dtype: a module that casts back to the input's dtype gets a float32 weight
+    (every pair supported, no rounding), one that returns float32 on purpose (`x.float()` ... `w.float() * x`)
+    float32 inputs, T5's (the weight's dtype) float32 inputs and a cast to the weight's dtype. HF's `weight *
+    x.to(input_dtype)` returns the dtype the two promote to: the same here where they share one (a model cast with
+    `.to(dtype)`); a float32 weight with a bf16 input gives bf16 where the original gave float32 (under autocast the
+    next matmul casts to bf16 either way), and (fp32 x, bf16 weight) is a pair the op rejects.
 
     Before:
         import torch
@@ -75,11 +82,12 @@ GEMMA_RMS_NORM = rule(
     "NPU421",
     "gemma-rms-norm",
     MEDIUM,
-    "Gemma's RMSNorm (`* (1 + weight)`) -> `torch_npu.npu_gemma_rms_norm(...)[0]`, never the plain op.",
+    "Gemma's RMSNorm (`* (1 + weight)`) -> `torch_npu.npu_rms_norm(x, 1 + weight.float())[0]`.",
     """
-    Gemma stores the scale as an offset from 1. `npu_gemma_rms_norm` computes x / rms(x) * (1 + gamma), which is
-    exactly that; `npu_rms_norm` with the same weight would scale by the offset alone. Medium: the op is newer
-    (Atlas A2/A3 only).
+    Gemma stores the scale as an offset from 1: the fused op gets `1 + weight`, computed in float32 as Gemma does
+    (and a float32 gamma fits every input dtype). Not `npu_gemma_rms_norm`, the op made for this form: it has no
+    backward in op-plugin (no derivatives.yaml entry), so a ported Gemma would train with no gradient through its
+    norms (torch_npu warns once and returns none). Medium: the extra add costs one small elementwise kernel.
 
     Before:
         import torch
@@ -114,7 +122,7 @@ GEMMA_RMS_NORM = rule(
                 return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
             def forward(self, x):
-                return torch_npu.npu_gemma_rms_norm(x, self.weight, epsilon=self.eps)[0]
+                return torch_npu.npu_rms_norm(x, 1 + self.weight.float(), epsilon=self.eps)[0]
     """,
 )
 APEX_NORM = rule(
@@ -126,7 +134,10 @@ APEX_NORM = rule(
     apex's fused norms are CUDA extensions; torch.nn has the same modules with the same first three arguments
     (`normalized_shape`, `eps`, `elementwise_affine`), and NPU runs them with its own kernels. apex's default
     `eps=1e-5` is written out for RMSNorm (torch.nn.RMSNorm's default is the dtype's machine epsilon);
-    `memory_efficient` (a backward-memory option) is dropped. Medium: the rounding differs in the last bits.
+    `memory_efficient` (a backward-memory option) is dropped. Medium: the rounding differs in the last bits, and
+    under autocast the output dtype differs: apex casts input and weight to the autocast dtype (bf16 out), torch_npu
+    runs layer_norm in float32 (its autocast fp32 list): the next matmul casts back, but code that reads the norm's
+    dtype (a residual sum, a kernel that wants bf16) needs a `.to(...)` by hand.
     torch.nn.RMSNorm needs torch >= 2.4: where the target torch-npu release (`--torch-npu`, else the one for the
     project's torch pin) pairs with an older torch, the call stays with a TODO (npu_rms_norm in the forward). The
     apex import goes when unused (NPU408). The replacement is written through the module's `torch` (or
@@ -261,21 +272,22 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
             return updated
         body = list(updated.body.body)
         body[index] = target.with_changes(body=new_forward.body)
-        rule_, op = (GEMMA_RMS_NORM, "npu_gemma_rms_norm") if match.gemma else (RMS_NORM, "npu_rms_norm")
+        rule_, form = (GEMMA_RMS_NORM, " on (1 + weight)") if match.gemma else (RMS_NORM, "")
         return (
             self.fix(
                 rule_,
                 original,
                 updated.with_changes(body=updated.body.with_changes(body=body)),
-                f"{original.name.value}.forward -> torch_npu.{op}",
+                f"{original.name.value}.forward -> torch_npu.npu_rms_norm{form}{DTYPE_NOTES[match.dtype]}",
                 torch_npu_name=True,
             )
             or updated
         )
 
     def _replace_forward(self, forward: cst.FunctionDef, match: RmsNormMatch) -> cst.FunctionDef:
-        op = "npu_gemma_rms_norm" if match.gemma else "npu_rms_norm"
-        call = f"return {self.torch_npu()}.{op}({match.input}, self.{match.weight}, epsilon={match.eps})[0]"
+        call = f"return {self.torch_npu()}.npu_rms_norm({_norm_arguments(match)})[0]"
+        if match.dtype == "weight":
+            call += f".to(self.{match.weight}.dtype)"
         statements: list[cst.BaseStatement] = []
         first = forward.body.body[0] if isinstance(forward.body, cst.IndentedBlock) and forward.body.body else None
         if (
@@ -286,6 +298,27 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
             statements.append(first)  # the docstring stays
         statements.append(cst.parse_statement(call))
         return forward.with_changes(body=forward.body.with_changes(body=statements))
+
+
+# What the message adds about the result's dtype (see _norm_arguments).
+DTYPE_NOTES = {"input": "", "promoted": "", "float32": " (in float32, as the original)", "weight": " (weight's dtype)"}
+
+
+def _norm_arguments(match: RmsNormMatch) -> str:
+    """The op's arguments, chosen so that it returns the original's dtype: the op returns its input's dtype and
+    takes only the (x, gamma) dtype pairs (fp16|bf16|fp32, fp32) and (d, d). A float32 gamma fits every input and
+    costs nothing (the op computes in float32); a module that returns float32 (`x.float()` ... `w.float() * x`) or
+    the weight's dtype (T5) gets float32 inputs, and the weight's dtype cast after. Gemma's `1 + weight` is computed
+    in float32 as Gemma does: npu_gemma_rms_norm, the op made for it, has no backward (no derivatives.yaml entry in
+    op-plugin), so a ported Gemma would not train."""
+    x, weight = match.input, f"self.{match.weight}"
+    if match.dtype in ("float32", "weight"):
+        x, weight = f"{x}.float()", f"{weight}.float()"
+    elif match.dtype == "input":
+        weight = f"{weight}.float()"
+    if match.gemma:
+        weight = f"1 + {weight}" if weight.endswith(".float()") else f"1 + {weight}.float()"
+    return f"{x}, {weight}, epsilon={match.eps}"
 
 
 def _rms_norm_gap(options) -> str | None:

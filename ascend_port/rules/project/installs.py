@@ -32,7 +32,7 @@ CUDA_ONLY_INSTALL = rule(
     """
     The step fails on an NPU host (these packages compile CUDA kernels) and nothing replaces it one for one:
     delete it, or install the Ascend counterpart the TODO names (torch_npu's fused attention for flash-attn and
-    xformers; Ascend's apex or native `torch.autocast("npu")` and `torch_npu.optim.NpuFused*` for NVIDIA apex).
+    xformers; Ascend's apex or native `torch.autocast("npu")` and `torch.optim` (AdamW, SGD) for NVIDIA apex).
     Deleting a command could leave an empty `then`/`do` block, so the command is kept. A CUDA-only package among
     others in one `pip install` is cut out instead (NPU600), with a note above the command.
 
@@ -90,7 +90,7 @@ _CUDA_REPOS = {
 _NVIDIA_APEX = re.compile(r"(?i)github\.com[/:]nvidia/apex(?:\.git)?(?:[@#/]|$)")
 _APEX_MESSAGE = (
     "NVIDIA apex with its CUDA extensions (--cuda_ext) does not build for Ascend: use Ascend's apex "
-    "(gitcode.com/Ascend/apex, built for torch_npu), or torch.autocast('npu') and torch_npu.optim.NpuFused* "
+    "(gitcode.com/Ascend/apex, built for torch_npu), or torch.autocast('npu') and torch.optim "
     "instead"
 )
 

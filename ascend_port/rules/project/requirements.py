@@ -7,6 +7,7 @@ so an edit changes only the part it must.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ascend_port.core import npu_api
@@ -76,6 +77,9 @@ TORCH_NPU_DEPENDENCY = rule(
     where torch-npu is already listed, nor in hash-checking files (add it with its hashes when you re-lock). The
     same in Poetry's dependency tables (`torch = "2.5.1"` gets `torch-npu = "2.5.1.*"`) and in the `pip:` list of
     a conda environment file (torch-npu has no conda package: a conda pytorch gets NPU603's TODO instead).
+    A target you set (`--torch-npu`, `[tool.ascend-port] torch-npu`) is pinned in requirements files even where
+    the torch pin pairs with another release (`torch==2.5.1` with `--torch-npu 2.1.0` gets `torch-npu==2.1.0.*`),
+    with a report at the torch pin: it has to become the target's torch (pip refuses the pair until then).
 
     Before:
         torch==2.5.1
@@ -162,9 +166,13 @@ class Verdict:
     rule: Rule
     reason: str  # for NPU600: why it goes; for NPU601: the note; for NPU602: the new requirement
     new_requirement: str = ""  # NPU601/NPU602: the replacement / added requirement (without marker)
+    conflict: str = ""  # NPU602: the torch pin disagrees with the target the user set (reported at torch's line)
 
 
-_FLASH = "CUDA-only; torch_npu.npu_fusion_attention replaces it"
+_FLASH = FLASH_REASON = "CUDA-only; torch_npu.npu_fusion_attention replaces it"
+# The reason where no flash-attn call of the run was replaced (the run's project step, run/engine.py, swaps it in):
+# the package still cannot be installed on an NPU host, but nothing in the port took over its calls.
+FLASH_REASON_UNPORTED = "CUDA-only (no NPU build); its NPU counterpart is torch_npu.npu_fusion_attention"
 _XFORMERS = "CUDA-only (no NPU build); use F.scaled_dot_product_attention or torch_npu.npu_fusion_attention"
 _NVML = "NVML bindings for NVIDIA drivers; query NPUs with npu-smi or torch.npu"
 _NVIDIA = "NVIDIA CUDA library wheel; CANN provides the Ascend runtime"
@@ -291,10 +299,22 @@ def verdict(req: Requirement) -> Verdict | None:
     return None
 
 
-def torch_npu_verdict(requirements: list[Requirement]) -> tuple[int, Verdict] | None:
+# The port option saying that the target (npu_api.TARGET_OPTION) is the user's choice (--torch-npu, [tool.ascend-port]
+# torch-npu), not one inferred from the torch pin: NPU602 then pins it (run/config.py sets it).
+EXPLICIT_TARGET_OPTION = "torch-npu-explicit"
+
+
+def explicit_target(options: Mapping[str, str]) -> str | None:
+    """The covered torch-npu release the user asked for, or None where the target was inferred or defaulted."""
+    return options.get(npu_api.TARGET_OPTION) if options.get(EXPLICIT_TARGET_OPTION) == "1" else None
+
+
+def torch_npu_verdict(requirements: list[Requirement], target: str | None = None) -> tuple[int, Verdict] | None:
     """Where torch-npu goes (index of the torch requirement) and what it is, or None: no torch, or already there.
 
     A Verdict with an empty ``new_requirement`` means torch-npu cannot be added (torch predates it): report only.
+    ``target``: the release the user set; a torch pin of another torch gets the target's torch-npu all the same
+    (what the user asked for; pip then says the pins conflict) and a ``conflict`` to report at the torch pin.
     """
     keys = [r.key for r in requirements]
     if "torch-npu" in keys or "torch" not in keys:
@@ -304,6 +324,26 @@ def torch_npu_verdict(requirements: list[Requirement]) -> tuple[int, Verdict] | 
     if torch.is_url:
         return None
     spec, why = torch_npu_specifier(torch.specifier)
+    if target is not None and (pinned := _pinned_torch(torch.specifier)) is not None:
+        wanted = _release_torch(target)
+        if wanted and not (wanted + ".").startswith(pinned + "."):
+            reason = f"the target you set, torch-npu {target}"
+            conflict = (
+                f"torch is pinned to {pinned}, but the target torch-npu {target} is built for torch {wanted} "
+                f"only: pin torch=={wanted}" + (f" (or target torch-npu {pinned})" if spec else "")
+            )
+            return index, Verdict(TORCH_NPU_DEPENDENCY, reason, f"torch-npu=={wanted}.*", conflict)
     if spec is None:
         return index, Verdict(TORCH_NPU_DEPENDENCY, why)
     return index, Verdict(TORCH_NPU_DEPENDENCY, why, "torch-npu" + spec)
+
+
+def _pinned_torch(specifier: str) -> str | None:
+    """``2.5.1`` for ``==2.5.1``/``==2.5.1+cu121``, ``2.5`` for ``==2.5.*``; None for a range or no pin."""
+    m = re.fullmatch(r"===?v?(\d+(?:\.\d+)*)(?:\.\*)?(?:\+[\w.]+)?", specifier.replace(" ", ""))
+    return m.group(1) if m else None
+
+
+def _release_torch(release: str) -> str | None:
+    """The torch version a covered torch-npu release is built for (``2.1.0.post17`` -> ``2.1.0``)."""
+    return next((r.torch_version for r in npu_api.published_releases() if r.version == release), None)

@@ -19,6 +19,7 @@ from ascend_port.rules.project.requirements import (
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
     Requirement,
+    explicit_target,
     parse_requirement,
     torch_npu_verdict,
     verdict,
@@ -79,7 +80,8 @@ def _logical_lines(lines: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def port_requirements(text: str, selection: Selection) -> TextPort:
+def port_requirements(text: str, selection: Selection, target: str | None = None) -> TextPort:
+    """``target``: the torch-npu release the user set (NPU602 pins it; see torch_npu_verdict)."""
     port = TextPort(text, selection)
     lines = text.splitlines(keepends=True)
     offsets = line_offsets(lines)
@@ -89,7 +91,7 @@ def port_requirements(text: str, selection: Selection) -> TextPort:
     hash_mode = any(item.hashed for item in logical)
     for item in logical:
         _port_requirement(port, lines, offsets, item, hash_mode, newline)
-    _add_torch_npu(port, lines, offsets, logical, hash_mode, newline)
+    _add_torch_npu(port, lines, offsets, logical, hash_mode, newline, target)
     return port
 
 
@@ -151,16 +153,24 @@ def _port_requirement(
 
 
 def _add_torch_npu(
-    port: TextPort, lines: list[str], offsets: list[int], logical: list[_Logical], hash_mode: bool, newline: str
+    port: TextPort,
+    lines: list[str],
+    offsets: list[int],
+    logical: list[_Logical],
+    hash_mode: bool,
+    newline: str,
+    target: str | None = None,
 ) -> None:
     """NPU602: torch-npu on a new line after torch's (or a report, when it cannot be added here)."""
     requirements = [item.requirement for item in logical if item.requirement is not None]
-    placed = torch_npu_verdict(requirements)
+    placed = torch_npu_verdict(requirements, target)
     if placed is None:
         return
     torch_index, found = placed
     item = next(i for i in logical if i.requirement is requirements[torch_index])
     start = offsets[item.first]
+    if found.conflict:
+        port.report(TORCH_NPU_DEPENDENCY, start, found.conflict)
     if not found.new_requirement:
         port.report(TORCH_NPU_DEPENDENCY, start, found.reason)
     elif hash_mode:
@@ -204,5 +214,5 @@ class RequirementsHandler:
         from ascend_port.core.sources import decode_text
 
         source = decode_text(data)
-        port = port_requirements(source.text, selection)
+        port = port_requirements(source.text, selection, explicit_target(options))
         return Ported(source, port.result(), port.findings)

@@ -1,0 +1,27 @@
+import torch
+import torch_npu
+from torch import nn
+
+
+class Float32RMSNorm(nn.Module):
+    """Returns float32 on purpose (a norm before a float32 head): the port must too."""
+
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return torch_npu.npu_rms_norm(x.float(), self.weight.float(), epsilon=self.eps)[0]
+
+
+class CastBackRMSNorm(nn.Module):
+    """Casts the product back to the input's dtype: any (input, weight) pair works in the original."""
+
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return torch_npu.npu_rms_norm(x, self.weight.float(), epsilon=self.eps)[0]
