@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
+import signal
 import sys
+import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -30,10 +35,28 @@ app = typer.Typer(
     help="Port PyTorch projects from NVIDIA CUDA to Huawei Ascend NPUs (torch_npu).",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+
+COLOR_MODES = ("auto", "always", "never")
+
+
+def _console(stderr: bool, color: str = "auto") -> Console:
+    """``auto``: rich's own choice (a terminal, unless NO_COLOR is set; FORCE_COLOR forces colour). stderr's lines
+    (errors, notes, the summary) are never hard-wrapped: a message cut at 80 columns cannot be grepped."""
+    return Console(
+        stderr=stderr,
+        highlight=False,
+        soft_wrap=stderr,
+        force_terminal=True if color == "always" else None,
+        no_color={"always": False, "never": True}.get(color),  # (auto: None, NO_COLOR decides)
+        color_system=None if color == "never" else "auto",
+    )
+
+
+out = _console(stderr=False)
+err = _console(stderr=True)
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -84,6 +107,26 @@ ExitZeroOpt = Annotated[
     bool,
     typer.Option("--exit-zero", help="Exit 0 even when there are findings or pending changes (errors still exit 2)."),
 ]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", help="Print only findings, diffs and errors: no progress, notes, warnings or summary."
+    ),
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose", "-v", help="Also print where the configuration comes from, every skipped file and the time taken."
+    ),
+]
+ColorOpt = Annotated[
+    str,
+    typer.Option(
+        "--color",
+        metavar="auto|always|never",
+        help="Colour the output: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always, never.",
+    ),
+]
 NoCacheOpt = Annotated[
     bool,
     typer.Option(
@@ -95,6 +138,78 @@ NoCacheOpt = Annotated[
 def _fail(message: str) -> typer.Exit:
     err.print(f"[red]error:[/red] {message}")
     return typer.Exit(EXIT_ERROR)
+
+
+@dataclasses.dataclass
+class OutputOptions:
+    """What `scan` and `apply` print besides their results (findings, diffs, errors)."""
+
+    quiet: bool = False
+    verbose: bool = False
+    verb: str = "porting"  # the progress label: `scan` is "scanning"
+
+
+_output = OutputOptions()
+TABLE_MIN_WIDTH = 100  # narrower, the table folds its messages into a column of a few words: concise instead
+TABLE_MESSAGE_WIDTH = 40  # and the message column must keep this much beside the longest file:line
+PROGRESS_EVERY = 5.0  # seconds between two progress lines when stderr is not a terminal (a CI log)
+
+
+def _set_output(quiet: bool, verbose: bool, color: str, verb: str) -> None:
+    """Apply -q/-v/--color for this command (module state: the CLI runs one command per process)."""
+    global out, err, _output
+    if color not in COLOR_MODES:
+        raise _fail(f"--color {escape(color)!r}: use one of {', '.join(COLOR_MODES)}")
+    if quiet and verbose:
+        raise _fail("--quiet and --verbose cannot be combined")
+    out, err = _console(stderr=False, color=color), _console(stderr=True, color=color)
+    _output = OutputOptions(quiet, verbose, verb)
+
+
+def _default_format(result: RunResult) -> str:
+    """The table on a terminal wide enough for it (COLUMNS or the terminal's size) and for its longest file:line
+    beside a readable message; one finding a line elsewhere: in a pipe, a file or a CI log the table's wrapped cells
+    cannot be grepped, and on a narrow terminal its message column is a few words wide."""
+    if not sys.stdout.isatty() or out.width < TABLE_MIN_WIDTH:
+        return "concise"
+    location = max((len(f"{file.path}:{f.line}") for file in result.files for f in file.findings), default=0)
+    # (the rule and confidence columns, and the table's separators and padding: 27 columns)
+    return "text" if out.width >= location + 27 + TABLE_MESSAGE_WIDTH else "concise"
+
+
+def _colour_enabled(console: Console) -> bool:
+    return console.is_terminal and console.color_system is not None and not console.no_color
+
+
+def _print_concise(result: RunResult) -> None:
+    from ascend_port.reports.text import concise_lines
+
+    stream = out.file
+    stream.writelines(concise_lines(result, _colour_enabled(out)))
+    stream.flush()
+
+
+def _progress_lines(started: float) -> Callable[[int, int], None]:
+    """Progress for a log (stderr is not a terminal): a line every PROGRESS_EVERY seconds, none on a short run."""
+    last = [started]
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_EVERY and done < total:
+            last[0] = now
+            err.print(f"{_output.verb}: {done}/{total} files, {now - started:.0f} s", soft_wrap=True)
+
+    return report
+
+
+def _warn_nothing_found(paths: list[Path], result: RunResult, changed_since: str | None) -> None:
+    """A run that found no file to port says so (a typo in a path, an --exclude that matches everything)."""
+    if result.files or _output.quiet:
+        return
+    where = ", ".join(str(p) for p in paths)
+    why = f" changed since {changed_since}" if changed_since is not None else ""
+    left_out = f" ({len(result.skipped)} left out by ignore rules or --exclude)" if result.skipped else ""
+    err.print(escape(f"warning: no file to port{why} under {where}{left_out}"), style="yellow", soft_wrap=True)
 
 
 def _settings(
@@ -126,9 +241,15 @@ def _settings(
 
         use_stored_rules()
     try:
-        return project_config.resolve(paths, flags)
+        settings = project_config.resolve(paths, flags)
     except project_config.ConfigError as error:
         raise _fail(escape(str(error))) from None
+    if _output.verbose:
+        origin = settings.origins.get(project_config.TARGET_KEY, project_config.DEFAULT)
+        source = settings.source or "no [tool.ascend-port] table: the defaults"
+        target = f"torch_npu {settings.target} ({project_config.origin_name(settings, origin)})"
+        err.print(escape(f"configuration: {source}; target: {target}"))
+    return settings
 
 
 def _config(settings: project_config.Settings, jobs: int, no_cache: bool = False) -> RunConfig:
@@ -155,34 +276,49 @@ def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None)
         # the porting time; every 10,000 costs a few MiB at most (forked workers inherit both settings).
         gc.freeze()
         gc.set_threshold(GC_THRESHOLD, 50, 50)
+    started = time.monotonic()
+    result = _run_with_progress(paths, config, started)
+    _warn_nothing_found(paths, result, changed_since)
+    if _output.verbose:
+        done = "scanned" if _output.verb == "scanning" else "ported"
+        err.print(escape(f"{len(result.files)} files {done} in {time.monotonic() - started:.1f} s"))
+    return _note_skipped(result)
+
+
+def _run_with_progress(paths: list[Path], config: RunConfig, started: float) -> RunResult:
+    """A progress bar on a terminal, a line every few seconds in a log, nothing with --quiet."""
+    if _output.quiet:
+        return run(paths, config)
     if not sys.stderr.isatty():
-        return _note_skipped(run(paths, config))
+        return run(paths, config, _progress_lines(started))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("porting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
+        TextColumn(_output.verb), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
     ) as progress:
         task = progress.add_task("port", total=None)
-        result = run(paths, config, lambda done, total: progress.update(task, completed=done, total=total))
-    return _note_skipped(result)
+        return run(paths, config, lambda done, total: progress.update(task, completed=done, total=total))
 
 
 SKIPPED_SHOWN = 5  # names of skipped files on stderr, per kind; the reports list them all
 
 
 def _note_run(result: RunResult) -> None:
+    if _output.quiet:
+        return
     for note in result.notes:
         err.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
 
 
 def _note_skipped(result: RunResult) -> RunResult:
     """One stderr line per kind of skip (ignore rules, excludes): how many files were left out, and the first names.
-    Never silent: a .gitignore that matches a package must be seen."""
+    Never silent: a .gitignore that matches a package must be seen (but with --quiet); --verbose names them all."""
+    shown = None if _output.verbose else SKIPPED_SHOWN
     for kind, label in (("gitignore", "ignored by git"), ("exclude", "excluded")):
         names = [s.path for s in result.skipped if s.kind == kind]
-        if names:
-            line = f"{len(names)} file{'s' if len(names) > 1 else ''} skipped ({label}): {', '.join(names[:SKIPPED_SHOWN])}"
-            if len(names) > SKIPPED_SHOWN:
+        if names and not _output.quiet:
+            line = f"{len(names)} file{'s' if len(names) > 1 else ''} skipped ({label}): {', '.join(names[:shown])}"
+            if shown is not None and len(names) > shown:
                 line += f' and {len(names) - SKIPPED_SHOWN} more (all in the JSON report\'s "skipped": --format json)'
             err.print(escape(line), soft_wrap=True)
     _note_run(result)
@@ -191,18 +327,27 @@ def _note_skipped(result: RunResult) -> RunResult:
 
 def _report_errors(result: RunResult) -> None:
     for file in result.errors:
-        err.print(f"[red]error:[/red] {file.path}: {file.error}")
+        err.print(f"[red]error:[/red] {escape(f'{file.path}: {file.error}')}")
 
 
-def _totals_line(result: RunResult) -> str:
-    # "compatible as it is" notes are neither rewrites nor TODOs
-    findings = [f for file in result.files for f in file.findings if not f.rule.informational]
-    rewrites = sum(1 for f in findings if f.rule.rewrites)
-    todos = len(findings) - rewrites
+def _totals_line(result: RunResult, written: bool = False) -> str:
+    """The summary line: files checked and to change (``written``: ported, after `apply` wrote them), the rewrites
+    and TODOs, the notes and the files with errors."""
+    # "compatible as it is" notes (the info kind) are neither rewrites nor TODOs
+    kinds = Counter(f.kind for file in result.files for f in file.findings)
+    rewrites = sum(1 for file in result.files for f in file.findings if f.kind != "info" and f.rule.rewrites)
+    todos = kinds.total() - kinds["info"] - rewrites
     changed = len(result.changed)
     checked = len(result.files) - len(result.created)  # (a file the port creates was not there to check)
-    return f"{checked} files checked, {changed} to change: {rewrites} rewrites, {todos} TODOs" + (
-        f", {len(result.errors)} files with errors" if result.errors else ""
+    files = (
+        f"{changed} file{'' if changed == 1 else 's'} ported ({checked} checked)"
+        if written
+        else f"{checked} files checked, {changed} to change"
+    )
+    return (
+        f"{files}: {rewrites} rewrites, {todos} TODOs"
+        + (f", {kinds['info']} notes (nothing to do)" if kinds["info"] else "")
+        + (f", {len(result.errors)} files with errors" if result.errors else "")
     )
 
 
@@ -216,11 +361,14 @@ def scan(
     exclude: ExcludeOpt = None,
     exit_zero: ExitZeroOpt = False,
     output_format: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--format", help="text (table), md (assessment), json, sarif, csv (change list) or github (annotations)."
+            "--format",
+            help="concise (a finding a line; the default in a pipe or a terminal under 100 columns), text (table; the "
+            "default on a wide terminal), md (assessment), json, sarif, csv (change list) or github (annotations).",
+            show_default=False,
         ),
-    ] = "text",
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the report to this file instead of printing it.")
     ] = None,
@@ -229,11 +377,15 @@ def scan(
     changed_since: ChangedSinceOpt = None,
     no_cache: NoCacheOpt = False,
     torch_npu: TorchNpuOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    color: ColorOpt = "auto",
 ) -> None:
     """Report what a port would change and where manual work is needed. Writes nothing (but --output)."""
     from ascend_port.reports import FORMATS
 
-    if output_format not in FORMATS:
+    _set_output(quiet, verbose, color, "scanning")
+    if output_format is not None and output_format not in FORMATS:
         raise _fail(f"--format {escape(output_format)!r}: use one of {', '.join(FORMATS)}")
     settings = _settings(
         paths,
@@ -247,18 +399,32 @@ def scan(
         torch_npu=torch_npu,
     )
     result = _run(paths, _config(settings, jobs, no_cache), changed_since)
-    if output_format == "text" and output is None:
-        from ascend_port.reports.text import print_text
-
-        print_text(result, out)
-        _report_errors(result)
-        out.print(_totals_line(result))
-    else:
-        _write_report(result, output_format, output)
-        _report_errors(result)
-        err.print(_totals_line(result))
-    findings = any(file.findings for file in result.files)
+    if output_format is None:
+        output_format = "concise" if output is not None else _default_format(result)
+    _print_scan(result, output_format, output)
+    # information (NPU407: SDPA runs natively) is nothing to do: it never fails a scan
+    findings = any(f.kind != "info" for file in result.files for f in file.findings)
     raise typer.Exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
+
+
+def _print_scan(result: RunResult, output_format: str, output: Path | None) -> None:
+    """The report, the errors and the totals: the console formats on stdout with their totals after them, the
+    others (or a report written to a file) with their totals on stderr, out of the report."""
+    if output_format in ("text", "concise") and output is None:
+        if output_format == "text":
+            from ascend_port.reports.text import print_text
+
+            print_text(result, out)
+        else:
+            _print_concise(result)
+        _report_errors(result)
+        if not _output.quiet:
+            out.print(_totals_line(result), soft_wrap=True)
+        return
+    _write_report(result, output_format, output)
+    _report_errors(result)
+    if not _output.quiet:
+        err.print(_totals_line(result))
 
 
 def _write_report(result: RunResult, output_format: str, output: Path | None) -> None:
@@ -271,6 +437,10 @@ def _write_report(result: RunResult, output_format: str, output: Path | None) ->
         buffer = io.StringIO()
         print_text(result, Console(file=buffer, width=160, highlight=False))
         text = buffer.getvalue()
+    elif output_format == "concise":
+        from ascend_port.reports.text import concise_lines
+
+        text = "".join(concise_lines(result))
     else:
         from ascend_port.reports import render
 
@@ -322,9 +492,13 @@ def apply(
     changed_since: ChangedSinceOpt = None,
     no_cache: NoCacheOpt = False,
     torch_npu: TorchNpuOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    color: ColorOpt = "auto",
 ) -> None:
     """Port the files. In a git repository (the default): commit the port on a new branch, one commit per domain.
     --dry-run prints the diff; --no-git writes it in place; --check only says whether anything is left to port."""
+    _set_output(quiet, verbose, color, "porting")
     _check_apply_flags(
         dry_run,
         no_git,
@@ -375,10 +549,24 @@ def apply(
     else:
         _write_in_place(result, interactive, config)
     _report_errors(result)
-    err.print(_totals_line(result) + (" (dry run: nothing written)" if dry_run else ""))
+    _print_apply_summary(result, dry_run)
     if result.errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if dry_run and result.changed and not exit_zero else EXIT_CLEAN)
+
+
+def _print_apply_summary(result: RunResult, dry_run: bool) -> None:
+    """After `apply --dry-run` the totals; after writing in place every file written (as black does), then how many.
+    The files that could not be written are errors, reported before."""
+    if _output.quiet:
+        return
+    if dry_run:
+        err.print(_totals_line(result) + " (dry run: nothing written)")
+        return
+    for file in result.changed:
+        kinds = Counter(f.kind for f in file.findings)
+        err.print(escape(f"ported {file.path} ({kinds['rewrite']} rewrites, {kinds['todo']} TODOs)"))
+    err.print(_totals_line(result, written=True))
 
 
 def _check_apply_flags(dry_run: bool, no_git: bool, check: bool, interactive: bool, git_flags: dict[str, bool]) -> None:
@@ -419,10 +607,40 @@ def _apply_with_git(
 
 
 def _print_diffs(result: RunResult) -> None:
-    """The unified diff of every file the port changes, as bytes: the files' own encodings and line endings."""
+    """The unified diff of every file the port changes, as bytes: the files' own encodings and line endings. A file
+    outside the working directory is shown relative to its repository's root (or else to the folder given), never
+    as ``a//abs/path``, which ``git apply`` rejects; a note says where to apply it."""
+    bases: set[str] = set()
     for file in result.changed:
-        sys.stdout.buffer.write(file.diff)
+        diff = file.diff
+        if os.path.isabs(file.path):
+            base = _diff_base(Path(file.path), result.roots)
+            diff = _rebase_diff(diff, file.path, Path(file.path).relative_to(base).as_posix())
+            bases.add(str(base))
+        sys.stdout.buffer.write(diff)
     sys.stdout.buffer.flush()
+    for shown in sorted(bases):
+        err.print(
+            f"note: paths in the diff are relative to {escape(shown)}: apply it there (git -C {escape(shown)} apply)",
+            soft_wrap=True,
+            highlight=False,
+        )
+
+
+def _diff_base(path: Path, roots: list[Path]) -> Path:
+    """The root of the git work tree holding ``path``, else the given folder it is under (else its folder)."""
+    for folder in path.parents:
+        if (folder / ".git").exists():
+            return folder
+    return next((root for root in roots if path.is_relative_to(root)), path.parent)
+
+
+def _rebase_diff(diff: bytes, old: str, new: str) -> bytes:
+    """``diff`` with its ``---``/``+++`` paths ``old`` replaced by ``new`` (only in those two header lines)."""
+    header, separator, body = diff.partition(b"\n@@")
+    old_b, new_b = old.encode("utf-8", "surrogateescape"), new.encode("utf-8", "surrogateescape")
+    header = header.replace(b"--- a/" + old_b, b"--- a/" + new_b, 1).replace(b"+++ b/" + old_b, b"+++ b/" + new_b, 1)
+    return header + separator + body
 
 
 def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> None:
@@ -443,28 +661,96 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> 
         if config.share_helpers:
             share_helpers(result, config)
             _note_run(result)
-    for file in result.changed:
-        try:
-            if file.path in result.created:
-                with open(file.path, "xb") as handle:  # (exclusive: share_helpers saw no such file)
-                    handle.write(file.new_bytes or b"")
-                continue
-            write_atomic(Path(file.path), file.new_bytes)
-        except OSError as error:
-            file.error = f"cannot write: {error.strerror or error}"
-            file.new_bytes = None
+    # The modules the port creates first: a file that imports the shared helpers never lands without them.
+    pending = sorted(result.changed, key=lambda file: file.path not in result.created)
+    written: list[str] = []
+    with _InterruptAfterFile() as interrupt:
+        for file in pending:
+            if interrupt.fired:
+                break
+            try:
+                if file.path in result.created:
+                    with open(file.path, "xb") as handle:  # (exclusive: share_helpers saw no such file)
+                        handle.write(file.new_bytes or b"")
+                else:
+                    _refuse_read_only(Path(file.path))
+                    write_atomic(Path(file.path), file.new_bytes)
+                written.append(file.path)
+            except OSError as error:
+                file.error = f"cannot write: {error.strerror or error}"
+                file.new_bytes = None
+            _test_interrupt(len(written), interrupt)
+    if interrupt.fired:
+        _report_interrupted_writes(written, [f.path for f in pending if f.path not in written and f.changed])
+        raise typer.Exit(130)
+
+
+def _refuse_read_only(path: Path) -> None:
+    """A read-only file is not rewritten (black and ruff refuse it too, "Permission denied"): the atomic replace
+    would succeed in a writable folder and silently drop the protection."""
+    # The mode bits too: for root, os.access says every file is writable.
+    if not os.stat(path).st_mode & 0o222 or not os.access(path, os.W_OK):
+        raise PermissionError(13, "Permission denied (the file is read-only)", str(path))
+
+
+class _InterruptAfterFile:
+    """Ctrl-C while `apply --no-git` writes: the file in hand is finished (no half-written file, no temporary
+    file left), then the writing stops and says which files are ported."""
+
+    def __init__(self) -> None:
+        self.fired = False
+        self._saved: object = None
+
+    def __enter__(self) -> _InterruptAfterFile:
+        if threading.current_thread() is threading.main_thread():
+            self._saved = signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._saved is not None:
+            signal.signal(signal.SIGINT, self._saved)  # type: ignore[arg-type]
+
+    def _note(self, signum: int, frame: object) -> None:
+        self.fired = True
+
+
+def _test_interrupt(written: int, interrupt: _InterruptAfterFile) -> None:
+    """For the tests only: ASCEND_PORT_TEST_SIGINT_AFTER_WRITES=N sends this process SIGINT once N files are
+    written, so the Ctrl-C handling is tested at a known point instead of by timing; with ``N:terminal`` it says
+    so on stderr and waits (up to a minute) for the test to press Ctrl-C on the terminal instead."""
+    point = os.environ.get("ASCEND_PORT_TEST_SIGINT_AFTER_WRITES", "")
+    if point == str(written):
+        os.kill(os.getpid(), signal.SIGINT)
+    elif point == f"{written}:terminal":
+        err.print("test: waiting for Ctrl-C")
+        deadline = time.monotonic() + 60
+        while not interrupt.fired and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def _report_interrupted_writes(written: list[str], left: list[str]) -> None:
+    err.print(
+        f"interrupted: {len(written)} file{'s' if len(written) != 1 else ''} ported, "
+        f"{len(left)} left as {'they were' if len(left) != 1 else 'it was'} "
+        "(run the same command again to port them; ported files are not changed twice)",
+        soft_wrap=True,
+        highlight=False,
+    )
+    for path in written:
+        err.print(f"  ported: {escape(path)}", soft_wrap=True, highlight=False)
 
 
 def _check(result: RunResult, show_diff: bool, exit_zero: bool) -> None:
     """``apply --check``: the diff only with --dry-run, then one line per file left to port and the totals."""
     if show_diff:
         _print_diffs(result)
-    for file in result.changed:
+    for file in result.changed if not _output.quiet else ():
         kinds = Counter(f.rule.rewrites for f in file.findings if f.applied)
         err.print(f"would port {escape(file.path)} ({kinds[True]} rewrites, {kinds[False]} TODOs)", soft_wrap=True)
     _report_errors(result)
     verdict = "not fully ported: run `ascend-port apply`" if result.changed else "fully ported"
-    err.print(f"{_totals_line(result)}; {verdict}", soft_wrap=True)
+    if not _output.quiet:
+        err.print(f"{_totals_line(result)}; {verdict}", soft_wrap=True)
     if result.errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if result.changed and not exit_zero else EXIT_CLEAN)
@@ -617,10 +903,11 @@ def _version_callback(value: bool) -> None:
 @app.callback()
 def _main(
     version: Annotated[
-        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")
+        bool,
+        typer.Option("--version", "-V", callback=_version_callback, is_eager=True, help="Show the version and exit."),
     ] = False,
 ) -> None:
-    pass
+    _set_output(quiet=False, verbose=False, color="auto", verb="porting")  # (each in-process call starts afresh)
 
 
 _standalone = False  # True in the `ascend-port` process itself (main), not when the app is called in-process

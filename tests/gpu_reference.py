@@ -17,24 +17,18 @@ import contextlib
 import torch
 import torch.nn.functional as F
 
-# flash-attn's kernels take fp16 and bf16 only ("FlashAttention only support fp16 and bf16 data type"); the fp32
-# equivalence tests of tests/test_numerical_equivalence.py still run these references in fp32, so the check is on
-# where a test asks for it (strict_dtypes()): training tests use it.
-_STRICT = [False]
+# flash-attn's kernels take fp16 and bf16 only ("FlashAttention only support fp16 and bf16 data type"): so do these
+# references, so that no equivalence test can compare a port against an original that could not run.
 
 
 @contextlib.contextmanager
 def strict_dtypes():
-    """Within: the flash-attn references reject what flash-attn rejects (fp32 inputs)."""
-    _STRICT.append(True)
-    try:
-        yield
-    finally:
-        _STRICT.pop()
+    """Kept for the tests written while the check was opt-in: the references are always strict now."""
+    yield
 
 
 def _check_dtype(q) -> None:
-    if q.dtype not in (torch.float16, torch.bfloat16, torch.float32) or (_STRICT[-1] and q.dtype == torch.float32):
+    if q.dtype not in (torch.float16, torch.bfloat16):
         raise RuntimeError("FlashAttention only support fp16 and bf16 data type")
 
 

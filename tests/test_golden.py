@@ -9,12 +9,13 @@ from ascend_port.port.handlers import handler_for
 from ascend_port.rules.registry import all_rules
 
 CASES = cases()
+OPT_IN = {r.id for r in all_rules() if r.opt_in}  # (ported with their ID selected: that is how they run)
 
 
 def port(case: Case, data: bytes):
     handler = handler_for(case.handler_name)
     assert handler is not None, f"no handler for {case.handler_name.name}"
-    return handler.port(data, Selection(), {})
+    return handler.port(data, Selection(select=("ALL", case.rule)) if case.rule in OPT_IN else Selection(), {})
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

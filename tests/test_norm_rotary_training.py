@@ -5,11 +5,13 @@ too: forward AND backward, with mixed (input, weight) dtypes and under autocast,
 Tolerances per dtype (forward and gradients, compared in float32): fp32 rtol 1e-4 / atol 1e-5 (both sides compute
 in fp32; only the order of reductions differs); bf16 rtol/atol 2**-6 and fp16 rtol/atol 2**-8, relative to the
 tensor's largest element for the gradients (the lower-precision input rounds once on the port and up to four times
-in the original's eager ops, see GRAD_TOLERANCE in tests/test_numerical_equivalence.py).
+in the original's eager ops, see GRAD_TOLERANCE in tests/test_numerical_equivalence.py). Under autocast (NPU305,
+NPU423, NPU424) the autocast dtype's tolerance applies.
 """
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,10 @@ torch = pytest.importorskip("torch", reason="pip install torch==2.13.0 (CPU) to 
 
 from fake_modules import installed  # noqa: E402
 
+from ascend_port.core import npu_api  # noqa: E402
+from ascend_port.core.selection import Selection  # noqa: E402
 from ascend_port.emulate import ops  # noqa: E402
+from ascend_port.port.python import port_source  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 TOLERANCE = {
@@ -63,39 +68,37 @@ def run_norm(namespace: dict, cls: str, x_dtype, w_dtype, seed=1):
 
 # --- NPU420, NPU421: mixed dtypes, forward and backward -----------------------------------------------------------
 
-# (case, class, the port's result dtype where it differs from the original's: "input" for HF's promoted form)
 NORMS = [
-    ("NPU420/hf_llama", "LlamaRMSNorm", "promoted"),
-    ("NPU420/meta_llama", "RMSNorm", "promoted"),
-    ("NPU420/t5", "T5LayerNorm", ""),
-    ("NPU420/dtype_contract", "Float32RMSNorm", ""),
-    ("NPU420/dtype_contract", "CastBackRMSNorm", ""),
-    ("NPU421/gemma", "GemmaRMSNorm", ""),
+    ("NPU420/hf_llama", "LlamaRMSNorm"),
+    ("NPU420/meta_llama", "RMSNorm"),
+    ("NPU420/t5", "T5LayerNorm"),
+    ("NPU420/dtype_contract", "Float32RMSNorm"),
+    ("NPU420/dtype_contract", "CastBackRMSNorm"),
+    ("NPU421/gemma", "GemmaRMSNorm"),
 ]
-# (input, weight) dtypes: a model cast to one dtype, and activations in half precision with fp32 weights (autocast,
-# mixed-precision training), which are the pairs npu_rms_norm takes
+# (input, weight) dtypes: a model cast to one dtype, activations in half precision with fp32 weights (autocast,
+# mixed-precision training: HF's q/k norms), and an fp32 input with a bf16 weight, which npu_rms_norm rejects as a
+# pair: the port passes it a float32 gamma
 PAIRS = [
     (torch.float32, torch.float32),
     (torch.bfloat16, torch.bfloat16),
     (torch.bfloat16, torch.float32),
     (torch.float16, torch.float32),
+    (torch.float32, torch.bfloat16),
 ]
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: f"{str(p[0])[6:]}-{str(p[1])[6:]}")
-@pytest.mark.parametrize("case, cls, differs", NORMS, ids=[f"{c}:{k}" for c, k, _ in NORMS])
-def test_norm_port_trains_like_the_original(case, cls, differs, pair):
+@pytest.mark.parametrize("case, cls", NORMS, ids=[f"{c}:{k}" for c, k in NORMS])
+def test_norm_port_trains_like_the_original(case, cls, pair):
     """Same values, same gradients for x AND the weight (NPU421: npu_gemma_rms_norm has no backward, the port must
     not use it), and the original's result dtype: float32 for a module that returns it on purpose, the weight's for
-    T5. HF's `weight * x.to(input_dtype)` promotes to float32 with an fp32 weight; the port returns the input's dtype
-    there (documented in NPU420)."""
+    T5, and for HF's `weight * x.to(input_dtype)` the dtype the two promote to (float32 for a bf16 x and an fp32
+    weight)."""
     x_dtype, w_dtype = pair
     expected = run_norm(load(case, False), cls, x_dtype, w_dtype)
     actual = run_norm(load(case, True), cls, x_dtype, w_dtype)
-    if differs == "promoted" and x_dtype != w_dtype:
-        assert (actual[0].dtype, expected[0].dtype) == (x_dtype, torch.promote_types(x_dtype, w_dtype))
-    else:
-        assert actual[0].dtype == expected[0].dtype, (actual[0].dtype, expected[0].dtype)
+    assert actual[0].dtype == expected[0].dtype, (actual[0].dtype, expected[0].dtype)
     low = x_dtype if x_dtype != torch.float32 else w_dtype
     close(actual[0], expected[0], low, what="output")
     for name, a, e in zip(("x", "weight"), actual[1:], expected[1:]):
@@ -104,14 +107,26 @@ def test_norm_port_trains_like_the_original(case, cls, differs, pair):
         close(a, e, low, scale=True, what=f"d/d{name}")
 
 
-def test_norm_port_of_an_unsupported_pair_fails_like_the_op():
-    """HF's form keeps `self.weight` as the op's gamma: (fp32 x, bf16 weight) is not a pair npu_rms_norm takes, and
-    the strict reference raises as the device would (documented in NPU420); the forms that cast back to the input's
-    dtype pass an fp32 gamma and take every input."""
+def test_hf_norm_port_keeps_the_promoted_dtype():
+    """The defect the cast fixes: the op returns x's dtype (bf16), where HF's form promotes with an fp32 weight."""
+    namespace = load("NPU420/hf_llama", True)
+    assert "torch.promote_types(hidden_states.dtype, self.weight.dtype)" in (
+        GOLDEN / "NPU420/hf_llama.out.py"
+    ).read_text("utf-8")
+    module = namespace["LlamaRMSNorm"](16)
+    x = torch.randn(2, 16, dtype=torch.bfloat16)
+    assert ops.npu_rms_norm(x, module.weight.float())[0].dtype == torch.bfloat16
+    assert module(x).dtype == torch.float32
+    assert module.to(torch.bfloat16)(x).dtype == torch.bfloat16
+
+
+def test_norm_port_of_a_pair_the_op_rejects_passes_a_float32_gamma():
+    """(fp32 x, bf16 weight) is not a pair npu_rms_norm takes (the strict reference raises as the device would); the
+    ported HF form passes `self.weight.float()`, so it runs and returns float32 as the original."""
     with pytest.raises(ops.OpTypeError, match="dtypes"):
-        run_norm(load("NPU420/hf_llama", True), "LlamaRMSNorm", torch.float32, torch.bfloat16)
-    out, dx, dw = run_norm(load("NPU420/dtype_contract", True), "CastBackRMSNorm", torch.float32, torch.bfloat16)
-    assert out.dtype == torch.float32 and dx is not None and dw is not None
+        ops.npu_rms_norm(torch.randn(2, 16), torch.ones(16, dtype=torch.bfloat16))
+    out, dx, dw = run_norm(load("NPU420/hf_llama", True), "LlamaRMSNorm", torch.float32, torch.bfloat16)
+    assert out.dtype == torch.float32 and dx is not None and dw is not None and dw.dtype == torch.bfloat16
 
 
 def test_gemma_op_has_no_gradient_and_the_port_does_not_use_it():
@@ -241,19 +256,61 @@ def test_layernorm_upcast_port_without_the_cast_back_would_change_the_dtype():
         assert module.norm(x).type_as(x).dtype == torch.bfloat16
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NPU424 (not fixed in part 1): apex FusedLayerNorm casts to the autocast dtype, torch.nn.LayerNorm runs "
-    "in fp32 under torch_npu's autocast, so the swapped module returns fp32 where apex returned bf16",
-)
-def test_apex_layer_norm_swap_keeps_the_dtype_under_autocast():
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_apex_norm_swap_keeps_the_dtype_under_autocast(dtype):
+    """apex casts input and weight to the autocast dtype and returns it; torch.nn.LayerNorm returns float32 under
+    torch_npu's autocast (and RMSNorm from a float32 input): the subclasses the port writes cast the result to the
+    autocast dtype. Each norm on its own and the chain, forward and backward (x and every parameter)."""
     results = []
     for ported in (False, True):
         module = block(load("NPU424/apex_norms", ported))
-        x = torch.randn(2, 3, 16)
-        with ops.npu_autocast(torch.bfloat16):
-            results.append(module.final_norm(x).dtype)
-    assert results[1] == results[0]
+        x = torch.randn(2, 3, 16, generator=torch.Generator().manual_seed(0)).requires_grad_()
+        with ops.npu_autocast(dtype):
+            outs = [module(x), module.attn_norm(x), module.mlp_norm(x), module.final_norm(x)]
+            if ported:  # the defect: torch.nn.LayerNorm itself returns float32 here
+                assert torch.nn.LayerNorm(16)(x).dtype == torch.float32
+        loss = sum((o.float() * torch.linspace(-1, 1, 16)).pow(2).sum() for o in outs)
+        results.append((outs, torch.autograd.grad(loss, [x, *module.parameters()])))
+    (expected, egrads), (actual, agrads) = results
+    for a, e in zip(actual, expected):
+        assert a.dtype == e.dtype == dtype
+        close(a, e, dtype, what="output")
+    for a, e in zip(agrads, egrads):
+        assert a.dtype == e.dtype
+        close(a, e, dtype, scale=True, what="gradient")
+
+
+def test_apex_norm_swap_is_torch_nn_outside_autocast():
+    """Outside autocast the subclasses compute what torch.nn's norms compute, in the input's dtype, as apex."""
+    ported, original = block(load("NPU424/apex_norms", True)), block(load("NPU424/apex_norms", False))
+    for dtype in (torch.float32, torch.bfloat16):
+        x = torch.randn(2, 3, 16, generator=torch.Generator().manual_seed(1)).to(dtype)
+        a, e = ported.to(dtype)(x), original.to(dtype)(x)
+        assert a.dtype == e.dtype == dtype
+        close(a, e, dtype, what=str(dtype))
+
+
+def test_apex_layer_norm_swap_for_a_torch_before_2_4(monkeypatch):
+    """An older target (torch_npu 2.1: torch 2.1) has no per-device autocast API: the subclass reads torch.npu's
+    autocast state (torch_npu's, NPU only, as apex reads CUDA's); torch.nn.RMSNorm does not exist there (a TODO)."""
+    source = (GOLDEN / "NPU424/apex_norms.in.py").read_text("utf-8")
+    ported = port_source(source, Selection(), {npu_api.TARGET_OPTION: "2.1.0.post17"}).new_text
+    assert ported is not None and "TODO(ascend-port): NPU424" in ported and "class _NpuRMSNorm" not in ported
+    assert "if torch.npu.is_autocast_enabled():" in ported
+    assert "return output.to(torch.npu.get_autocast_dtype())" in ported
+    npu = types.SimpleNamespace(
+        is_autocast_enabled=lambda: torch.is_autocast_enabled("cpu"),
+        get_autocast_dtype=lambda: torch.get_autocast_dtype("cpu"),
+    )
+    monkeypatch.setattr(torch, "npu", npu, raising=False)
+    namespace: dict = {"__name__": "old_target"}
+    with installed("both"):
+        exec(compile(ported, "old_target", "exec"), namespace)
+    norm = namespace["_NpuLayerNorm"](16)
+    x = torch.randn(2, 16)
+    with ops.npu_autocast(torch.bfloat16):
+        assert norm(x).dtype == torch.bfloat16
+    assert norm(x).dtype == torch.float32
 
 
 # --- NPU302: the table computed in float64 on the CPU, cast once ---------------------------------------------------

@@ -1,8 +1,9 @@
 """Every NPU4xx golden case that changes code runs twice on the same random inputs: the original on the GPU-side
 references (fake flash_attn / xformers / apex), the port on the NPU-side references (fake torch_npu / mindiesd,
-with flash_attn and friends made unimportable). Outputs must agree in shape, dtype and value (float32 tightly,
-bf16 within its rounding), gradients too (w.r.t. the floating inputs and the module parameters), and each run must
-really go through its side's kernel.
+with flash_attn and friends made unimportable), in the dtypes the original takes: flash-attn cases in fp16 and bf16
+(its references reject fp32, as flash-attn's kernels do), the others in fp32 and bf16. Outputs must agree in shape,
+dtype and value (float32 tightly, fp16 and bf16 within their rounding: TOLERANCE), gradients too (w.r.t. the
+floating inputs and the module parameters: GRAD_TOLERANCE), and each run must really go through its side's kernel.
 
 Under ``ascend-port emulate`` (tests/test_emulate_golden.py runs this file there) each case also runs with the port's
 inputs and modules on the emulated ``npu`` device and the emulator's own stand-in ``torch_npu`` (whose fused ops are
@@ -44,7 +45,13 @@ GPU_FUNCTIONS = {
     "index_first_axis",
     "index_put_first_axis",
 }
-TOLERANCE = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}
+# Forward, per dtype: fp32 tightly (both sides compute in fp32); bf16 2e-2 and fp16 2**-9 (about 2e-3), a few
+# roundings of each (8 and 11 significant bits: one rounding is up to 2**-8 and 2**-11 relative).
+TOLERANCE = {
+    torch.float32: dict(rtol=1e-4, atol=1e-5),
+    torch.bfloat16: dict(rtol=2e-2, atol=2e-2),
+    torch.float16: dict(rtol=2**-9, atol=2**-9),
+}
 # Gradients: fp32 as the forward (both sides compute in fp32; only the order of the reductions differs). bf16 keeps 8
 # significant bits (one rounding: up to 2**-8 relative), and the two sides round at different places: the original
 # rounds after every bf16 op of its torch code (LlamaRMSNorm's `weight * x.to(bf16)`, rotary's `q * cos + rotate(q) *
@@ -52,8 +59,13 @@ TOLERANCE = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.bfloat16: dict(rto
 # fp32 and round once. So 2**-6 (four roundings) relative to each element, plus 2**-6 of the tensor's largest
 # gradient for elements that are sums of terms of either sign (cancellation). Measured: the worst bf16 element uses
 # 35% of this (an error of 0.0077 * the largest gradient, about two roundings), fp32 0.3%; attention gradients agree
-# bit for bit (both references compute them in fp32 from the same formula).
-GRAD_TOLERANCE = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.bfloat16: dict(rtol=2**-6, atol=2**-6)}
+# bit for bit (both references compute them in fp32 from the same formula). fp16 (the flash-attn cases' second
+# dtype): the same four roundings of 11 significant bits, 2**-9.
+GRAD_TOLERANCE = {
+    torch.float32: dict(rtol=1e-4, atol=1e-5),
+    torch.bfloat16: dict(rtol=2**-6, atol=2**-6),
+    torch.float16: dict(rtol=2**-9, atol=2**-9),
+}
 
 
 def _emulator_torch_npu():
@@ -368,6 +380,21 @@ SPECS: dict[str, Spec] = {
         ),
         kernels=set(),
     ),
+    # a factory of both norms (apex's default eps and 1e-6) and a module of several (memory_efficient dropped)
+    "NPU424/defined_once": Spec(
+        lambda ns, dt: (
+            lambda x: (
+                _module(ns, "make_norm", 16, weights_seed=1, dtype=dt)(x),
+                _module(ns, "make_norm", 16, True, weights_seed=2, dtype=dt)(x),
+                _module(ns, "Encoder", 16, 2, weights_seed=3, dtype=dt)(x),
+            )
+        )(rand(2, 3, 16, dtype=dt)),
+        kernels=set(),
+    ),
+    # the subclass imports torch in its forward
+    "NPU424/no_torch_import": Spec(
+        lambda ns, dt: _module(ns, "Head", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)), kernels=set()
+    ),
 }
 
 
@@ -494,11 +521,21 @@ def compare(case, spec: Spec, dtype, expected: Traced, actual: Traced, npu_calls
     return True
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
-@pytest.mark.parametrize("case", CHANGING, ids=[c.id for c in CHANGING])
+def dtypes(case) -> tuple:
+    """The dtypes a case runs in on CPU: flash-attn's kernels take fp16 and bf16 only (its references reject fp32, as
+    flash-attn does); xformers, apex and plain torch take fp32 too."""
+    if "flash_attn" in case.input.read_text("utf-8"):
+        return (torch.float16, torch.bfloat16)
+    return (torch.float32, torch.bfloat16)
+
+
+DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+CASE_DTYPES = [(case, dtype) for case in CHANGING for dtype in dtypes(case)]
+
+
+@pytest.mark.parametrize("case, dtype", CASE_DTYPES, ids=[f"{c.id}-{DTYPE_NAMES[d]}" for c, d in CASE_DTYPES])
 def test_port_computes_what_the_original_computes(case, dtype):
-    """On CPU with the test fakes. fp32 for flash-attn cases too: flash-attn has no fp32 kernels, but the fp32 run
-    checks the port's arithmetic more tightly than bf16 can (the emulated test runs flash-attn cases in bf16 only)."""
+    """On CPU with the test fakes, in each dtype the original runs in (see dtypes)."""
     spec = SPECS[case.id]
     npu_calls: list[str] = []
     expected = trace(case.input.read_text("utf-8"), case.id, "gpu", spec, dtype, [], grad=True)
@@ -554,20 +591,20 @@ def test_the_comparison_catches_a_wrong_port(mistake):
     good = case.expected.read_text("utf-8")
     wrong = good.replace(*mistake)
     assert wrong != good
-    expected = execute(case.input.read_text("utf-8"), case.id, "gpu", SPECS[case.id], torch.float32, [])
+    expected = execute(case.input.read_text("utf-8"), case.id, "gpu", SPECS[case.id], torch.float16, [])
     try:
-        actual = execute(wrong, case.id, "npu", SPECS[case.id], torch.float32, [])
+        actual = execute(wrong, case.id, "npu", SPECS[case.id], torch.float16, [])
     except AssertionError:
         return  # the reference refused the call, as the op would
-    assert not torch.allclose(actual, expected, **TOLERANCE[torch.float32])
+    assert not torch.allclose(actual, expected, **TOLERANCE[torch.float16])
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("precise", [True, False], ids=["fp32_or_fp16", "bf16"])
 @pytest.mark.parametrize(
     "case_id, mistake",
     [
         # the weight cut off the graph: no gradient reaches it
-        ("NPU420/hf_llama", ("hidden_states, self.weight,", "hidden_states, self.weight.detach(),")),
+        ("NPU420/hf_llama", ("hidden_states, self.weight.float(),", "hidden_states, self.weight.detach().float(),")),
         # the same forward (k + 0), the key's gradient 5% too large: more than bf16's rounding
         ("NPU400/causal_gqa", ("(q, k, v, dropout_p=self", "(q, k + 0.05 * (k - k.detach()), v, dropout_p=self")),
         # the same forward, the gradient of the query's first half lost (a straight-through slice)
@@ -575,9 +612,11 @@ def test_the_comparison_catches_a_wrong_port(mistake):
     ],
     ids=["detached_weight", "scaled_gradient", "lost_gradient"],
 )
-def test_the_gradient_comparison_catches_a_wrong_backward(case_id, mistake, dtype):
-    """A port whose forward matches but whose backward does not fails on the gradients."""
+def test_the_gradient_comparison_catches_a_wrong_backward(case_id, mistake, precise):
+    """A port whose forward matches but whose backward does not fails on the gradients (in the case's more precise
+    dtype, fp32 or for flash-attn fp16, and in bf16)."""
     case = next(c for c in CHANGING if c.id == case_id)
+    dtype = dtypes(case)[0 if precise else 1]
     good = case.expected.read_text("utf-8")
     wrong = good.replace(*mistake)
     assert wrong != good
@@ -627,14 +666,16 @@ def test_mindiesd_backend_uses_attention_forward_when_it_can():
     spec = Spec(lambda ns, dt: ns["plain"](*qkv((2, 6, 2, 8), (2, 7, 2, 8), dt)))
     calls: list[str] = []
     torch.testing.assert_close(
-        execute(ported, "mindiesd", "npu", spec, torch.float32, calls),
-        execute(source, "mindiesd", "gpu", spec, torch.float32, []),
+        execute(ported, "mindiesd", "npu", spec, torch.float16, calls),
+        execute(source, "mindiesd", "gpu", spec, torch.float16, []),
+        **TOLERANCE[torch.float16],
     )
     assert calls == ["attention_forward"]
     spec = Spec(lambda ns, dt: ns["causal"](*qkv((2, 6, 2, 8), (2, 7, 2, 8), dt)))
     calls.clear()
     torch.testing.assert_close(
-        execute(ported, "mindiesd", "npu", spec, torch.float32, calls),
-        execute(source, "mindiesd", "gpu", spec, torch.float32, []),
+        execute(ported, "mindiesd", "npu", spec, torch.float16, calls),
+        execute(source, "mindiesd", "gpu", spec, torch.float16, []),
+        **TOLERANCE[torch.float16],
     )
     assert calls == ["npu_fusion_attention"]  # causal: MindIE-SD's attention_forward has no causal mode

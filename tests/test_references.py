@@ -26,29 +26,39 @@ def bottom_right(sq, sk):
     return torch.ones(sq, sk, dtype=torch.bool).tril(diagonal=sk - sq)  # True = attend (SDPA polarity)
 
 
+def half_sdpa_bsnd(q, k, v, **kwargs):
+    """SDPA in fp32 on fp16 inputs, rounded to fp16 once: what flash-attn computes (fp16 and bf16 inputs only)."""
+    return sdpa_bsnd(q.float(), k.float(), v.float(), **kwargs).half()
+
+
 def test_flash_reference_matches_sdpa():
-    q, k, v = rand(2, 5, 4, 8, seed=1), rand(2, 7, 4, 8, seed=2), rand(2, 7, 4, 8, seed=3)
-    torch.testing.assert_close(gpu.flash_attn_func(q, k, v), sdpa_bsnd(q, k, v))
+    h = torch.float16
+    q, k, v = rand(2, 5, 4, 8, dtype=h, seed=1), rand(2, 7, 4, 8, dtype=h, seed=2), rand(2, 7, 4, 8, dtype=h, seed=3)
+    torch.testing.assert_close(gpu.flash_attn_func(q, k, v), half_sdpa_bsnd(q, k, v))
     torch.testing.assert_close(
-        gpu.flash_attn_func(q, k, v, causal=True), sdpa_bsnd(q, k, v, attn_mask=bottom_right(5, 7))
+        gpu.flash_attn_func(q, k, v, causal=True), half_sdpa_bsnd(q, k, v, attn_mask=bottom_right(5, 7))
     )
-    torch.testing.assert_close(gpu.flash_attn_func(q, k, v, softmax_scale=0.3), sdpa_bsnd(q, k, v, scale=0.3))
-    kv = rand(2, 7, 2, 8, seed=4), rand(2, 7, 2, 8, seed=5)  # GQA: 4 query heads on 2 key/value heads
+    torch.testing.assert_close(gpu.flash_attn_func(q, k, v, softmax_scale=0.3), half_sdpa_bsnd(q, k, v, scale=0.3))
+    kv = rand(2, 7, 2, 8, dtype=h, seed=4), rand(2, 7, 2, 8, dtype=h, seed=5)  # GQA: 4 query heads on 2
     torch.testing.assert_close(
-        gpu.flash_attn_func(q, *kv, causal=True), sdpa_bsnd(q, *kv, attn_mask=bottom_right(5, 7), enable_gqa=True)
+        gpu.flash_attn_func(q, *kv, causal=True),
+        half_sdpa_bsnd(q, *kv, attn_mask=bottom_right(5, 7), enable_gqa=True),
     )
+    with pytest.raises(RuntimeError, match="fp16 and bf16"):  # as flash-attn's kernels
+        gpu.flash_attn_func(q.float(), k.float(), v.float())
 
 
 def test_flash_reference_window_and_varlen():
-    q, k, v = rand(1, 6, 2, 8, seed=1), rand(1, 6, 2, 8, seed=2), rand(1, 6, 2, 8, seed=3)
+    h = torch.float16
+    q, k, v = rand(1, 6, 2, 8, dtype=h, seed=1), rand(1, 6, 2, 8, dtype=h, seed=2), rand(1, 6, 2, 8, dtype=h, seed=3)
     i, j = torch.arange(6).view(6, 1), torch.arange(6).view(1, 6)
     band = (j >= i - 2) & (j <= i)
     torch.testing.assert_close(
-        gpu.flash_attn_func(q, k, v, causal=True, window_size=(2, 5)), sdpa_bsnd(q, k, v, attn_mask=band)
+        gpu.flash_attn_func(q, k, v, causal=True, window_size=(2, 5)), half_sdpa_bsnd(q, k, v, attn_mask=band)
     )
     cu = torch.tensor([0, 2, 6], dtype=torch.int32)
     out = gpu.flash_attn_varlen_func(q[0], k[0], v[0], cu, cu, 4, 4, causal=True)
-    torch.testing.assert_close(out[2:], sdpa_bsnd(q[:, 2:], k[:, 2:], v[:, 2:], is_causal=True)[0])
+    torch.testing.assert_close(out[2:], half_sdpa_bsnd(q[:, 2:], k[:, 2:], v[:, 2:], is_causal=True)[0])
 
 
 def test_npu_reference_sparse_modes():

@@ -226,7 +226,7 @@ def test_markdown_assessment_sections(project: Path) -> None:
         "## Executive summary",
         "## Dependencies",
         "## Findings per domain",
-        "### device (NPU1xx)",
+        "### device layer (NPU1xx)",
         "## Statistics",
         "## Kernels",
         "## Risk matrix",
@@ -235,8 +235,11 @@ def test_markdown_assessment_sections(project: Path) -> None:
     assert "**Feasibility: hard.**" in md and "**Estimated effort:" in md
     assert "| flash-attn | replace | torch_npu.npu_fusion_attention |" in md
     assert "| csrc/ops.cu:3 | cuda | `scale, shift` | 4 | 2 | NPU503 |" in md
-    assert "| `model.cuda(local_rank)` | `model.npu(local_rank)` | high | low |" in md  # NPU101 doc example
-    assert "| `import torch` | `add: import torch_npu` | high | low |" in md  # NPU100
+    # The risk matrix shows the project's own first occurrence, not the rule documentation's example.
+    assert "| NPU101 cuda-method | train.py:8 | `x = torch.ones(2).cuda()` | `x = torch.ones(2).npu()` |" in md
+    assert "| NPU100 import-torch-npu | train.py:2 | `import torch` | `add: import torch_npu` | high | low |" in md
+    assert "| NPU107 torch-cuda-unsupported | train.py:9 | `used = torch.cuda.memory_usage()` | manual (TODO) |" in md
+    assert "model.cuda(local_rank)" not in md
     assert "| **total** |" in md
 
 

@@ -110,6 +110,8 @@ def port(rule: Rule, before: str):
     handler = handler_for(Path(name))
     assert handler is not None, f"{rule.id}: no handler for {name}"
     selection = Selection() if rule.id == "NPU100" else Selection(ignore=("NPU100",))
+    if rule.opt_in:
+        selection = Selection(select=("ALL", rule.id), ignore=selection.ignore)  # (opt-in: runs when named)
     return name, handler.port(f"{before}\n".encode(), selection, {})
 
 

@@ -90,7 +90,7 @@ def run_ported_package(root: Path) -> None:
     import gpu_reference
     import npu_reference
 
-    q, k, v = (torch.randn(2, 16, 4, 8) for _ in range(3))
+    q, k, v = (torch.randn(2, 16, 4, 8, dtype=torch.float16) for _ in range(3))  # (flash-attn: fp16 and bf16 only)
     sys.path.insert(0, str(root))
     fake = types.ModuleType("torch_npu")
     fake.npu_fusion_attention = npu_reference.npu_fusion_attention  # type: ignore[attr-defined]

@@ -78,13 +78,16 @@ def test_a_pinned_project_ports_to_names_its_release_has(
     assert "torch_npu.profiler.profile" in names and "torch.npu.max_memory_allocated" in names
     missing = [n for n in names if npu_api.name_status(n, release, strict=True) is False]
     assert missing == [], missing
-    # what the release lacks is left as it was, with a TODO naming where it exists
-    assert "torch.cuda.nvtx.range_push(" in ported and "has no torch_npu.npu.mstx.range_push" in ported
+    # range_push/range_pop the release lacks run on its range_start/range_end through a stack written once
+    assert '_npu_range_push("forward")' in ported and "_npu_range_pop()" in ported
+    assert ported.count("def _npu_range_push(message):") == 1 and 'nvtx.range_push("forward")' not in ported
+    # what the release lacks otherwise is left as it was, with a TODO naming where it exists
     assert "torch.cuda.get_per_process_memory_fraction()" in ported
     if pin < "2.4":
         assert "FusedRMSNorm(dim" in ported and "torch.nn.RMSNorm needs torch >= 2.4" in ported
     else:
-        assert "torch.nn.RMSNorm(dim, elementwise_affine=True, eps=1e-5)" in ported
+        assert "_NpuRMSNorm(dim, elementwise_affine=True, eps=1e-5)" in ported
+        assert "class _NpuRMSNorm(torch.nn.RMSNorm):" in ported
     assert "torch_npu.npu.mstx.mark(" in ported  # in every release
     # the pin written exists in the published release table
     pins = [parse_requirement(line.split("#")[0]) for line in (project / "requirements.txt").read_text().splitlines()]
@@ -103,7 +106,7 @@ def test_the_newest_release_gets_the_new_apis(tmp_path: Path, monkeypatch: pytes
     ported = (project / "train.py").read_text()
     assert 'torch_npu.npu.mstx.range_push("forward")' in ported
     assert 'torch_npu.npu.mstx.annotate("step {}".format(step))' in ported
-    assert "torch.nn.RMSNorm(dim, elementwise_affine=True, eps=1e-5)" in ported
+    assert "_NpuRMSNorm(dim, elementwise_affine=True, eps=1e-5)" in ported
     assert "torch.npu.ipc_collect()" in ported  # (2.7.1 has it, 2.5.1 has not)
     assert [n for n in _names(ported) if npu_api.name_status(n, "2.7.1.post11", strict=True) is False] == []
 
@@ -126,10 +129,37 @@ def test_nvtx_follows_the_target() -> None:
     assert "mstx.mark(message)" in old  # range_start's: 2.2.0 has only mark
     assert "(in torch_npu 2.7.1.post11, 2.9.0.post9, 2.10.0.post7-2.14.0)" in old
 
+    # 2.5.1 has range_start/range_end but no range_push: a stack of range ids, written once, used as NVTX's stack
+    between = _port(source + "torch.cuda.nvtx.range_pop()\n", "2.5.1.post1")
+    assert '_npu_range_push("a")' in between and "_npu_range_pop()" in between and "TODO" not in between
+    assert 'torch_npu.npu.mstx.range_start("b")' in between and "def _npu_range_pop():" in between
+
+
+def test_the_range_stack_runs_like_nvtx() -> None:
+    """The written helpers, run against a stand-in mstx that hands out range ids: the depths NVTX returns, and every
+    range ended once, innermost first."""
+    ported = _port('import torch\nimport torch_npu\ntorch.cuda.nvtx.range_push("a")\n', "2.5.1.post1")
+    helpers = ported[ported.index("_NPU_MSTX_RANGES = []") : ported.index('_npu_range_push("a")')]
+    started, ended = [], []
+    mstx = type(
+        "mstx",
+        (),
+        {
+            "range_start": staticmethod(lambda m: started.append(m) or len(started)),
+            "range_end": staticmethod(ended.append),
+        },
+    )
+    namespace = {"torch_npu": type("torch_npu", (), {"npu": type("npu", (), {"mstx": mstx})})}
+    exec(helpers, namespace)
+    push, pop = namespace["_npu_range_push"], namespace["_npu_range_pop"]
+    assert [push("outer"), push("inner"), pop(), pop(), pop()] == [0, 1, 1, 0, -1]
+    assert started == ["outer", "inner"] and ended == [2, 1]
+
 
 def test_apex_rms_norm_needs_torch_2_4() -> None:
     source = "import torch\nfrom apex.normalization import FusedRMSNorm\n\nnorm = FusedRMSNorm(8)\nln = torch.ones(1)\n"
-    assert "norm = torch.nn.RMSNorm(8, eps=1e-5)" in _port(source, "2.4.0.post4")
+    new = _port(source, "2.4.0.post4")
+    assert "norm = _NpuRMSNorm(8, eps=1e-5)" in new and "class _NpuRMSNorm(torch.nn.RMSNorm):" in new
     old = _port(source, "2.3.1.post6")
     assert "norm = FusedRMSNorm(8)" in old
     assert "NPU424 [medium] apex FusedRMSNorm: torch.nn.RMSNorm needs torch >= 2.4" in old

@@ -68,6 +68,9 @@ class Rule:
     # Its findings' lines are lines of the ported text (NPU100's is the line it adds); every other finding's line is
     # a line of the text as scanned.
     line_in_new_text: bool = False
+    # Off unless named by its full ID in --select (`ALL` and prefixes leave it out): a rewrite that is exact on the
+    # NPU but changes the code's behaviour elsewhere (its GPU performance, its bits in some corner).
+    opt_in: bool = False
     module: str = ""  # the module that declares and implements it, e.g. ascend_port.rules.device
 
     @property
@@ -97,6 +100,7 @@ def rule(
     *,
     informational: bool = False,
     line_in_new_text: bool = False,
+    opt_in: bool = False,
 ) -> Rule:
     """Define and register a rule; called at import time by the modules that implement the rules."""
     if id in _CATALOGUE:
@@ -112,6 +116,7 @@ def rule(
         textwrap.dedent(doc).strip(),
         informational=informational,
         line_in_new_text=line_in_new_text,
+        opt_in=opt_in,
         module=module,
     )
     _CATALOGUE[id] = new

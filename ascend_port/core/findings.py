@@ -34,6 +34,10 @@ class Finding:
 
     @property
     def kind(self) -> str:
+        """``rewrite`` (applied), ``todo`` (a TODO comment written), ``finding`` (reported only, work to do by hand),
+        or ``info``: information, not work (NPU407: SDPA runs natively), which never fails a scan."""
+        if self.rule.informational:
+            return "info"
         if not self.rule.rewrites:
             return "todo" if self.applied else "finding"
         return "rewrite" if self.applied else "finding"

@@ -11,7 +11,8 @@ from ascend_port.core.catalogue import Confidence, Rule
 
 @dataclass(frozen=True)
 class Selection:
-    """Which rules run. ``--select``/``--ignore`` take IDs or prefixes (``NPU2``) or ``ALL``."""
+    """Which rules run. ``--select``/``--ignore`` take IDs or prefixes (``NPU2``) or ``ALL``; an opt-in rule runs
+    only when ``--select`` names its full ID."""
 
     select: tuple[str, ...] = ("ALL",)
     ignore: tuple[str, ...] = ()
@@ -28,7 +29,7 @@ class Selection:
         if known is not None and known[0] is rule:
             return known[1]
         verdict = (
-            self._matches(rule.id, self.select)
+            (rule.id in self.select if rule.opt_in else self._matches(rule.id, self.select))
             and not self._matches(rule.id, self.ignore)
             and rule.confidence >= self.min_confidence
         )

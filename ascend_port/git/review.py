@@ -1,8 +1,10 @@
 """``apply --interactive``: review the port hunk by hunk with ``git add -p``'s keys, before anything is written.
 
 Every decision is made in memory; the result of a file is the old bytes with the accepted hunks applied. An
-accepted rewrite needs ``import torch_npu``, so its import hunk is pulled in even when it was refused, and a file
-whose accepted hunks would not parse is left unchanged (with a message). On a terminal a key is read without
+accepted rewrite needs ``import torch_npu``, so its import hunk is pulled in even when it was refused; an accepted
+edit that removes a name a refused hunk still uses (an import removal, a flash-attn gate) is dropped (git/names.py
+checks the names, as pyflakes would); a file whose accepted hunks would not parse is left unchanged (with a
+message). On a terminal a key is read without
 Enter; otherwise one answer per line, so a review can be scripted (``printf 'y\\nn\\n' | ascend-port apply -i``).
 """
 
@@ -23,6 +25,7 @@ from rich.text import Text
 
 from ascend_port.core.findings import Finding
 from ascend_port.git.answers import Keys, keys_for
+from ascend_port.git.names import new_undefined_names
 from ascend_port.rules.attention.helpers import DEPENDS
 from ascend_port.rules.torch_npu_import import IMPORT_TORCH_NPU
 from ascend_port.run.hunks import FileChange, LineEdit, apply_edits, split_lines
@@ -75,8 +78,13 @@ class Hunk:
         return [f for i in self.change_ids for f in self.file.findings_of[i]]
 
     def needs_import(self) -> bool:
-        """Accepted code that references the NPU (every rewrite does) needs ``import torch_npu``."""
-        return self.edit is not None or any(f.rule.rewrites and f.rule.id != IMPORT_TORCH_NPU.id for f in self.findings)
+        """Accepted code that references the NPU (every rewrite does, and so do the attention helpers, a hunk with
+        no finding of its own) needs ``import torch_npu``."""
+        return (
+            self.edit is not None
+            or any(f.rule.rewrites and f.rule.id != IMPORT_TORCH_NPU.id for f in self.findings)
+            or any(tag == b"+" and _USES_TORCH_NPU.search(line) for tag, line in self.lines()[2])
+        )
 
     def lines(self) -> tuple[int, int, list[tuple[bytes, bytes]]]:
         if self.edit is None:
@@ -344,7 +352,7 @@ class Review:
     # --- output ---
 
     def _say(self, message: str, style: str | None = None) -> None:
-        self.console.print(message, style=style, markup=False, highlight=False)
+        self.console.print(message, style=style, markup=False, highlight=False, soft_wrap=True)  # (never hard-wrapped)
 
     def _show(self, file: FileChange, hunks: list[Hunk], index: int) -> None:
         hunk = hunks[index]
@@ -379,6 +387,8 @@ class Review:
             return reviewed
         new = apply_edits(file.old_lines, [edit for edit, _ in reviewed.units])
         problem = breaks(file.path, file.old, new)
+        if not problem and file.path.endswith(".py"):
+            new, problem = self._keep_names_defined(file, reviewed)
         if problem:
             self._say(
                 f"{file.path}: the accepted hunks do not give valid code ({problem}); the file is left unchanged.",
@@ -388,6 +398,35 @@ class Review:
             return reviewed
         reviewed.new = new if new != file.old else None
         return reviewed
+
+    def _keep_names_defined(self, file: FileChange, reviewed: Reviewed) -> tuple[bytes, str | None]:
+        """Drop each accepted edit that removes the binding of a name the result still reads (an import removal
+        or a ``HAS_FLASH_ATTN`` gate whose call rewrite was refused), until every name is defined again: the
+        edits that depend on each other go together. The result, or why no such result exists."""
+        while True:
+            new = apply_edits(file.old_lines, [edit for edit, _ in reviewed.units])
+            missing = new_undefined_names(file.old, new, file.new)
+            if not missing:
+                return new, None
+            words = [re.compile(rb"\b%s\b" % re.escape(name.encode())) for name in sorted(missing)]
+            dropped = [
+                (edit, findings)
+                for edit, findings in reviewed.units
+                if any(
+                    w.search(b"".join(file.old_lines[edit.start : edit.end])) and not w.search(b"".join(edit.lines))
+                    for w in words
+                )
+            ]
+            if not dropped:
+                return new, f"undefined name{'s' if len(missing) > 1 else ''}: {', '.join(sorted(missing))}"
+            for edit, _ in dropped:
+                self._say(
+                    f"{file.path}: line {edit.start + 1} is kept as it was: it defines {', '.join(sorted(missing))}, "
+                    "which a refused hunk still uses."
+                )
+            reviewed.units = [unit for unit in reviewed.units if unit not in dropped]
+            if not reviewed.units:
+                return file.old, None
 
     def _accepted_units(self, file: FileChange, hunks: list[Hunk]) -> list[tuple[LineEdit, list[Finding]]]:
         """The accepted edits with their findings: the tool's changes in file order, then the user's edits."""
@@ -434,6 +473,7 @@ class Review:
                 accepted_changes.add(defines.get(dependency.encode(), defines[name]))
 
 
+_USES_TORCH_NPU = re.compile(rb"\btorch_npu\.")
 _HELPER_DEF = re.compile(rb"^def (_npu_\w+)\(", re.MULTILINE)
 _HELPER_CALL = re.compile(rb"\b(_npu_\w+)\(")
 HELPER_NAMES = {name.encode() for name in DEPENDS}

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ascend_port import __version__
-from ascend_port.core.findings import FileResult
+from ascend_port.core.findings import FileResult, Finding
 from ascend_port.git.domains import ORDER, TITLES, FilePlan
+from ascend_port.reports.lines import old_line
 from ascend_port.run.hunks import diff_bytes
 
 HEADER = "# ascend-port report"
@@ -31,6 +32,13 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _scanned(plan: FilePlan, f: Finding) -> int:
+    """The finding's line in the file before the port, as every report gives it (reports/lines.py)."""
+    if not f.rule.line_in_new_text:
+        return f.line
+    return old_line(diff_bytes(plan.path, plan.old, plan.new, created=not plan.old), f.line)
+
+
 def summary(plans: list[FilePlan], errors: list[FileResult], info: RunInfo) -> str:
     target = f" for torch_npu {info.target}" if info.target else ""
     lines = [HEADER, "", f"ascend-port {__version__}{target}: branch `{info.branch}` from {info.base}.", ""]
@@ -49,14 +57,14 @@ def summary(plans: list[FilePlan], errors: list[FileResult], info: RunInfo) -> s
         )
     lines += ["", "## Findings", "", "| location | rule | confidence | domain | message |", "|---|---|---|---|---|"]
     rows = sorted(
-        ((p.path, f) for p in plans for f in p.findings), key=lambda row: (row[0], row[1].line, row[1].rule.id)
+        ((p.path, _scanned(p, f), f) for p in plans for f in p.findings), key=lambda row: (*row[:2], row[2].rule.id)
     )
-    for path, f in rows:
+    for path, line, f in rows:
         lines.append(
-            f"| {_cell(path)}:{f.line} | {f.rule.id} | {f.confidence.label} | "
+            f"| {_cell(path)}:{line} | {f.rule.id} | {f.confidence.label} | "
             f"{TITLES[f.rule.id[:4]]} | {_cell(f.message)} |"
         )
-    by_domain = Counter((f.rule.id[:4], f.rule.rewrites) for _, f in rows)
+    by_domain = Counter((f.rule.id[:4], f.rule.rewrites) for _, _, f in rows)
     lines += ["", "## Per domain", "", "| domain | rewrites | TODOs |", "|---|---:|---:|"]
     lines += [
         f"| {TITLES[d]} | {by_domain[(d, True)]} | {by_domain[(d, False)]} |"

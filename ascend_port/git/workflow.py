@@ -11,9 +11,12 @@ branch with an unchanged tree or on the new branch with the complete port, never
 from __future__ import annotations
 
 import functools
+import os
 import signal
+import sys
 import tempfile
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,6 +79,7 @@ class RepoState:
     branch: str | None  # None: detached HEAD
     head: str
     dirty: set[str] = field(default_factory=set)
+    replaced: str | None = None  # --force-branch: the tip of the branch it replaces
 
     @property
     def base(self) -> str:
@@ -85,6 +89,11 @@ class RepoState:
 def write_file(path: Path, data: bytes) -> None:
     """The one place the git workflow writes a ported file (the tests make it fail part-way)."""
     write_atomic(path, data)
+
+
+def read_only(path: Path) -> bool:
+    """No write bit at all, or no write access (the mode bits count for root, whom os.access lets write all)."""
+    return not path.stat().st_mode & 0o222 or not os.access(path, os.W_OK)
 
 
 # --- before anything is done ------------------------------------------------------------------------------------
@@ -170,6 +179,7 @@ def preflight(repo: git.Repo, options: GitOptions) -> RepoState:
                 f"you are on {branch}, the branch the port would replace: switch to the branch "
                 "you want to port (e.g. git switch main) and run again"
             )
+        _refuse_foreign_commits(repo, options.branch)
     dirty = _dirty_paths(repo)
     if dirty and not options.allow_dirty:
         shown = ", ".join(sorted(dirty)[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
@@ -186,7 +196,31 @@ def preflight(repo: git.Repo, options: GitOptions) -> RepoState:
                 "git does not know who you are, so the port cannot be committed: set it with "
                 "git config --global user.name 'Your Name' and user.email, or pass --no-commit"
             ) from None
-    return RepoState(root, branch, repo.head.commit.hexsha, dirty)
+    replaced = _exists(repo, f"refs/heads/{options.branch}")
+    return RepoState(root, branch, repo.head.commit.hexsha, dirty, replaced)
+
+
+# Every commit of the port says so in its message (commit_message): how --force-branch tells its own commits.
+MADE_BY = "Made by ascend-port "
+
+
+def _refuse_foreign_commits(repo: git.Repo, branch: str) -> None:
+    """--force-branch replaces an earlier port, never work of the user's: like ``git push --force-with-lease``,
+    it refuses when the branch holds a commit (not on HEAD) whose message ascend-port did not write."""
+    log = repo.git.log("-z", "--format=%H%x00%B", f"HEAD..refs/heads/{branch}")
+    fields = log.split("\0") if log else []
+    foreign = [(sha.strip(), body) for sha, body in zip(fields[::2], fields[1::2]) if MADE_BY not in body]
+    if not foreign:
+        return
+    tip = repo.git.rev_parse(f"refs/heads/{branch}")
+    shown = ", ".join(f"{sha[:12]} {body.splitlines()[0] if body else ''}".strip() for sha, body in foreign[:3])
+    more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+    raise WorkflowError(
+        f"--force-branch: branch {branch} holds {len(foreign)} commit{'s' if len(foreign) != 1 else ''} "
+        f"ascend-port did not make ({shown}{more}); it is not replaced. Keep them on another branch "
+        f"(git branch {branch}-kept {tip[:12]}) or delete the branch yourself (git branch -D {branch}), "
+        "then run again, or pass --branch NAME to port on another branch"
+    )
 
 
 def plan_files(
@@ -215,6 +249,8 @@ def plan_files(
             left_out.append((path, "not tracked by git"))
         elif path in state.dirty:
             left_out.append((path, "has uncommitted changes"))
+        elif read_only(target):  # refused as black and ruff refuse it: an error, the other files go on
+            file.error, file.new_bytes = "cannot write: Permission denied (the file is read-only)", None
         else:
             assert file.new_bytes is not None
             plans.append(FilePlan(path, target, target.read_bytes(), file.new_bytes, file.findings))
@@ -386,7 +422,7 @@ def commit_message(prefix: str, batch: list[tuple[FilePlan, Step]], target: str 
     ]
     lines += [f"  {rid} {rules[rid].name} [{rules[rid].confidence.label}]: {counts[rid]}" for rid in sorted(counts)]
     lines += ["", "Files:"] + [f"  {path}" for path in files]
-    made = f"Made by ascend-port {__version__}" + (f" for torch_npu {target}" if target else "")
+    made = f"{MADE_BY}{__version__}" + (f" for torch_npu {target}" if target else "")
     lines += ["", f"{made}; `ascend-port explain <rule>` documents each rule."]
     return "\n".join(lines) + "\n"
 
@@ -548,6 +584,13 @@ def apply_to_repository(
         return status
 
     commits = run_transaction(repo, state, plans, options, result.target)
+    if state.replaced:
+        err.print(
+            f"note: branch {options.branch} was replaced; its old tip was {state.replaced[:12]} "
+            f"(to get it back: git branch {options.branch}-old {state.replaced[:12]})",
+            highlight=False,
+            soft_wrap=True,
+        )
 
     # The port is complete from here on; the report is a by-product and its failure only a warning.
     info = RunInfo(
@@ -559,16 +602,56 @@ def apply_to_repository(
         reviewed,
         result.target,
     )
-    with DeferredInterrupt():
-        try:
-            exclude_from_git(state.root / repo.git.rev_parse("--git-path", "info/exclude"), state.root, folder)
-            write_report(folder, plans, result.errors, info)
-            # The same assessment `scan --format md|json|sarif|csv` prints, for the whole run.
-            write_assessment(result, folder, old={str(plan.target): plan.old for plan in plans})
-        except (OSError, git.GitCommandError) as error:
-            err.print(f"[yellow]warning:[/yellow] the report could not be written to {folder}: {error}")
+    interrupted = _write_reports(repo, state, folder, plans, result, info, err)
     _print_outcome(out, state, options, plans, commits, folder)
-    return status
+    return EXIT_INTERRUPTED if interrupted else status
+
+
+def _write_reports(
+    repo: git.Repo,
+    state: RepoState,
+    folder: Path,
+    plans: list[FilePlan],
+    result: RunResult,
+    info: RunInfo,
+    err: Console,
+) -> bool:
+    """The per-file diffs, the summary and the assessment, after the commits. They take a while on a large
+    project, so the user is told, and Ctrl-C skips them (the port is committed already); True when it did."""
+    err.print(
+        f"Writing the report to {escape(str(folder))} (Ctrl-C skips it: the port is committed)...",
+        highlight=False,
+        soft_wrap=True,
+    )
+    try:
+        exclude_from_git(state.root / repo.git.rev_parse("--git-path", "info/exclude"), state.root, folder)
+        _test_interrupt("report")
+        write_report(folder, plans, result.errors, info)
+        # The same assessment `scan --format md|json|sarif|csv` prints, for the whole run.
+        write_assessment(result, folder, old={str(plan.target): plan.old for plan in plans})
+    except (OSError, git.GitCommandError) as error:
+        err.print(f"[yellow]warning:[/yellow] the report could not be written to {folder}: {error}")
+    except KeyboardInterrupt:
+        err.print(
+            f"interrupted: the report was skipped ({escape(str(folder))} may be incomplete); "
+            "the port is committed, as below",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return True
+    return False
+
+
+def _test_interrupt(point: str) -> None:
+    """For the tests only: ASCEND_PORT_TEST_SIGINT=<point> sends this process SIGINT at that point of the run,
+    so Ctrl-C is tested where it matters instead of by timing; with ``<point>:terminal`` it says so on stderr and
+    waits (up to a minute) for the test to press Ctrl-C on the terminal instead."""
+    wanted = os.environ.get("ASCEND_PORT_TEST_SIGINT")
+    if wanted == point:
+        os.kill(os.getpid(), signal.SIGINT)
+    elif wanted == f"{point}:terminal":
+        print("test: waiting for Ctrl-C", file=sys.stderr, flush=True)
+        time.sleep(60)
 
 
 def _print_outcome(

@@ -17,6 +17,7 @@ from ascend_port.rules.libraries import LibraryTransformer
 from ascend_port.rules.multidevice import MultiDeviceTransformer
 from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTransformer
 from ascend_port.rules.target_api import TargetApiTransformer
+from ascend_port.rules.triton_kernels import TritonKernelTransformer
 
 # KernelTransformer turns some import statements into try statements, which ends the other transformers' handling
 # of that node: it goes last but one. MultiDeviceTransformer builds an NPU branch from what all the others made of a
@@ -35,6 +36,7 @@ TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     ApexNormTransformer,
     UnusedImportTransformer,
     ImportGuardTransformer,
+    TritonKernelTransformer,
     KernelTransformer,
     MultiDeviceTransformer,
     TargetApiTransformer,  # its file-level step checks what all the others wrote: last

@@ -9,7 +9,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-PROPERTY_GAPS = {"major", "minor", "multi_processor_count"}
+PROPERTY_GAPS = frozenset({"major", "minor", "multi_processor_count"})
 CAPABILITY_CALLS = {"torch.cuda.get_device_capability", "torch.npu.get_device_capability"}
 PROPERTIES_CALLS = {"torch.cuda.get_device_properties", "torch.npu.get_device_properties"}
 PROBES = CAPABILITY_CALLS | PROPERTIES_CALLS
@@ -98,9 +98,10 @@ class ModuleFacts:
     are guards (NPU108) and which names hold Triton's target name (NPU104/NPU105). Each part is computed when first
     asked for."""
 
-    def __init__(self, tree: ast.Module, aliases: dict[str, str]) -> None:
+    def __init__(self, tree: ast.Module, aliases: dict[str, str], gaps: frozenset[str] = PROPERTY_GAPS) -> None:
         self.tree = tree
         self.aliases = aliases
+        self.gaps = gaps  # the reads that make a guard (triton-core-count ports the SM count in Triton modules)
         self.definitions = Definitions(tree)
         self._guards: dict[int, str] | None = None
         self._guarded: set[str] = set()  # the probes (qualified names) with a guard use
@@ -140,7 +141,7 @@ class ModuleFacts:
         guards: dict[int, str] = {}
         for call, qualified in probes:
             properties = qualified in PROPERTIES_CALLS
-            used = guard_use(call, parents, properties)
+            used = guard_use(call, parents, properties, self.gaps)
             if used is None:
                 used = self._stored_guard_use(call, parents, properties)
             if used is not None:
@@ -149,8 +150,7 @@ class ModuleFacts:
                 guards[line] = "/".join(sorted(set(filter(None, guards.get(line, "").split("/"))) | used))
         return guards
 
-    @staticmethod
-    def _stored_guard_use(call: ast.Call, parents: dict[ast.AST, ast.AST], properties: bool) -> set[str] | None:
+    def _stored_guard_use(self, call: ast.Call, parents: dict[ast.AST, ast.AST], properties: bool) -> set[str] | None:
         """The guard uses of the variable (or `self.` attribute) the probe's result is stored in."""
         parent = parents.get(call)
         if isinstance(parent, ast.Assign) and parent.value is call:
@@ -179,7 +179,7 @@ class ModuleFacts:
                 continue
             for use in uses:
                 if isinstance(getattr(use, "ctx", None), ast.Load):
-                    found |= guard_use(use, parents, properties) or set()
+                    found |= guard_use(use, parents, properties, self.gaps) or set()
         return found or None
 
     # --- Triton's target names ----------------------------------------------------------------------------------
@@ -243,12 +243,14 @@ def enclosing_node(node: ast.AST, parents: dict[ast.AST, ast.AST], kinds: tuple[
     return node
 
 
-def guard_use(node: ast.AST, parents: dict[ast.AST, ast.AST], properties: bool) -> set[str] | None:
+def guard_use(
+    node: ast.AST, parents: dict[ast.AST, ast.AST], properties: bool, gaps: frozenset[str] = PROPERTY_GAPS
+) -> set[str] | None:
     """How a probe's result (``node``: the call, or a use of the variable holding it) is used as a guard: the
     properties read ({"major"}), or {""} for a capability indexed, compared or unpacked; None for any other use."""
     parent = parents.get(node)
     if properties:
-        if isinstance(parent, ast.Attribute) and parent.attr in PROPERTY_GAPS:
+        if isinstance(parent, ast.Attribute) and parent.attr in gaps:
             return {f".{parent.attr}"}
         return None
     if isinstance(parent, ast.Subscript) and parent.value is node or isinstance(parent, ast.Compare):

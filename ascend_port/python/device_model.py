@@ -441,10 +441,18 @@ def module_family(path: str) -> str:
     ``comm/hccl.py``), ``"<device> folder"`` in a folder named for another vendor (``.../hpu/...``), else ``""``."""
     folder, name = os.path.split(os.path.abspath(path))
     stem = name.rsplit(".", 1)[0]
-    for part in reversed(folder.split(os.sep)[-4:]):
+    parts = folder.split(os.sep)[-5:]
+    for i in range(len(parts) - 1, 0, -1):
+        part = parts[i]
         device = _DEVICE_WORDS.get(part.lower())
         if device is not None and device != "cuda" and part.lower() == device:  # `hpu/`, `npu/`, `cpu/`
             return f"{device} folder"
+        # An NPU member of a project's backend folders (fla's `backends/triton_ascend/`): the project's own NPU port
+        # (NPU500 must not ask to port those Triton kernels again). Only under `backends/`: a folder of the user's
+        # named `npu_port/` holds CUDA code to port.
+        words = {_DEVICE_WORDS.get(word) for word in re.split(r"[_\-]", part.lower())} - {None}
+        if words == {"npu"} and parts[i - 1].lower() in ("backends", "backend"):
+            return "npu folder"
     pattern = _family_pattern(stem)
     if pattern is None:
         return ""
@@ -516,10 +524,13 @@ def cuda_member_without_npu(family: str | None) -> str | None:
 
 NPU_AWARE_OPTION = "npu-aware"  # set ("1") for every file of a project that already supports the NPU
 # What the port itself never writes: an NPU availability helper, a guarded `import torch_npu`, NPU modules.
-# What an earlier port wrote (the attention and padding helpers of rules/attention/helpers.py, the guarded import of
-# rules/torch_npu_import.py) is no sign of the project's own NPU support: a project ported once gets its new CUDA
-# code ported on the next run too.
-_PORT_HELPERS = rb"_npu_(?:flash_attn|memory_efficient_attention|index_first_axis|index_put_first_axis|unpad_input|pad_input)"
+# What an earlier port wrote (the attention and padding helpers of rules/attention/helpers.py, NPU700's range stack,
+# the guarded import of rules/torch_npu_import.py) is no sign of the project's own NPU support: a project ported
+# once gets its new CUDA code ported on the next run too.
+_PORT_HELPERS = (
+    rb"_npu_(?:flash_attn|memory_efficient_attention|index_first_axis|index_put_first_axis|unpad_input|pad_input"
+    rb"|range_push|range_pop)"
+)
 _PORT_GUARD_NOTE = rb"registers the npu device where torch_npu is installed"
 _NPU_SUPPORT = re.compile(
     rb"is_(?:torch_)?npu_available"

@@ -1,5 +1,5 @@
-"""The reports of a run: ``scan --format text|md|json|sarif|csv|github`` and the assessment files ``apply`` leaves
-in its report folder. ``model.build`` makes the data once; each format is one module that renders it.
+"""The reports of a run: ``scan --format text|concise|md|json|sarif|csv|github`` and the assessment files
+``apply`` leaves in its report folder. ``model.build`` makes the data once; each format is one module that renders it.
 
 For the git workflow: ``write_assessment(result, folder, old=...)`` writes ``assessment.md``, ``assessment.json``,
 ``assessment.sarif`` and ``change_list.csv`` into ``folder``.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ascend_port.run.engine import RunResult
 
-FORMATS = ("text", "md", "json", "sarif", "csv", "github")
+FORMATS = ("text", "concise", "md", "json", "sarif", "csv", "github")
 _MODULES = {"md": "markdown", "json": "json_report", "sarif": "sarif", "csv": "csv_report", "github": "github"}
 ASSESSMENT_FILES = {
     "md": "assessment.md",
@@ -24,13 +24,15 @@ ASSESSMENT_FILES = {
 
 
 def render(result: RunResult, fmt: str, old: Mapping[str, bytes] | None = None) -> str:
-    """The report of ``result`` in format ``fmt`` (any of ``FORMATS`` but ``text``, which prints to a console)."""
+    """The report of ``result`` in format ``fmt`` (any of ``FORMATS`` but ``text`` and
+    ``concise``, the console formats of reports/text.py)."""
     from ascend_port.reports.model import build
 
     if fmt not in _MODULES:
         raise ValueError(f"unknown report format {fmt!r}: use one of {', '.join(FORMATS)}")
     module = importlib.import_module(f"ascend_port.reports.{_MODULES[fmt]}")
-    return module.render(build(result, old))
+    # Only what the format shows is built: the github annotations need neither the edits nor the files' bytes.
+    return module.render(build(result, old, edits=getattr(module, "NEEDS_EDITS", True)))
 
 
 def write_assessment(result: RunResult, folder: Path, old: Mapping[str, bytes] | None = None) -> list[Path]:

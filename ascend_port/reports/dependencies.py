@@ -1,13 +1,18 @@
 """The dependency matrix: every third-party package the scanned project imports (Python files) or requires
 (requirements files, ``pyproject.toml``), with what ascend-port knows about it on Ascend (``packages.py``).
 
-Standard-library modules and the project's own modules (the stems of its files and the folders between them) are
-not dependencies. Imports come from ``ast`` (a regular expression when a file does not parse).
+Rows are distributions, as ``pip install`` names them (``cv2`` is opencv-python, ``_pytest`` is pytest:
+``packages.distribution_for_import``). Standard-library modules, private modules (``_C``) and the project's own
+modules (the stems of its files and the folders between them) are not dependencies. Imports come from ``ast`` (a
+regular expression when a file does not parse), kept by a hash of the file's bytes in the tool's cache folder
+(``ImportCache``), so a warm report parses nothing.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import os
 import re
 import sys
@@ -18,6 +23,7 @@ from pathlib import Path
 from ascend_port.core.findings import FileResult
 from ascend_port.reports.packages import (
     COMPATIBLE,
+    NAMESPACE_PACKAGES,
     NOT_APPLICABLE,
     REPLACE,
     STATUSES,
@@ -43,8 +49,22 @@ _IMPORT = re.compile(
 )
 
 
+# Statement lists an import can sit in (module, class and function bodies, branches, handlers, match cases): the
+# walk visits statements only, never expressions, which is a tenth of ``ast.walk``'s nodes.
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _top(module: str) -> str:
+    """The name a module is installed by: its top-level package, or two levels of a namespace package
+    (``google.protobuf``: protobuf, not "google")."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] in NAMESPACE_PACKAGES and len(parts) > 1 else parts[0]
+
+
 def _top_level_imports(text: str) -> set[str]:
     """Top-level names of the absolute imports of a module (``ast``; a regular expression if it does not parse)."""
+    if "import" not in text:
+        return set()
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -56,12 +76,99 @@ def _top_level_imports(text: str) -> set[str]:
                 names.update(part.split()[0].split(".")[0] for part in m.group(2).split(",") if part.strip())
         return names
     found: set[str] = set()
-    for node in ast.walk(tree):
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
+            found.update(_top(alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module:
+                found.add(_top(node.module))
+        else:
+            for name in _BODIES:
+                stack.extend(getattr(node, name, ()))
     return found
+
+
+PARALLEL_FROM = 200  # modules to parse per extra worker process (below that, forking costs more than it saves)
+
+
+def _key(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _imports_of(data: bytes) -> list[str]:
+    return sorted(_top_level_imports(data.decode("utf-8", errors="replace")))
+
+
+class ImportCache:
+    """The top-level imports of each module by a hash of its bytes, kept between runs in the tool's cache folder
+    (``imports-N.json``): a warm report parses no file. Stale or garbled data is a miss; writes go through a
+    temporary file and ``os.replace``, so parallel runs never read a half-written file. The entries of this run are
+    kept, and older ones up to ``KEEP`` in all."""
+
+    VERSION = 2  # bump when _top_level_imports changes what it finds
+    KEEP = 50_000
+
+    def __init__(self, folder: Path | None) -> None:
+        self.path = folder / f"imports-{self.VERSION}.json" if folder is not None else None
+        self.entries: dict[str, list[str]] = {}
+        self.used: dict[str, list[str]] = {}
+        self.dirty = False
+        if self.path is not None:
+            try:
+                data = json.loads(self.path.read_text("utf-8"))
+                if isinstance(data, dict):
+                    self.entries = {k: v for k, v in data.items() if isinstance(v, list)}
+            except (OSError, ValueError):
+                pass
+
+    def imports(self, data: bytes) -> set[str]:
+        key = _key(data)
+        names = self.entries.get(key)
+        if names is None or not all(isinstance(n, str) for n in names):
+            names = _imports_of(data)
+            self.entries[key] = names
+            self.dirty = True
+        self.used[key] = names
+        return set(names)
+
+    def fill(self, datas: list[bytes]) -> None:
+        """Find the imports of the modules the cache does not know, on all cores when there are many (a cold
+        cache on a large tree: parsing is the whole cost)."""
+        missing: dict[str, bytes] = {}
+        for data in datas:
+            key = _key(data)
+            if key not in self.entries:
+                missing.setdefault(key, data)
+        if not missing:
+            return
+        jobs = min(os.cpu_count() or 1, max(1, len(missing) // PARALLEL_FROM))
+        if jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                found = list(pool.map(_imports_of, missing.values(), chunksize=32))
+        else:
+            found = [_imports_of(data) for data in missing.values()]
+        self.entries.update(zip(missing, found))
+        self.dirty = True
+
+    def save(self) -> None:
+        if self.path is None or not self.dirty:
+            return
+        kept = dict(self.used)
+        for key, names in self.entries.items():
+            if len(kept) >= self.KEEP:
+                break
+            kept.setdefault(key, names)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(kept, separators=(",", ":")), "utf-8")
+            os.replace(temporary, self.path)
+        except OSError:
+            pass  # a read-only cache folder only costs the next run its parse
 
 
 def _local_names(paths: list[str]) -> set[str]:
@@ -107,20 +214,27 @@ def _pyproject_requirements(text: str) -> list[str]:
     return [item for values in lists if isinstance(values, list) for item in values if isinstance(item, str)]
 
 
-def dependencies(files: list[FileResult], texts: Mapping[str, bytes]) -> list[Dependency]:
+def dependencies(
+    files: list[FileResult], texts: Mapping[str, bytes], cache_folder: Path | None = None
+) -> list[Dependency]:
+    """The matrix of the scanned files (``texts``: their bytes as scanned). ``cache_folder`` keeps the imports of
+    each module between runs (``ImportCache``); None parses every module."""
     from ascend_port.port.filetypes import file_kind
     from ascend_port.rules.project.requirements import parse_requirement
 
     sources: dict[str, list[str]] = {}
     imported: set[str] = set()
+    cache = ImportCache(cache_folder)
     python = [f.path for f in files if f.path.endswith(".py") and f.path in texts]
     local = _local_names(python) | set(sys.stdlib_module_names) | {"__future__"}
+    cache.fill([texts[path] for path in python])
     for file in files:
         data = texts.get(file.path)
         if data is None:
             continue
-        text = data.decode("utf-8", errors="replace")
         kind = file_kind(Path(file.path))
+        if kind in ("requirements", "pyproject"):
+            text = data.decode("utf-8", errors="replace")
         if kind == "requirements":
             for number, line in _requirement_lines(text):
                 req = parse_requirement(line)
@@ -132,9 +246,12 @@ def dependencies(files: list[FileResult], texts: Mapping[str, bytes]) -> list[De
                 if req is not None:
                     sources.setdefault(req.key, []).append(file.path)
         if file.path.endswith(".py"):
-            for module in sorted(_top_level_imports(text) - local):
-                sources.setdefault(distribution_for_import(module), []).append(file.path)
-                imported.add(distribution_for_import(module))
+            for module in sorted(cache.imports(data) - local):
+                distribution = distribution_for_import(module)
+                if distribution is not None:
+                    sources.setdefault(distribution, []).append(file.path)
+                    imported.add(distribution)
+    cache.save()
     out = []
     for name, where in sources.items():
         package = lookup(name)

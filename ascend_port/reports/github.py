@@ -11,6 +11,8 @@ from __future__ import annotations
 from ascend_port.reports.model import Report
 from ascend_port.reports.sarif import LEVELS
 
+NEEDS_EDITS = False  # findings and their lines only: nothing is read or diffed (reports.render)
+
 
 def _data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

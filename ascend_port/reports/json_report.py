@@ -12,7 +12,7 @@ from typing import Any
 from ascend_port.reports import effort as effort_model
 from ascend_port.reports.model import DOMAIN_TITLES, Report, ReportEdit, pattern_and_replacement
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def schema() -> dict[str, Any]:
@@ -80,6 +80,9 @@ def document(report: Report) -> dict[str, Any]:
                 "confidence": r.rule.confidence.label,
                 "risk": r.risk,
                 "count": r.count,
+                "location": r.location,
+                "code": r.code,
+                "becomes": r.becomes,
             }
             for r in report.risks
         ],

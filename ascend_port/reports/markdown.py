@@ -3,6 +3,7 @@ report folder): executive summary, dependency matrix, findings per domain, stati
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 
 from ascend_port.reports.model import DOMAIN_TITLES, Report
@@ -56,7 +57,47 @@ def _summary(report: Report) -> list[str]:
             for line in report.effort
         ]
         lines.append("")
+        lines += _effort_chart(report)
     return lines
+
+
+def _label(text: str) -> str:
+    """A Mermaid label: quoted, without the characters that end or break one."""
+    return '"' + text.replace('"', "'").replace("\n", " ").replace("`", "'") + '"'
+
+
+def _effort_chart(report: Report) -> list[str]:
+    """A pie of the estimated hours by item (GitHub renders Mermaid)."""
+    items = [line for line in report.effort if line.hours > 0]
+    if not items:
+        return []
+    lines = ["```mermaid", "pie showData", f"    title Estimated effort: {report.hours:g} h by item"]
+    lines += [f"    {_label(line.item)} : {line.hours:g}" for line in items]
+    return lines + ["```", ""]
+
+
+def _domain_chart(counts: dict[str, Counter[str]]) -> list[str]:
+    """Findings per domain as bars stacked by confidence: high at the bottom, then medium, then low (manual work)
+    and information on top. (Mermaid's xychart draws several bar series over each other: each series is the sum
+    of the levels up to its own, tallest first.)"""
+    if not counts:
+        return []
+    titles = list(counts)
+    levels = ("low", "medium", "high")  # the series from the tallest (all levels) down to high alone
+
+    def upto(title: str, level: str) -> int:
+        kept = levels[levels.index(level) :]
+        return sum(n for key, n in counts[title].items() if key in kept or (key == "info" and level == "low"))
+
+    lines = [
+        "```mermaid",
+        "xychart-beta",
+        '    title "Findings per domain: high confidence at the bottom, then medium, then low on top"',
+        f"    x-axis [{', '.join(_label(t) for t in titles)}]",
+        '    y-axis "findings"',
+    ]
+    lines += [f"    bar [{', '.join(str(upto(t, level)) for t in titles)}]" for level in levels]
+    return lines + ["```", ""]
 
 
 def _dependencies(report: Report) -> list[str]:
@@ -80,6 +121,19 @@ def _dependencies(report: Report) -> list[str]:
 
 def _domains(report: Report) -> list[str]:
     lines = ["## Findings per domain", ""]
+    by_domain: dict[str, Counter[str]] = {}
+    for p in report.placed:
+        level = "info" if p.role == "info" else p.rule.confidence.label
+        by_domain.setdefault(DOMAIN_TITLES[p.rule.id[:4]], Counter())[level] += 1
+    ordered = {title: by_domain[title] for title in DOMAIN_TITLES.values() if title in by_domain}
+    if ordered:
+        lines += ["| domain | high | medium | low | info |", "|---|---:|---:|---:|---:|"]
+        lines += [
+            f"| {_cell(title)} | {c['high']} | {c['medium']} | {c['low']} | {c['info']} |"
+            for title, c in ordered.items()
+        ]
+        lines.append("")
+        lines += _domain_chart(ordered)
     empty = []
     for prefix, title in DOMAIN_TITLES.items():
         mine = [p for p in report.placed if p.rule.id.startswith(prefix)]
@@ -103,6 +157,32 @@ def _domains(report: Report) -> list[str]:
     if empty:
         lines += [f"No findings: {', '.join(empty)}.", ""]
     return lines
+
+
+def _directories(report: Report) -> list[str]:
+    """Findings rolled up by the folder of their file, most manual work first: where to send people."""
+    rows: dict[str, Counter[str]] = {}
+    files: dict[str, set[str]] = {}
+    for p in report.placed:
+        folder = posixpath.dirname(p.path.replace("\\", "/")) or "."
+        rows.setdefault(folder, Counter())[p.role] += 1
+        files.setdefault(folder, set()).add(p.path)
+    if not rows:
+        return []
+    lines = [
+        "## Per directory",
+        "",
+        "Findings by the folder of their file, sorted by manual work (TODOs and report-only findings).",
+        "",
+        "| directory | files | manual | rewrites | info |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    order = sorted(rows, key=lambda d: (-rows[d]["manual"], -rows[d]["rewrite"], d))
+    lines += [
+        f"| {_cell(d)} | {len(files[d])} | {rows[d]['manual']} | {rows[d]['rewrite']} | {rows[d]['info']} |"
+        for d in order
+    ]
+    return lines + [""]
 
 
 def _statistics(report: Report) -> list[str]:
@@ -143,16 +223,18 @@ def _risks(report: Report) -> list[str]:
     if not report.risks:
         return lines + ["Nothing to port.", ""]
     lines += [
-        "Each pattern found, what the port does with it, and how sure it is (low confidence: manual work).",
+        "Each rule the scan found, with the project's own first occurrence (where, its code, what the port makes of "
+        "it) and how sure the port is (low confidence: manual work). `ascend-port explain RULE` shows the rule's "
+        "documentation.",
         "",
-        "| pattern | replacement | confidence | risk | count | rule |",
-        "|---|---|---|---|---:|---|",
+        "| rule | first occurrence | code | the port makes it | confidence | risk | count |",
+        "|---|---|---|---|---|---|---:|",
     ]
     for r in report.risks:
-        replacement = _code(r.replacement) if r.rule.rewrites else r.replacement
+        becomes = _code(r.becomes) if r.rule.rewrites and r.becomes else _cell(r.becomes)
         lines.append(
-            f"| {_code(r.pattern)} | {replacement} | {r.rule.confidence.label} | {r.risk} | "
-            f"{r.count} | {r.rule.id} {r.rule.name} |"
+            f"| {r.rule.id} {r.rule.name} | {_cell(r.location)} | {_code(r.code)} | {becomes} | "
+            f"{r.rule.confidence.label} | {r.risk} | {r.count} |"
         )
     return lines + [""]
 
@@ -176,6 +258,7 @@ def render(report: Report) -> str:
         _summary(report),
         _dependencies(report),
         _domains(report),
+        _directories(report),
         _statistics(report),
         _kernels(report),
         _risks(report),

@@ -1,10 +1,12 @@
 """The data of every report, built once from a ``RunResult``: findings placed in the scanned files, the edits behind
 them, HIPIFY-style statistics, the dependency matrix, the kernel list, the risk matrix and the effort estimate.
 
-Lines are lines of the files as scanned (before the port), 1-based. NPU100's finding is the one that the engine
-reports with a line of the ported file (the added ``import torch_npu``); here it is placed on the line the import
-goes after. An edit is one run of changed lines (``hunks.FileChange``), from the old and new bytes of the file;
-each finding belongs to the edit its rewrite or its TODO comment made (``FileChange.findings_of``).
+Lines are lines of the files as scanned (before the port), 1-based, the same in every format (``lines.py``: NPU100's
+finding, which the engine reports on the added ``import torch_npu``, is placed on the line the import goes after).
+An edit is one run of changed lines (``hunks.FileChange``), from the old and new bytes of the file; each finding
+belongs to the edit its rewrite or its TODO comment made (``edits.file_edits``). The findings and edits are built at
+once, the rest (dependency matrix, kernels, risks, effort) when a format asks for it; ``build(..., edits=False)``
+(the github annotations) reads and diffs nothing.
 
 The old bytes are read from disk unless the caller passes them (``old``): a caller that has already written the
 port (the git workflow) must pass them, or the edits of that file are left out (its findings are kept).
@@ -15,25 +17,29 @@ from __future__ import annotations
 import ast
 import difflib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from ascend_port import __version__
 from ascend_port.core.catalogue import DOMAIN_TABLE, DOMAINS, Confidence, Rule
-from ascend_port.core.findings import TODO_PREFIX, FileResult, Finding
+from ascend_port.core.findings import TODO_PATTERN, TODO_PREFIX, FileResult, Finding
 from ascend_port.reports import effort as effort_model
 from ascend_port.reports.dependencies import Dependency
 from ascend_port.reports.dependencies import dependencies as find_dependencies
 from ascend_port.reports.edits import ReportEdit, file_edits
+from ascend_port.reports.lines import scanned_line
 from ascend_port.reports.packages import REPLACE, UNSUPPORTED
+from ascend_port.rules.kernels import is_kernel_todo
 from ascend_port.rules.registry import all_rules
 from ascend_port.run.discovery import Skipped
 from ascend_port.run.engine import RunResult
 from ascend_port.run.hunks import split_lines
 
-# The report's names for the rule domains (ID prefix -> title), in ID order.
-DOMAIN_TITLES: dict[str, str] = {d.prefix: d.report_title for d in DOMAIN_TABLE}
+# The names of the rule domains (ID prefix -> title), in ID order: the same in every format, the git workflow's
+# commit messages and summary.md (git/domains.py), so a reader can follow one domain from report to commit.
+DOMAIN_TITLES: dict[str, str] = {d.prefix: d.title for d in DOMAIN_TABLE}
 CUDA_SUFFIXES = (".cu", ".cuh")
 
 
@@ -96,10 +102,16 @@ class Kernel:
 
 @dataclass
 class Risk:
+    """A rule the scan found: the pattern and replacement of its documentation (what it looks for in general),
+    and the project's own first occurrence (``location``, its ``code``, what the port makes of it: ``becomes``)."""
+
     rule: Rule
     pattern: str
     replacement: str
     count: int
+    location: str = ""  # "path:line" of the first finding
+    code: str = ""  # the scanned line there
+    becomes: str = ""  # its new line, "manual (TODO)" for manual work
 
     @property
     def risk(self) -> str:
@@ -108,21 +120,26 @@ class Risk:
 
 @dataclass
 class Report:
+    """The findings and edits are built at once; the parts only the md and json formats show (dependency matrix,
+    kernels, risks, effort and verdict) when first asked for, so ``--format github`` or ``csv`` never pays for
+    them."""
+
     version: str
     files: list[FileResult]
     placed: list[Placed]
     edits: list[ReportEdit]
     stats: list[FileStats]  # files with findings or changes
     total: FileStats  # every file checked
-    dependencies: list[Dependency]
-    kernels: list[Kernel]
-    risks: list[Risk]
-    effort: list[effort_model.EffortLine]
-    feasibility: str
-    reasons: list[str]
     rules: list[Rule]  # the whole catalogue (SARIF lists every rule)
     skipped: list[Skipped] = field(default_factory=list)  # files left out by ignore rules or excludes
     target: str = ""  # the torch-npu release the port targets
+    loader: Callable[[], dict[str, bytes]] | None = field(default=None, repr=False)  # the scanned bytes, by path
+    cache_folder: Path | None = None  # where the dependency matrix keeps the imports of each module
+
+    @cached_property
+    def texts(self) -> dict[str, bytes]:
+        """The bytes of each file as scanned (read when first needed)."""
+        return self.loader() if self.loader is not None else {}
 
     @property
     def errors(self) -> list[FileResult]:
@@ -131,6 +148,38 @@ class Report:
     @property
     def changed(self) -> list[FileResult]:
         return [f for f in self.files if f.changed]
+
+    @cached_property
+    def dependencies(self) -> list[Dependency]:
+        return find_dependencies(self.files, self.texts, self.cache_folder)
+
+    @cached_property
+    def kernels(self) -> list[Kernel]:
+        return _kernels(self.placed, self.texts)
+
+    @cached_property
+    def risks(self) -> list[Risk]:
+        return _risks(self.placed, self.texts)
+
+    @cached_property
+    def effort(self) -> list[effort_model.EffortLine]:
+        return effort_model.effort(self.effort_counts)
+
+    @cached_property
+    def effort_counts(self) -> dict[str, int]:
+        return _effort_counts(self.placed, self.kernels, self.dependencies)
+
+    @cached_property
+    def _verdict(self) -> tuple[str, list[str]]:
+        return effort_model.feasibility(self.effort_counts, self.effort)
+
+    @property
+    def feasibility(self) -> str:
+        return self._verdict[0]
+
+    @property
+    def reasons(self) -> list[str]:
+        return self._verdict[1]
 
     @property
     def hours(self) -> float:
@@ -154,13 +203,10 @@ def _line_count(data: bytes) -> int:
 def _place(file: FileResult, by_finding: dict[int, ReportEdit], lines_total: int) -> list[Placed]:
     placed = []
     for finding in file.findings:
-        edit = by_finding.get(id(finding))
-        line = finding.line
-        if finding.rule.line_in_new_text and edit is not None:
-            line = max(1, edit.old_start)  # the `import torch` the new import follows
+        line = scanned_line(file, finding)
         if lines_total:
             line = min(max(1, line), lines_total)
-        placed.append(Placed(file.path, finding, line, edit))
+        placed.append(Placed(file.path, finding, line, by_finding.get(id(finding))))
     return placed
 
 
@@ -216,7 +262,8 @@ def _kernels(placed: list[Placed], texts: Mapping[str, bytes]) -> list[Kernel]:
             )
             continue
         function = _function_at(text, p.line) if p.path.endswith(".py") and p.rule.name.startswith("triton") else None
-        if function is not None:  # extension builds, CUDA-only libraries, apex: TODOs like any other
+        # (extension builds, CUDA-only libraries, apex, NPU500's notes on a kernel's lines: TODOs like any other)
+        if function is not None and is_kernel_todo(p.rule.id, p.finding.message):
             out.append(Kernel(p.path, p.line, p.rule, "triton", *function, 1, p.finding.message, p.finding))
     return out
 
@@ -288,9 +335,40 @@ def _first_change(before: list[str], after: list[str]) -> tuple[str, str] | None
     return None
 
 
-def _risks(placed: list[Placed]) -> list[Risk]:
+def _line_text(data: bytes | None, line: int) -> str:
+    """Line ``line`` (1-based) of ``data``, stripped ("" when it is not there)."""
+    if data is None:
+        return ""
+    lines = split_lines(data)
+    return lines[line - 1].decode("utf-8", errors="replace").strip() if 0 < line <= len(lines) else ""
+
+
+def _becomes(p: Placed, code: str) -> str:
+    """What the port makes of the first occurrence's line ``code``: the new line of its edit most like it, with
+    ``add:`` when the edit adds it after ``code`` (``import torch_npu``); "manual (TODO)" for manual work."""
+    if p.role != "rewrite":
+        return "manual (TODO)" if p.role == "manual" else "nothing (runs as it is)"
+    if p.edit is None:
+        return ""
+    new = [line.strip() for line in p.edit.new_text.splitlines() if not TODO_PATTERN.match(line.strip())]
+    if not new:
+        return "(removed)" if p.edit.old_text else "unchanged, with a TODO"
+    best = max(new, key=lambda line: difflib.SequenceMatcher(None, code, line, autojunk=False).ratio())
+    old = [line.strip() for line in p.edit.old_text.splitlines()]
+    return best if code in old else f"add: {best}"
+
+
+def _risks(placed: list[Placed], texts: Mapping[str, bytes]) -> list[Risk]:
+    """One row per rule found, with the project's own first occurrence: where, its code and what it becomes."""
     counts = Counter(p.rule for p in placed)
-    out = [Risk(rule, *pattern_and_replacement(rule), count) for rule, count in counts.items()]
+    first: dict[str, Placed] = {}
+    for p in placed:  # (sorted by path and line)
+        first.setdefault(p.rule.id, p)
+    out = []
+    for rule, count in counts.items():
+        p = first[rule.id]
+        code = _line_text(texts.get(p.path), p.line)
+        out.append(Risk(rule, *pattern_and_replacement(rule), count, f"{p.path}:{p.line}", code, _becomes(p, code)))
     return sorted(out, key=lambda r: (r.rule.confidence, r.rule.id))
 
 
@@ -340,20 +418,33 @@ def _file_stats(path: str, file_placed: list[Placed], edits_of_file: list[Report
     return stat
 
 
-def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
+def build(result: RunResult, old: Mapping[str, bytes] | None = None, *, edits: bool = True) -> Report:
     """Everything the reports show, from one run. ``old`` maps a ``FileResult.path`` (or the file's absolute path)
-    to its bytes before the port, for callers that have already written it; other files are read from disk."""
+    to its bytes before the port, for callers that have already written it; other files are read from disk.
+
+    ``edits=False`` (the github annotations) reads no file and diffs nothing: the findings are placed from the
+    port's own diffs, on the same lines as with edits, and the files are read only if a part that needs them
+    (dependencies, kernels) is asked for."""
     old = old or {}
     placed: list[Placed] = []
-    edits: list[ReportEdit] = []
+    all_edits: list[ReportEdit] = []
     stats: list[FileStats] = []
     total = FileStats("total")
     texts: dict[str, bytes] = {}
-    for file in result.files:
-        if file.error or file.skipped:
-            continue
+    files = [f for f in result.files if not (f.error or f.skipped)]
+
+    def scanned(file: FileResult) -> bytes | None:
         # (a file the port creates, the shared attention helpers, is empty before: all its lines are changed ones)
-        data = b"" if file.path in result.created else _old_bytes(file, old)
+        return b"" if file.path in result.created else _old_bytes(file, old)
+
+    def read_all() -> dict[str, bytes]:
+        return {f.path: data for f in files if (data := scanned(f)) is not None}
+
+    for file in files:
+        if not edits:
+            placed.extend(_place(file, {}, 0))
+            continue
+        data = scanned(file)
         if data is not None:
             texts[file.path] = data
         lines_total = _line_count(data) if data is not None else 0
@@ -363,7 +454,7 @@ def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
             edits_of_file, by_finding = file_edits(file, data)
         file_placed = _place(file, by_finding, lines_total)
         placed.extend(file_placed)
-        edits.extend(edits_of_file)
+        all_edits.extend(edits_of_file)
         stat = _file_stats(file.path, file_placed, edits_of_file, lines_total)
         total.converted += stat.converted
         total.unconverted += stat.unconverted
@@ -372,25 +463,18 @@ def build(result: RunResult, old: Mapping[str, bytes] | None = None) -> Report:
         if file_placed or edits_of_file:
             stats.append(stat)
     placed.sort(key=lambda p: (p.path, p.line, p.rule.id))
-    dependencies = find_dependencies(result.files, texts)
-    kernels = _kernels(placed, texts)
-    counts = _effort_counts(placed, kernels, dependencies)
-    lines = effort_model.effort(counts)
-    verdict, reasons = effort_model.feasibility(counts, lines)
+    from ascend_port.run.cache import cache_root
+
     return Report(
         __version__,
         list(result.files),
         placed,
-        edits,
+        all_edits,
         stats,
         total,
-        dependencies,
-        kernels,
-        _risks(placed),
-        lines,
-        verdict,
-        reasons,
         [r for r in all_rules() if not r.retired],
         list(result.skipped),
         result.target,
+        loader=(lambda: texts) if edits else read_all,
+        cache_folder=cache_root() / "reports",
     )

@@ -87,7 +87,7 @@ _OWN: tuple[Package, ...] = (
         "apex amp_C",
         REPLACE,
         "torch.npu.amp, torch.optim (AdamW, SGD), Ascend's apex patch",
-        "amp_C (apex's CUDA extension) must be removed; FusedAdam -> torch.optim.AdamW (NPU505)",
+        "amp_C (apex's CUDA extension) must be removed; FusedAdam -> torch.optim.AdamW",
     ),
     _p(
         "nvidia-ml-py",
@@ -166,18 +166,72 @@ BY_NAME: dict[str, Package] = {p.name: p for p in PACKAGES}
 BY_IMPORT: dict[str, Package] = {name: p for p in PACKAGES for name in p.imports}
 
 
+# Top-level import names whose distribution is spelt differently (the matrix names what ``pip install`` takes).
+# ``_pytest`` is pytest's own package; FlashAttention-3 (the hopper build) installs ``flash_attn_interface``.
+IMPORT_DISTRIBUTIONS: dict[str, str] = {
+    "cv2": "opencv-python",
+    "sklearn": "scikit-learn",
+    "skimage": "scikit-image",
+    "bs4": "beautifulsoup4",
+    "attr": "attrs",
+    "dateutil": "python-dateutil",
+    "dotenv": "python-dotenv",
+    "jwt": "pyjwt",
+    "git": "gitpython",
+    "Crypto": "pycryptodome",
+    "OpenSSL": "pyopenssl",
+    "serial": "pyserial",
+    "zmq": "pyzmq",
+    "fitz": "pymupdf",
+    "docx": "python-docx",
+    "magic": "python-magic",
+    "faiss": "faiss-cpu",
+    "pkg_resources": "setuptools",
+    "_pytest": "pytest",
+    "_cffi_backend": "cffi",
+    "flash_attn_interface": "flash-attn-3",
+    "google.protobuf": "protobuf",
+    "azureml.core": "azureml-core",
+    "quark": "amd-quark",
+    "optimi": "torch-optimi",
+    "flute": "flute-kernel",
+    "Mykytea": "kytea",
+    "mpl_toolkits": "matplotlib",
+    "yaml": "pyyaml",
+    "PIL": "pillow",
+}
+
+
+# Namespace packages: the first two levels of the import name the distribution (``google.cloud``: google-cloud-*).
+NAMESPACE_PACKAGES = frozenset({"google", "azureml", "flytekitplugins"})
+
+
 def lookup(name: str) -> Package | None:
-    """The table entry for a distribution name, or NPU600's verdict for CUDA-only wheels it knows by pattern."""
+    """The table entry for a distribution name, or NPU600's verdict for CUDA-only wheels it knows by pattern.
+
+    A build of flash-attn under another name (``flash-attn-3``, the hopper build that installs
+    ``flash_attn_interface``) is flash-attn for the matrix: its calls are ported the same way, so it is
+    ``replace``, as the NPU600 note ("npu_fusion_attention replaces it") says."""
     key = canonical(name)
     if key in BY_NAME:
         return BY_NAME[key]
+    if key.startswith("flash-attn-"):
+        flash = BY_NAME["flash-attn"]
+        return Package(key, (), flash.status, flash.replacement, flash.note)
     reason = removal_reason(key)
     if reason is not None:
         return Package(key, (), UNSUPPORTED, "", reason)
     return None
 
 
-def distribution_for_import(module: str) -> str:
-    """The distribution that provides top-level module ``module`` (its own name when the table does not say)."""
+def distribution_for_import(module: str) -> str | None:
+    """The distribution that provides top-level module ``module`` (its own name when the tables do not say), or
+    None for a private module (``_C``, ``_ext``: a project's compiled extension, not something to install)."""
     package = BY_IMPORT.get(module)
-    return package.name if package else canonical(module)
+    if package is not None:
+        return package.name
+    if module in IMPORT_DISTRIBUTIONS:
+        return IMPORT_DISTRIBUTIONS[module]
+    if module.startswith("_"):
+        return None
+    return canonical(module)

@@ -1,40 +1,77 @@
-"""``--format text`` (the default): the findings table and the totals per domain, for a terminal."""
+"""The console formats: ``--format text`` (the findings table and the totals per domain, for a wide terminal) and
+``--format concise`` (one finding per line, ``path:line: NPU106 [high] message``, for pipes, CI logs and narrow
+terminals: nothing is ever wrapped, and editors and problem matchers jump to ``path:line``)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from dataclasses import replace
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ascend_port.core.catalogue import DOMAINS
+from ascend_port.core.catalogue import DOMAIN_TABLE
+from ascend_port.core.findings import Finding
+from ascend_port.reports.lines import scanned_line
 from ascend_port.run.engine import RunResult
 
-COLOURS = {"high": "green", "medium": "yellow", "low": "red"}
+COLOURS = {"high": "green", "medium": "yellow", "low": "red", "info": "cyan"}
+# ANSI codes of the concise format (written as plain text: rich's renderer costs seconds on 10,000 findings)
+_ANSI = {"green": "32", "yellow": "33", "red": "31", "cyan": "36", "bold": "1"}
+
+
+def label(finding: Finding) -> str:
+    """What the confidence column says: ``info`` for a finding that is information, not work (NPU407)."""
+    return "info" if finding.kind == "info" else finding.confidence.label
+
+
+def _rows(result: RunResult) -> list[tuple[str, Finding]]:
+    # (lines of the files as scanned, as in every format: reports/lines.py places NPU100's added import)
+    return sorted(
+        (
+            (file.path, replace(f, line=scanned_line(file, f)) if f.rule.line_in_new_text else f)
+            for file in result.files
+            for f in file.findings
+        ),
+        key=lambda row: (row[0], row[1].line, row[1].rule.id),
+    )
+
+
+def concise_lines(result: RunResult, colour: bool = False) -> Iterator[str]:
+    """One line per finding, sorted by file and line, each ending with a newline."""
+
+    def paint(text: str, style: str) -> str:
+        return f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if colour else text
+
+    for path, f in _rows(result):
+        level = label(f)
+        where, rule, tag = paint(f"{path}:{f.line}:", "bold"), paint(f.rule.id, "bold"), f"[{level}]"
+        yield f"{where} {rule} {paint(tag, COLOURS[level])} {f.message}\n"
 
 
 def print_text(result: RunResult, console: Console) -> None:
-    rows = sorted(
-        ((file.path, f) for file in result.files for f in file.findings),
-        key=lambda row: (row[0], row[1].line, row[1].rule.id),
-    )
+    rows = _rows(result)
     if not rows:
         return
     table = Table(show_edge=False, header_style="bold")
-    for column in ("location", "rule", "confidence", "message"):
-        table.add_column(column, overflow="fold")
+    # file:line is never folded (a location cut in two is neither read nor clicked); the message takes the rest
+    table.add_column("location", no_wrap=True)
+    table.add_column("rule", no_wrap=True)
+    table.add_column("confidence", no_wrap=True)
+    table.add_column("message", overflow="fold", ratio=1)
     for path, f in rows:
-        colour = COLOURS[f.confidence.label]
-        table.add_row(
-            escape(f"{path}:{f.line}"), f.rule.id, f"[{colour}]{f.confidence.label}[/{colour}]", escape(f.message)
-        )
+        colour = COLOURS[label(f)]
+        table.add_row(escape(f"{path}:{f.line}"), f.rule.id, f"[{colour}]{label(f)}[/{colour}]", escape(f.message))
     console.print(table)
     totals = Table(title="per domain", show_edge=False, header_style="bold")
     for column in ("domain", "rewrites", "TODOs"):
         totals.add_column(column, justify="right" if column != "domain" else "left")
-    by_domain = Counter((f.rule.domain, f.rule.rewrites) for _, f in rows)
-    for domain in DOMAINS.values():
-        if by_domain[(domain, True)] or by_domain[(domain, False)]:
-            totals.add_row(domain, str(by_domain[(domain, True)]), str(by_domain[(domain, False)]))
-    console.print(totals)
+    # information (SDPA runs natively) is neither a rewrite nor a TODO
+    by_domain = Counter((f.rule.id[:4], f.rule.rewrites) for _, f in rows if f.kind != "info")
+    for domain in DOMAIN_TABLE:  # (named as in every report and in the commit messages)
+        if by_domain[(domain.prefix, True)] or by_domain[(domain.prefix, False)]:
+            totals.add_row(domain.title, str(by_domain[(domain.prefix, True)]), str(by_domain[(domain.prefix, False)]))
+    if totals.row_count:
+        console.print(totals)

@@ -6,8 +6,9 @@ settings, torch.profiler -> torch_npu.profiler.
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -15,7 +16,8 @@ from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Trigger, imported
-from ascend_port.python.transformer import PortTransformer
+from ascend_port.python.transformer import PortContext, PortTransformer
+from ascend_port.rules.attention.helpers import bound_name, insert_before
 from ascend_port.rules.device import TORCH_CUDA_UNSUPPORTED
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -33,8 +35,10 @@ NVTX = rule(
     `torch.cuda.nvtx.range(message, *args)` is (the format arguments are applied with `str.format`, as NVTX
     does). `from torch.cuda import nvtx` and `import torch.cuda.nvtx as nvtx` import mstx under the same name.
     Only what the target torch-npu release has is written (`--torch-npu`): range_push, range_pop and annotate came
-    with 2.7.1 (and are missing from 2.8.0 and 2.9.1), so for an older target the NVTX call stays with a TODO naming
-    the releases that have it and what this one offers instead (range_start/range_end, mark).
+    with 2.7.1 (and are missing from 2.8.0 and 2.9.1): for such a target, `range_push`/`range_pop` call two helpers
+    written once in the module, `_npu_range_push`/`_npu_range_pop`, which keep a stack of `range_start` ids (and
+    return the stack depth, as NVTX does); any other NVTX call the target has no counterpart for stays with a TODO
+    naming the releases that have it and what this one offers instead.
 
     Before:
         import torch
@@ -205,6 +209,46 @@ def _npu_alias(alias: cst.ImportAlias) -> cst.ImportAlias:
 _TRAINING_STEP = re.compile(r"backward|step|zero_grad")
 
 
+# NVTX's range_push/range_pop on a torch_npu that has mstx.range_start/range_end but no range_push/range_pop
+# (before 2.7.1, and 2.8.0 / 2.9.1): the port calls these helpers, written once per module in front of their first
+# use. NVTX returns the depth of the range stack from both; so do they.
+RANGE_STACK = {"range_push": "_npu_range_push", "range_pop": "_npu_range_pop"}
+_RANGE_STACK_SOURCE = '''\
+_NPU_MSTX_RANGES = []
+
+
+def _npu_range_push(message):
+    """torch.cuda.nvtx.range_push on {torch_npu}.npu.mstx (written by ascend-port, rule NPU700): this torch_npu
+    release has mstx.range_start/range_end but no range_push/range_pop."""
+    _NPU_MSTX_RANGES.append({torch_npu}.npu.mstx.range_start(message))
+    return len(_NPU_MSTX_RANGES) - 1
+
+
+def _npu_range_pop():
+    """torch.cuda.nvtx.range_pop on {torch_npu}.npu.mstx (written by ascend-port, rule NPU700)."""
+    if not _NPU_MSTX_RANGES:
+        return -1
+    {torch_npu}.npu.mstx.range_end(_NPU_MSTX_RANGES.pop())
+    return len(_NPU_MSTX_RANGES)
+'''
+
+
+def insert_range_stack(text: str, parse: Callable[[], ast.Module]) -> str:
+    """``text`` with the range-stack helpers in front of the first top-level statement that calls them, unless the
+    module defines them already (the port is idempotent)."""
+    if "_npu_range_p" not in text:
+        return text  # the usual case, decided without parsing
+    tree = parse()
+    helpers = set(RANGE_STACK.values())
+    if helpers & {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}:
+        return text
+    users = [n for n in tree.body if helpers & {x.id for x in ast.walk(n) if isinstance(x, ast.Name)}]
+    if not users:
+        return text
+    block = _RANGE_STACK_SOURCE.format(torch_npu=bound_name(tree, "torch_npu") or "torch_npu")
+    return insert_before(text, users[0], block)
+
+
 def _called_methods(node: cst.CSTNode) -> Iterator[str]:
     """The method names called anywhere under ``node`` (``loss.backward()`` -> ``backward``)."""
     stack = [node]
@@ -301,6 +345,11 @@ class CompileTransformer(PortTransformer):
             return updated
         new = NVTX_NAMES[name]
         if (gap := self._mstx_gap(name)) is not None:
+            if new in RANGE_STACK and self._has_mstx("range_start") and self._has_mstx("range_end"):
+                # The target has mstx ranges by id but no stack of them: a module-level stack of ids (finish).
+                helper = RANGE_STACK[new]
+                message = f"torch.cuda.nvtx.{name} -> {helper} (torch_npu.npu.mstx.range_start/range_end)"
+                return self.fix(NVTX, original, cst.Name(helper), message, torch_npu_name=True) or updated
             self.todo(NVTX, original, gap)
             return updated
         if isinstance(original.value, cst.Name):
@@ -326,6 +375,13 @@ class CompileTransformer(PortTransformer):
             )
             or updated
         )
+
+    def _has_mstx(self, name: str) -> bool:
+        return npu_api.name_status(f"torch_npu.npu.mstx.{name}", self._target, strict=True) is not False
+
+    @classmethod
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
+        return insert_range_stack(text, tree)
 
     def _mstx_gap(self, name: str) -> str | None:
         """The TODO for an NVTX call whose mstx counterpart the target release lacks (range_push and range_pop came

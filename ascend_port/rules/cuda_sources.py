@@ -17,6 +17,10 @@ from ascend_port.core.porting import Ported
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import Source, SourceError, decode_text
 
+# The port option that carries the ops the project's C++/CUDA sources bind for Python (run/project_facts.py): JSON,
+# extension module ("pkg._C"; "torch.ops.<ns>" for a TORCH_LIBRARY namespace) -> op -> the C++ files that bind it.
+EXTENSION_OPS_OPTION = "extension-ops"
+
 CUDA_SOURCE_FILE = rule(
     "NPU503",
     "cuda-source-file",

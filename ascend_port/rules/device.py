@@ -27,6 +27,7 @@ from ascend_port.python.device_facts import (
 from ascend_port.python.names import build_dotted, dotted
 from ascend_port.python.scopes import FUNCTIONS, Trigger, outermost
 from ascend_port.python.transformer import PortTransformer
+from ascend_port.rules.triton_kernels import CORE_COUNT
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -206,7 +207,8 @@ DEVICE_CAPABILITY = rule(
     "CUDA capability checks (`get_device_capability()`, `get_device_properties().major`) stay CUDA checks: TODO.",
     """
     `torch.npu.get_device_capability()` returns None unless `TORCH_NPU_DEVICE_CAPABILITY` is set, so
-    `cap[0] >= 8` raises TypeError; `get_device_properties(d).major/.minor/.multi_processor_count` do not exist.
+    `cap[0] >= 8` raises TypeError; `get_device_properties(d).major/.minor/.multi_processor_count` do not exist
+    (in a module that imports triton, triton-core-count ports `.multi_processor_count` instead).
     A probe whose result is indexed, unpacked, compared or has those attributes read (directly, or through the
     variable or `self.` attribute it is stored in, anywhere in the module) is a guard: it is never renamed to
     torch.npu, nor are its arguments, and this rule leaves a TODO: test the feature you need instead
@@ -670,13 +672,16 @@ class DeviceTransformer(PortTransformer):
         self._statements: list[cst.CSTNode] = []  # the enclosing `if`/`while` statements and simple statement lines
         self._module_facts: ModuleFacts | None | bool = False  # False: not read yet
         self._reads_triton = any(t == "triton" or t.startswith("triton.") for t in ctx.imports.aliases.values())
+        # In Triton launch code CORE_COUNT turns `.multi_processor_count` into the NPU's core count: no guard there.
+        sm_count = self._reads_triton and ctx.selection.enabled(CORE_COUNT)
+        self._gaps = PROPERTY_GAPS - {"multi_processor_count"} if sm_count else PROPERTY_GAPS
 
     # --- bookkeeping -------------------------------------------------------------------------------------------
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._attribute_bases.add(id(node.value))
         self._members[id(node.value)] = node.attr.value
-        if node.attr.value in PROPERTY_GAPS and isinstance(node.value, cst.Call):
+        if node.attr.value in self._gaps and isinstance(node.value, cst.Call):
             self._read_off_call[id(node.value)] = f".{node.attr.value}"
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -708,7 +713,7 @@ class DeviceTransformer(PortTransformer):
             facts = getattr(head, _FACTS_ATTRIBUTE, None)
             if facts is None:
                 tree = self.ctx.module()
-                facts = ModuleFacts(tree, self.ctx.imports.aliases) if tree is not None else None
+                facts = ModuleFacts(tree, self.ctx.imports.aliases, self._gaps) if tree is not None else None
                 if head is not None:
                     setattr(head, _FACTS_ATTRIBUTE, facts)
             self._module_facts = facts

@@ -2,8 +2,10 @@
 built by torch.
 
 No tool translates a GPU kernel into an NPU kernel, so most of this domain only says where the manual work is and
-what the way forward is. The kernel body is never touched: a TODO goes above the decorators. The changes that are
-mechanical on Triton-Ascend (where libdevice lives, how launch code finds the device) are made outside kernels.
+what the way forward is. A kernel's code is never changed here: a TODO goes above the decorators of a kernel that is
+work, and one on each of its lines that needs a change. The changes that are mechanical on Triton-Ascend (where
+libdevice lives, how launch code finds the device) are made outside kernels; rules/triton_kernels.py makes those
+inside kernels.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from functools import lru_cache
 
 import libcst as cst
 
-from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.catalogue import Confidence, declared, rule
+from ascend_port.core.findings import todo_comment
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Scope, Trigger, statement
 from ascend_port.python.transformer import PortTransformer
+from ascend_port.rules.cuda_sources import EXTENSION_OPS_OPTION
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
 
@@ -27,17 +31,26 @@ TRITON_KERNEL = rule(
     "NPU500",
     "triton-kernel",
     LOW,
-    "Every `@triton.jit`/`@triton.autotune`/`@triton.heuristics` kernel: one TODO naming the kernel and the way "
-    "forward.",
+    "A Triton kernel that is work: one TODO above it (grid, cores, tiles, a torch_npu operator that may do the "
+    "same) and one on each of its lines that Triton-Ascend needs changed.",
     """
     Triton kernels run on Ascend NPUs with Triton-Ascend (`pip install triton-ascend`, which replaces community
-    `triton`: they cannot be installed together), but performance and sometimes correctness need a review: the
-    grid should be at most 65535 programs, ideally one per AI core (vector core for kernels without `tl.dot`)
-    looping over the work; fp64, int64 vector math, PTX inline asm and most of CUDA's libdevice are missing;
-    `num_warps`/`num_stages` are ignored. When the kernel's name says what it computes and torch_npu has a fused
-    operator for it (`npu_rms_norm`, `npu_rotary_mul`, `npu_swiglu`, `npu_fusion_attention`, ...), the TODO names
-    it; otherwise the last resort is an Ascend C operator. The TODO lists what the kernel uses that Triton-Ascend
-    lacks. The kernel itself (decorators and body) is never changed.
+    `triton`: they cannot be installed together), but the launch and some lines need a review. Above a kernel
+    that the module launches (`kernel[grid](...)`, `kernel.run(...)`), or that it never launches or calls (then
+    another module may: the TODO says so), one TODO says how to launch it: at most 65535 programs per launch,
+    best one per AI core (`num_aicore`, for a kernel with `tl.dot`) or vector core (`num_vectorcore`) looping
+    over the work; its tiles (the `tl.arange` sizes) fit in the 192 KB on-chip buffer; when its name says what it
+    computes and torch_npu has a fused operator for it (`npu_rms_norm`, `npu_rotary_mul`, `npu_swiglu`,
+    `npu_fusion_attention`, ...) the TODO names it; `num_warps`/`num_stages` are ignored. A device function (a
+    jit function that returns a value, or that the module's kernels call and never launch) gets none: it is
+    inlined. Each line that needs a change gets its own TODO: `tl.float64` (no fp64), int64 math on tensors
+    (scalar code on Ascend), atomics with `sem`/`scope` other than `acq_rel`/`gpu`, PTX inline asm
+    (`tl.inline_asm_elementwise`), tensor descriptors mixed with `tl.load`/`tl.store`, a tile that is the left
+    operand of two `tl.dot`s (Triton-Ascend may clobber it), a `tl.dot` precision chosen at run time, libdevice
+    functions Triton-Ascend lacks. `allow_tf32=False` is valid there. A module that is already an Ascend port
+    (it imports Triton-Ascend-only APIs such as `triton.language.extra.cann.extension`, uses `care_padding` or
+    `hf32`, or lies in an NPU backend folder such as `backends/triton_ascend/`) gets no TODO. The kernel's code
+    is never changed here (the rules of rules/triton_kernels.py rewrite what is mechanical).
 
     Before:
         import triton
@@ -45,17 +58,28 @@ TRITON_KERNEL = rule(
 
 
         @triton.jit
-        def _rms_norm_fwd(X, W, Y, eps, N: tl.constexpr):
-            ...
+        def _rms_norm_fwd(X, Y, eps, N: tl.constexpr):
+            x = tl.load(X + tl.program_id(0) * N + tl.arange(0, N)).to(tl.float64)
+            tl.store(Y + tl.arange(0, N), x * tl.rsqrt(tl.sum(x * x, 0) / N + eps))
+
+
+        def rms_norm(x, y):
+            _rms_norm_fwd[(x.shape[0],)](x, y, 1e-6, N=x.shape[1])
     After:
         import triton
         import triton.language as tl
 
 
-        # TODO(ascend-port): NPU500 [low] Triton kernel _rms_norm_fwd: run it on Triton-Ascend ...; torch_npu.npu_rms_norm may ...
+        # TODO(ascend-port): NPU500 [low] Triton kernel _rms_norm_fwd: for Triton-Ascend (it replaces triton) launch ...
         @triton.jit
-        def _rms_norm_fwd(X, W, Y, eps, N: tl.constexpr):
-            ...
+        def _rms_norm_fwd(X, Y, eps, N: tl.constexpr):
+            # TODO(ascend-port): NPU500 [low] tl.float64: Ascend A2/A3 have no fp64 vector or cube math: ...
+            x = tl.load(X + tl.program_id(0) * N + tl.arange(0, N)).to(tl.float64)
+            tl.store(Y + tl.arange(0, N), x * tl.rsqrt(tl.sum(x * x, 0) / N + eps))
+
+
+        def rms_norm(x, y):
+            _rms_norm_fwd[(x.shape[0],)](x, y, 1e-6, N=x.shape[1])
     """,
 )
 TRITON_LIBDEVICE = rule(
@@ -172,7 +196,7 @@ ASCEND_LIBDEVICE_PACKAGES = ("triton.language.extra.cann", "triton.language.extr
 KERNEL_EQUIVALENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), op)
     for p, op in (
-        (r"gemma.*rms", "torch_npu.npu_gemma_rms_norm"),
+        (r"gemma.*rms", "torch_npu.npu_rms_norm on 1 + weight"),  # (npu_gemma_rms_norm has no backward)
         (r"rms_?norm", "torch_npu.npu_rms_norm"),
         (r"swiglu|swi_glu|silu_?(and_)?mul", "torch_npu.npu_swiglu"),
         (r"geglu|gelu_?(and_)?mul", "torch_npu.npu_geglu"),
@@ -231,9 +255,6 @@ BUILTIN_OP_NAMESPACES = {
     "torch_ipex",
     "ipex",
 }
-# The port option that carries the ops the project's C++/CUDA sources bind for Python (run/project_facts.py): JSON,
-# extension module ("pkg._C"; "torch.ops.<ns>" for a TORCH_LIBRARY namespace) -> op -> the C++ files that bind it.
-EXTENSION_OPS_OPTION = "extension-ops"
 # "ns::op" or a Library("ns", ...) in the module: an operator defined in Python (torch.library), not in CUDA.
 _PYTHON_OP = re.compile(r"^(\w+)::\w+")
 
@@ -399,47 +420,139 @@ def _strings_in(node: cst.CSTNode) -> list[str]:
     return found
 
 
-class _KernelNotes(cst.CSTVisitor):
-    """What a kernel uses that Triton-Ascend lacks or treats differently (triton-ascend.md, sections 1.2-1.5)."""
+# The text that starts NPU500's TODO above a kernel (the kernel as a work item); its TODOs on a kernel's lines are
+# ordinary TODOs (reports/model.py counts kernels by this).
+KERNEL_TODO = "Triton kernel "
+
+
+def is_kernel_todo(rule_id: str, message: str) -> bool:
+    """Is this finding a Triton kernel to bring up (not a note on one of its lines)?"""
+    return rule_id != TRITON_KERNEL.id or message.startswith(KERNEL_TODO)
+
+
+# Triton-Ascend-only modules: a module that imports them (outside the portable libdevice try-import NPU501 and
+# torch_npu write) is already an Ascend kernel module (fla's `backends/triton_ascend/`, vllm-ascend's ops).
+ASCEND_TRITON_MODULES = (*ASCEND_LIBDEVICE_PACKAGES, "triton.backends.ascend")
+# Triton-Ascend-only kernel APIs (3.2.0 patches them into `tl`) and arguments: not valid GPU Triton.
+ASCEND_ONLY_TL = {"insert_slice", "extract_slice", "get_element", "multibuffer"}
+ASCEND_ONLY_KEYWORDS = {"care_padding"}
+TL = "triton.language"
+UB_NOTE = "the 192 KB on-chip buffer (UB; half with double buffering)"
+
+
+def _ast_qualified(node: ast.expr, aliases: Mapping[str, str]) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    return ".".join([aliases.get(node.id, node.id), *reversed(parts)])
+
+
+def _ascend_import(node: ast.Import | ast.ImportFrom, in_try: bool) -> bool:
+    """Does this import name a Triton-Ascend-only module? A libdevice import inside a try statement is the
+    portable try-import (NPU501's, torch_npu's) that GPU code has too."""
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        names = [f"{module}.{a.name}" for a in node.names]
+    else:
+        names = [a.name for a in node.names]
+    hits = [
+        n for n in names if n.startswith(tuple(m + "." for m in ASCEND_TRITON_MODULES)) or n in ASCEND_TRITON_MODULES
+    ]
+    return any(not (in_try and "libdevice" in n.split(".")) for n in hits)
+
+
+def kernel_module_facts(tree: ast.Module, aliases: Mapping[str, str]) -> tuple[bool, set[str], set[str]]:
+    """What NPU500 reads from the whole module: (is it already an Ascend kernel module, the names launched as
+    ``name[grid](...)`` (or ``obj.name[grid](...)``), the names called from inside Triton kernels: device helpers)."""
+    ascend = False
+    launched: set[str] = set()
+    helpers: set[str] = set()
+    tries = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try) for s in t.body for n in ast.walk(s)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and _ascend_import(node, id(node) in tries):
+            ascend = True
+        elif isinstance(node, ast.Attribute) and node.attr in ASCEND_ONLY_TL:
+            ascend |= _ast_qualified(node.value, aliases) == TL
+        elif isinstance(node, ast.Call):
+            ascend |= any(k.arg in ASCEND_ONLY_KEYWORDS for k in node.keywords) or any(
+                k.arg == "input_precision" and isinstance(k.value, ast.Constant) and k.value.value == "hf32"
+                for k in node.keywords
+            )
+            # `kernel[grid](...)`, `self.kernel[grid](...)`, `kernel.run(..., grid=...)`
+            func = node.func
+            target = func.value if isinstance(func, ast.Subscript) else None
+            if isinstance(func, ast.Attribute) and func.attr == "run" and isinstance(func.value, ast.Name):
+                target = func.value
+            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+            if name:
+                launched.add(name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            as_triton(_ast_qualified(d.func if isinstance(d, ast.Call) else d, aliases)) in TRITON_DECORATORS
+            for d in node.decorator_list
+        ):
+            for call in ast.walk(node):
+                if isinstance(call, ast.Call) and call is not node:
+                    func = call.func
+                    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                    if name and not _ast_qualified(func, aliases).startswith("triton."):
+                        helpers.add(name)
+    return ascend, launched, helpers
+
+
+class _KernelScan(cst.CSTVisitor):
+    """What a whole kernel holds, read before its lines are (a note on one line may depend on another line)."""
 
     def __init__(self, resolve) -> None:
         super().__init__()
         self.resolve = resolve
-        self.missing_libdevice: set[str] = set()
-        self.notes: set[str] = set()
+        self.dot = False  # uses tl.dot: a cube (AI core) kernel
+        self.memory = False  # uses tl.load/tl.store (which Triton-Ascend cannot mix with tensor descriptors)
+        self.tiles: list[str] = []  # the constexpr block sizes of its tl.arange calls
+        self.tuning = False  # num_warps/num_stages in its triton.Config list
+        self.lhs: set[str] = set()  # names seen so far as tl.dot's left operand (filled while its lines are read)
+        self.vectors: set[str] = set()  # names assigned a tensor (built from tl.arange/tl.load/...)
+        self.returns = False  # returns a value: a device function (a launched kernel returns nothing)
+        self.branches: list[tuple[cst.If, set[str], set[str]]] = []  # open ifs: (node, lhs before, lhs of branches)
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        qualified = self.resolve(node) or ""
-        base = self.resolve(node.value) or ""
-        name = node.attr.value
-        if base.startswith("triton.") and base.endswith("libdevice") and name not in LIBDEVICE_ON_ASCEND:
-            self.missing_libdevice.add(name)
-        if base.startswith("triton.language.extra.cuda") and not base.endswith("libdevice") and name != "libdevice":
-            self.notes.add(f"tl.extra.cuda.{name} does not exist on Triton-Ascend")
-        if qualified == "triton.language.extra.cuda.libdevice" and isinstance(node.value, cst.Attribute):
-            self.notes.add("tl.extra.cuda.libdevice is absent: import libdevice from triton.language.extra.cann")
-        if qualified == "triton.language.inline_asm_elementwise":
-            self.notes.add("inline PTX (tl.inline_asm_elementwise) must be rewritten with tl ops")
-        if qualified == "triton.language.float64":
-            self.notes.add("no fp64 on NPU (tl.float64)")
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns |= node.value is not None
 
-    def visit_Name(self, node: cst.Name) -> None:
-        qualified = self.resolve(node) or ""
-        if qualified.startswith(tuple(module + "." for module in CUDA_LIBDEVICE_MODULES)):
-            name = qualified.rsplit(".", 1)[1]
-            if name not in LIBDEVICE_ON_ASCEND:
-                self.missing_libdevice.add(name)
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if _builds_vector(node.value, self.resolve, self.vectors):
+            self.vectors |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.resolve(node.func) or ""
-        if qualified == "triton.language.dot":
-            tf32 = _keyword(node, "allow_tf32")
-            precision = _string(getattr(_keyword(node, "input_precision"), "value", None))
-            if tf32 is not None or precision in ("tf32", "tf32x3"):
-                self.notes.add("tl.dot: no tf32, use input_precision='hf32' (fp32 inputs) or 'ieee'")
+        self.dot |= qualified == f"{TL}.dot"
+        self.memory |= qualified in (f"{TL}.load", f"{TL}.store")
+        if qualified == f"{TL}.arange" and len(node.args) >= 2 and isinstance(end := node.args[1].value, cst.Name):
+            if end.value not in self.tiles:
+                self.tiles.append(end.value)
         if qualified in ("triton.Config", "triton.runtime.Config", "triton.runtime.autotuner.Config"):
-            if _keyword(node, "num_warps") or _keyword(node, "num_stages"):
-                self.notes.add("num_warps/num_stages are ignored")
+            self.tuning |= bool(_keyword(node, "num_warps") or _keyword(node, "num_stages"))
+
+
+# (a tl.load is a tensor when its pointer is: the Finder below sees the names and calls of its arguments too)
+VECTOR_MAKERS = {f"{TL}.{name}" for name in ("arange", "zeros", "full")}
+
+
+def _builds_vector(expr: cst.BaseExpression, resolve, vectors: set[str]) -> bool:
+    """Is ``expr`` built from a tensor (tl.arange, tl.zeros, a name assigned one): its int64 math is vector math,
+    which Triton-Ascend runs as scalar code (a program id's int64 math is scalar anyway)."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            found.append((resolve(node.func) or "") in VECTOR_MAKERS)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node.value in vectors)
+
+    expr.visit(Finder())
+    return any(found)
 
 
 class KernelTransformer(PortTransformer):
@@ -477,6 +590,8 @@ class KernelTransformer(PortTransformer):
         self._build_context = 0  # inside `cmdclass=...` or a `"build_ext": ...` entry
         self._extensions: dict[str, str] | None = None  # names bound to CUDA extensions (read when first needed)
         self._python_namespaces: set[str] | None = None  # operator namespaces the module defines in Python
+        self._kernels: list[_KernelScan | None] = []  # the functions being visited: a scan for each Triton kernel
+        self._module_facts: tuple[bool, set[str], set[str]] | None = None  # kernel_module_facts, read once
         aliases = set(ctx.imports.aliases.values())
         # BuildExtension only matters when CUDA sources are built; a setup.py importing CppExtension and not
         # CUDAExtension builds host C++ only.
@@ -502,6 +617,8 @@ class KernelTransformer(PortTransformer):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._attr_names.add(id(node.attr))
+        if self._kernels and self._kernels[-1] is not None:
+            self._kernel_attribute(node)
 
     # BuildExtension is flagged where a build uses it (`cmdclass={"build_ext": BuildExtension}`, `cmdclass=...`),
     # not where a helper merely returns it.
@@ -527,21 +644,47 @@ class KernelTransformer(PortTransformer):
         return updated
 
     # --- NPU500: Triton kernels -------------------------------------------------------------------------------
+    # One TODO above a kernel that is launched (in this module, or maybe from another one): the grid and the tiles.
+    # None above a device helper (a jit function only called from kernels). One TODO on each line that needs a
+    # specific change. Nothing in a module that is already an Ascend kernel module.
+
+    def _facts(self) -> tuple[bool, set[str], set[str]]:
+        if self._module_facts is None:
+            tree = self.ctx.module()
+            aliases = self.ctx.imports.aliases
+            self._module_facts = kernel_module_facts(tree, aliases) if tree is not None else (False, set(), set())
+        return self._module_facts
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not any(self._is_triton_decorator(d.decorator) for d in node.decorators) or self._facts()[0]:
+            self._kernels.append(None)  # (not a kernel, or one of an Ascend module: nothing to say)
+            return
+        scan = _KernelScan(self.ctx.imports.resolve)
+        node.visit(scan)
+        self._kernels.append(scan)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        if not any(self._is_triton_decorator(d.decorator) for d in original.decorators):
+        scan = self._kernels.pop()
+        if scan is None:
             return updated
-        notes = _KernelNotes(self.ctx.imports.resolve)
-        original.visit(notes)
+        _, launched, helpers = self._facts()
         name = original.name.value
+        if name not in launched and (name in helpers or scan.returns):
+            return updated  # a device function: inlined into the kernels that call it (their TODOs cover it)
+        where = "" if name in launched else ", launched outside this module (not here)"
+        cores = "AI core (num_aicore: it uses tl.dot)" if scan.dot else "vector core (num_vectorcore)"
         message = (
-            f"Triton kernel {name}: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 "
-            "programs, best one per AI core looping over the work)"
+            f"{KERNEL_TODO}{name}{where}: for Triton-Ascend (it replaces triton) launch it with at most 65535 "
+            f"programs, best one per {cores} looping over the work"
         )
+        if scan.tiles:
+            message += f"; fit its tiles ({', '.join(scan.tiles)}) in {UB_NOTE}"
         if (op := kernel_equivalent(name)) is not None:
             message += f"; {op} may already do this"
         message += "; else an Ascend C operator"
-        checks = sorted(notes.notes)
+        # (NPU515, when selected, collapses the configs: its port must not change this TODO on a second run)
+        tuning = scan.tuning and not self._rewritten_by("triton-autotune-warps")
+        checks = ["num_warps/num_stages are ignored"] if tuning else []
         forks = {
             fork
             for d in original.decorators
@@ -551,8 +694,6 @@ class KernelTransformer(PortTransformer):
             ).startswith(fork + ".")
         }
         checks += [f"written for {fork}, an old Triton fork: port it to current Triton first" for fork in sorted(forks)]
-        if notes.missing_libdevice:
-            checks.insert(0, "libdevice." + "/".join(sorted(notes.missing_libdevice)) + " missing on Ascend")
         if checks:
             message += ". Check: " + "; ".join(checks)
         self.todo(TRITON_KERNEL, original.decorators[0], message)  # the line of the first decorator
@@ -562,6 +703,175 @@ class KernelTransformer(PortTransformer):
         if isinstance(expr, cst.Call):
             expr = expr.func
         return as_triton(self.ctx.imports.resolve(expr)) in TRITON_DECORATORS
+
+    def _line_todo(self, node: cst.CSTNode, message: str) -> None:
+        """A TODO on the statement of ``node`` inside a kernel (once per statement and message)."""
+        frame = self.ctx._todo_stack[-1] if self.ctx._todo_stack else None
+        if frame is not None and todo_comment(TRITON_KERNEL, message) in frame:
+            return
+        self.todo(TRITON_KERNEL, node, message)
+
+    def _rewritten_by(self, name: str) -> bool:
+        """Does the enabled rule ``name`` (rules/triton_kernels.py) rewrite this construct instead of a TODO?"""
+        return any(r.name == name and self.enabled(r) for r in declared().values())
+
+    def _kernel_attribute(self, node: cst.Attribute) -> None:
+        resolve = self.ctx.imports.resolve
+        qualified, base, name = resolve(node) or "", resolve(node.value) or "", node.attr.value
+        if qualified == f"{TL}.float64":
+            self._line_todo(
+                node,
+                "tl.float64: Ascend A2/A3 have no fp64 vector or cube math: compute in fp32 where the precision "
+                "allows, else keep this step on the host",
+            )
+        elif base.startswith("triton.") and base.endswith("libdevice") and name not in LIBDEVICE_ON_ASCEND:
+            self._line_todo(
+                node, f"libdevice.{name} is not in Triton-Ascend's libdevice: use the tl/tl.math function or tl ops"
+            )
+        elif base in CUDA_LIBDEVICE_MODULES and isinstance(node.value, cst.Attribute):
+            if not self._rewritten_by("triton-libdevice-chain"):
+                self._line_todo(
+                    node,
+                    f"{dotted(node.value)} is not remapped on Triton-Ascend: call libdevice imported from "
+                    "triton.language.extra.cann (NPU501's try-import)",
+                )
+        elif base.startswith("triton.language.extra.cuda") and "libdevice" not in (base + "." + name).split("."):
+            self._line_todo(node, f"tl.extra.cuda.{name} does not exist on Triton-Ascend: write it with tl ops")
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self._kernels or self._kernels[-1] is None or id(node) in self._attr_names:
+            return
+        qualified = self.ctx.imports.resolve(node) or ""
+        if qualified.startswith(tuple(module + "." for module in CUDA_LIBDEVICE_MODULES)):
+            name = qualified.rsplit(".", 1)[1]
+            if name not in LIBDEVICE_ON_ASCEND:
+                self._line_todo(
+                    node, f"libdevice.{name} is not in Triton-Ascend's libdevice: use the tl/tl.math function or tl ops"
+                )
+
+    # Branches of an `if` are exclusive: a tl.dot in the `else` reuses no tile of the `if` body's tl.dot.
+    def visit_If(self, node: cst.If) -> None:
+        if not self._kernels or (scan := self._kernels[-1]) is None:
+            return
+        if scan.branches and scan.branches[-1][0].orelse is node:  # an `elif`: a branch of the `if` above
+            self._next_branch(scan)
+        scan.branches.append((node, set(scan.lhs), set()))
+
+    def visit_Else(self, node: cst.Else) -> None:
+        if self._kernels and (scan := self._kernels[-1]) is not None and scan.branches:
+            self._next_branch(scan)
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
+        if self._kernels and (scan := self._kernels[-1]) is not None and scan.branches:
+            _, _, seen = scan.branches.pop()
+            scan.lhs |= seen
+        return updated
+
+    @staticmethod
+    def _next_branch(scan: _KernelScan) -> None:
+        _, before, seen = scan.branches[-1]
+        seen |= scan.lhs
+        scan.lhs = set(before)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._kernels and (scan := self._kernels[-1]) is not None:
+            # a new value: its next tl.dot is no reuse of the old tile
+            scan.lhs -= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._kernels or (scan := self._kernels[-1]) is None:
+            return
+        qualified = self.ctx.imports.resolve(node.func) or ""
+        short = qualified.removeprefix(TL + ".")
+        if qualified == f"{TL}.inline_asm_elementwise":
+            self._line_todo(
+                node,
+                "tl.inline_asm_elementwise: PTX cannot run on Ascend (its asm must be the NPU's, registers int64/"
+                "fp32, 1-D inputs): write it with tl ops",
+            )
+        elif short.startswith("atomic_") and (_keyword(node, "sem") or _keyword(node, "scope")):
+            sem = _string(getattr(_keyword(node, "sem"), "value", None))
+            scope = _string(getattr(_keyword(node, "scope"), "value", None))
+            if sem not in (None, "acq_rel") or scope not in (None, "gpu") or sem is scope is None:
+                given = ", ".join(f"{k}={v!r}" for k, v in (("sem", sem), ("scope", scope)) if v is not None)
+                self._line_todo(
+                    node,
+                    f"tl.{short} {given}: Triton-Ascend documents only sem='acq_rel' and scope='gpu' (others "
+                    "compile; their lowering is unverified): check it on the NPU",
+                )
+        elif qualified.rsplit(".", 1)[-1] in ("make_tensor_descriptor", "_experimental_make_tensor_descriptor"):
+            if scan.memory:
+                self._line_todo(
+                    node,
+                    "tensor descriptor (TMA): Triton-Ascend cannot mix tensor descriptors with tl.load/tl.store in "
+                    "one kernel: use tl.make_block_ptr or pointers here, or descriptors for every access",
+                )
+        elif qualified == f"{TL}.dot":
+            self._dot(node)
+        elif short in ("cast", "to") or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "to"):
+            self._int64(node)
+
+    def _dot(self, node: cst.Call) -> None:
+        precision = _keyword(node, "input_precision")
+        tf32 = _keyword(node, "allow_tf32")
+        for arg, must in ((precision, "'ieee' (or 'hf32' for fp32 inputs), never 'tf32'/'tf32x3'"), (tf32, "False")):
+            if (
+                arg is not None
+                and isinstance(arg.value, (cst.Name, cst.Attribute))
+                and dotted(arg.value) not in ("True", "False", "None")
+            ):
+                self._line_todo(
+                    node,
+                    f"tl.dot {arg.keyword.value if arg.keyword else ''}={dotted(arg.value)} is chosen at run time: on "
+                    f"Ascend it must be {must}",
+                )
+        literal = _string(getattr(precision, "value", None))
+        if (tf32 is not None and isinstance(tf32.value, cst.Name) and tf32.value.value == "True") or literal in (
+            "tf32",
+            "tf32x3",
+        ):
+            if (
+                not self._rewritten_by("triton-dot-tf32")
+                or literal == "tf32x3"
+                and not self._rewritten_by("triton-dot-tf32x3")
+            ):
+                self._line_todo(
+                    node, "tl.dot tf32: Triton-Ascend rejects allow_tf32/'tf32': use 'ieee' (or 'hf32' for fp32 inputs)"
+                )
+        lhs = node.args[0].value if node.args else None
+        if isinstance(lhs, cst.Name):
+            scan = self._kernels[-1]
+            assert scan is not None
+            if lhs.value in scan.lhs:
+                self._line_todo(
+                    node,
+                    f"{lhs.value} is the left operand of an earlier tl.dot too: Triton-Ascend may clobber a "
+                    f"tl.dot's left operand, and a copy ({lhs.value} + 0.0) is merged away by 3.2.0's CSE: check "
+                    f"this result on the NPU; if it differs, reload {lhs.value} from memory",
+                )
+            scan.lhs.add(lhs.value)
+
+    def _int64(self, node: cst.Call) -> None:
+        resolve = self.ctx.imports.resolve
+        args = [a.value for a in node.args]
+        receiver: cst.BaseExpression | None
+        dtype: cst.BaseExpression | None
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
+            receiver, dtype = node.func.value, args[0] if args else None
+        else:
+            receiver, dtype = (args[0], args[1]) if len(args) >= 2 else (None, None)
+        if (
+            receiver is None
+            or dtype is None
+            or resolve(dtype) != f"{TL}.int64"
+            or not _builds_vector(receiver, resolve, self._kernels[-1].vectors)  # type: ignore[union-attr]
+        ):
+            return
+        self._line_todo(
+            node,
+            "int64 vector math: Triton-Ascend runs int64 vector add/compare as scalar code (correct, slow): keep "
+            "this tensor int32 where it cannot overflow",
+        )
 
     # --- NPU501: libdevice import ------------------------------------------------------------------------------
 

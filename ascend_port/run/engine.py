@@ -23,7 +23,6 @@ from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError, decode_python
 from ascend_port.port.handlers import PythonHandler, handler_for
 from ascend_port.python.device_model import FAMILY_OPTION, NPU_AWARE_OPTION, module_family, supports_npu
-from ascend_port.rules.attention.attention import FLASH_ATTN, FLASH_VARLEN, XFORMERS
 from ascend_port.rules.project.requirements import FLASH_REASON, FLASH_REASON_UNPORTED
 from ascend_port.run.cache import Entry, ResultCache, result_cache
 from ascend_port.run.discovery import Skipped, discover
@@ -261,18 +260,20 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     return result
 
 
-_FLASH_CALLS = {FLASH_ATTN.id, FLASH_VARLEN.id, XFORMERS.id}
-
-
 def _flash_reason(result: RunResult) -> None:
     """NPU600 says that npu_fusion_attention replaces flash-attn only where the run replaced a call: without one,
     the other wording, in the lines the port adds to the requirements, pins and scripts (never in the user's own)."""
-    if any(f.applied and f.rule.id in _FLASH_CALLS for file in result.files for f in file.findings):
-        return
     ported, unported = FLASH_REASON.encode(), FLASH_REASON_UNPORTED.encode()
-    for file in result.changed:
-        if file.new_bytes is None or ported not in file.new_bytes or file.path.endswith(".py"):
-            continue
+    written = [f for f in result.changed if f.new_bytes and ported in f.new_bytes and not f.path.endswith(".py")]
+    if not written:
+        return  # (the usual case: decided without loading the attention rules, and with them LibCST)
+    from ascend_port.rules.attention.attention import FLASH_ATTN, FLASH_VARLEN, XFORMERS
+
+    calls = {FLASH_ATTN.id, FLASH_VARLEN.id, XFORMERS.id}
+    if any(f.applied and f.rule.id in calls for file in result.files for f in file.findings):
+        return
+    for file in written:
+        assert file.new_bytes is not None
         try:
             if ported in Path(file.path).read_bytes():
                 continue  # (a line the user kept from an earlier port: its bytes are not the port's to change)

@@ -12,11 +12,13 @@ the tests.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 
 from ascend_port.core.findings import Finding
 
 CONTEXT = 3
+_HELPER_START = re.compile(rb"(_NPU_[A-Z_]+ = |def _npu_\w+\()")
 NO_NEWLINE = b"\\ No newline at end of file\n"
 
 
@@ -90,22 +92,41 @@ class FileChange:
         self.new_lines = split_lines(self.new)
         matcher = difflib.SequenceMatcher(None, self.old_lines, self.new_lines, autojunk=False)
         changes = [Change(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-        self.changes = self._isolate_import(changes)
+        self.changes = self._isolate_helpers(self._isolate_import(changes))
         self.findings_of = self._assign_findings()
 
     def _isolate_import(self, changes: list[Change]) -> list[Change]:
         """Make the added ``import torch_npu`` line a change of its own. difflib merges it with a rewrite on the
-        next line (``import torch`` / ``torch.cuda.x()``); kept apart, that rewrite can be refused while the
-        import is applied for another one."""
+        next line (``import torch`` / ``torch.cuda.x()``) or with the import line it replaces; kept apart, that
+        rewrite can be refused while the import is applied for another one."""
         lines = {f.line - 1 for f in self.findings if f.rule.line_in_new_text and f.applied}
         out: list[Change] = []
         for c in changes:
             if c.new_start in lines and c.new_end - c.new_start > 1:
                 out.append(Change(c.old_start, c.old_start, c.new_start, c.new_start + 1))
                 out.append(Change(c.old_start, c.old_end, c.new_start + 1, c.new_end))
-            elif c.new_end - 1 in lines and c.new_end - c.new_start > 1:
+            elif c.new_end - 1 in lines and (c.new_end - c.new_start > 1 or c.old_end > c.old_start):
+                # (also when the import takes the place of a removed line: the removed flash-attn import then goes
+                # with the calls that stop using it, the import with every rewrite)
                 out.append(Change(c.old_start, c.old_end, c.new_start, c.new_end - 1))
                 out.append(Change(c.old_end, c.old_end, c.new_end - 1, c.new_end))
+            else:
+                out.append(c)
+        return out
+
+    def _isolate_helpers(self, changes: list[Change]) -> list[Change]:
+        """Make the attention helpers the port adds (``_NPU_ATTENTION_MASKS = {}``, ``def _npu_flash_attn(``...)
+        an insertion of their own. difflib merges them with the flash-attn import they replace; together, the
+        review could not keep the import for a refused call while an accepted one pulls the helpers in."""
+        out: list[Change] = []
+        for c in changes:
+            start = next((j for j in range(c.new_start, c.new_end) if _HELPER_START.match(self.new_lines[j])), None)
+            if start is not None:
+                while start > c.new_start and not self.new_lines[start - 1].strip():
+                    start -= 1  # the blank lines above the helpers go with them
+            if start is not None and c.old_end > c.old_start:  # (the old lines: then a removal of their own)
+                out.append(Change(c.old_start, c.old_end, c.new_start, start))
+                out.append(Change(c.old_end, c.old_end, start, c.new_end))
             else:
                 out.append(c)
         return out
@@ -121,8 +142,10 @@ class FileChange:
         return [tuple(g) for g in groups]
 
     def _assign_findings(self) -> dict[int, list[Finding]]:
-        """Which change each finding explains. A rewrite changes its own line; a TODO is inserted above the
-        statement it is about, so a finding belongs to the last change that starts at or before its line."""
+        """Which change each finding explains, so a hunk header lists only its own rules. A rewrite changes its
+        own line and a TODO is inserted right above the statement it is about: the change at the finding's line.
+        A finding on a statement whose body changes (NPU420 on ``class RMSNorm``, its ``forward`` rewritten) has
+        no change at its line: it goes to the nearest change, the one after it on a tie."""
         out: dict[int, list[Finding]] = {i: [] for i in range(len(self.changes))}
         if not self.changes:
             return out
@@ -132,10 +155,22 @@ class FileChange:
             line = finding.line - 1
             if finding.rule.line_in_new_text:
                 hits = [i for i, c in enumerate(self.changes) if c.new_start <= line < max(c.new_end, c.new_start + 1)]
+                out[hits[-1] if hits else 0].append(finding)
             else:
-                hits = [i for i, c in enumerate(self.changes) if c.old_start <= line]
-            out[hits[-1] if hits else 0].append(finding)
+                out[self._nearest_change(line)].append(finding)
         return out
+
+    def _nearest_change(self, line: int) -> int:
+        """The change at old line ``line`` (0-based; an insertion is at the line it goes above), else the
+        nearest one."""
+        at = [i for i, c in enumerate(self.changes) if c.old_start <= line < max(c.old_end, c.old_start + 1)]
+        if at:
+            return at[-1]
+
+        def distance(c: Change) -> tuple[int, int]:
+            return (c.old_start - line, 0) if c.old_start > line else (line - max(c.old_end, c.old_start + 1) + 1, 1)
+
+        return min(range(len(self.changes)), key=lambda i: distance(self.changes[i]))
 
     def edits(self, change_ids: tuple[int, ...]) -> list[LineEdit]:
         return [

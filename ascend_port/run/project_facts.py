@@ -17,8 +17,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from ascend_port.core import library_support
-from ascend_port.rules.cuda_sources import EXTENSION_NAME_MACRO, bindings
-from ascend_port.rules.kernels import EXTENSION_OPS_OPTION
+from ascend_port.rules.cuda_sources import EXTENSION_NAME_MACRO, EXTENSION_OPS_OPTION, bindings
 from ascend_port.run.discovery import SKIPPED_DIRS
 from ascend_port.run.target import Inferred, torch_target
 

@@ -13,4 +13,5 @@ class RMSNorm(torch.nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
     def forward(self, x):
-        return torch_npu.npu_rms_norm(x, self.weight, epsilon=self.eps)[0]
+        dtype = torch.promote_types(x.dtype, self.weight.dtype)
+        return torch_npu.npu_rms_norm(x, self.weight.float(), epsilon=self.eps)[0].to(dtype)

@@ -11,7 +11,8 @@ if hasattr(torch, "rsqrt"):
             self.weight = nn.Parameter(torch.ones(dim))
 
         def forward(self, x):
-            return torch_npu.npu_rms_norm(x, self.weight, epsilon=self.eps)[0]
+            dtype = torch.promote_types(x.dtype, self.weight.dtype)
+            return torch_npu.npu_rms_norm(x, self.weight.float(), epsilon=self.eps)[0].to(dtype)
 
 
 class NoForward(nn.Module):

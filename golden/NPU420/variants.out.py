@@ -11,4 +11,5 @@ class SqrtRMSNorm(nn.Module):
         self.scale = nn.Parameter(torch.ones(dim))
 
     def forward(self, x):
-        return torch_npu.npu_rms_norm(x, self.scale, epsilon=1e-5)[0]
+        dtype = torch.promote_types(x.dtype, self.scale.dtype)
+        return torch_npu.npu_rms_norm(x, self.scale.float(), epsilon=1e-5)[0].to(dtype)

@@ -7,7 +7,7 @@ from triton import autotune, heuristics, jit
 import triton as tr
 
 
-# TODO(ascend-port): NPU500 [low] Triton kernel _rms_norm_fwd_kernel: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 programs, best one per AI core looping over the work); torch_npu.npu_rms_norm may already do this; else an Ascend C operator. Check: num_warps/num_stages are ignored
+# TODO(ascend-port): NPU500 [low] Triton kernel _rms_norm_fwd_kernel, launched outside this module (not here): for Triton-Ascend (it replaces triton) launch it with at most 65535 programs, best one per vector core (num_vectorcore) looping over the work; fit its tiles (BLOCK) in the 192 KB on-chip buffer (UB; half with double buffering); torch_npu.npu_rms_norm may already do this; else an Ascend C operator. Check: num_warps/num_stages are ignored
 @triton.autotune(
     configs=[
         triton.Config({"BLOCK": 1024}, num_warps=4, num_stages=2),
@@ -26,7 +26,7 @@ def _rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, n, eps, BLOCK: tl.constexpr):
     tl.store(y_ptr + row * n + offs, y, mask=offs < n)
 
 
-# TODO(ascend-port): NPU500 [low] Triton kernel add_kernel: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 programs, best one per AI core looping over the work); else an Ascend C operator
+# TODO(ascend-port): NPU500 [low] Triton kernel add_kernel: for Triton-Ascend (it replaces triton) launch it with at most 65535 programs, best one per vector core (num_vectorcore) looping over the work; fit its tiles (BLOCK) in the 192 KB on-chip buffer (UB; half with double buffering); else an Ascend C operator
 @heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
 @jit
 def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
@@ -35,23 +35,25 @@ def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr
     tl.store(out_ptr + offs, tl.load(a_ptr + offs) + tl.load(b_ptr + offs))
 
 
-# TODO(ascend-port): NPU500 [low] Triton kernel _fwd_attn_kernel: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 programs, best one per AI core looping over the work); torch_npu.npu_fusion_attention may already do this; else an Ascend C operator. Check: no fp64 on NPU (tl.float64); tl.dot: no tf32, use input_precision='hf32' (fp32 inputs) or 'ieee'
+# TODO(ascend-port): NPU500 [low] Triton kernel _fwd_attn_kernel, launched outside this module (not here): for Triton-Ascend (it replaces triton) launch it with at most 65535 programs, best one per AI core (num_aicore: it uses tl.dot) looping over the work; torch_npu.npu_fusion_attention may already do this; else an Ascend C operator
 @tr.jit(do_not_specialize=["n"])
 def _fwd_attn_kernel(q, k, v, o, n, BLOCK: tl.constexpr):
-    acc = tl.dot(tl.load(q), tl.load(k), allow_tf32=True)
+    acc = tl.dot(tl.load(q), tl.load(k))
+    # TODO(ascend-port): NPU500 [low] tl.float64: Ascend A2/A3 have no fp64 vector or cube math: compute in fp32 where the precision allows, else keep this step on the host
     tl.store(o, acc.to(tl.float64))
 
 
-# TODO(ascend-port): NPU500 [low] Triton kernel weird_kernel: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 programs, best one per AI core looping over the work); else an Ascend C operator. Check: inline PTX (tl.inline_asm_elementwise) must be rewritten with tl ops
+# TODO(ascend-port): NPU500 [low] Triton kernel weird_kernel, launched outside this module (not here): for Triton-Ascend (it replaces triton) launch it with at most 65535 programs, best one per vector core (num_vectorcore) looping over the work; else an Ascend C operator
 @autotune(configs=[triton.Config({"B": 64})], key=[])
 @triton.jit
 def weird_kernel(x, y):
+    # TODO(ascend-port): NPU500 [low] tl.inline_asm_elementwise: PTX cannot run on Ascend (its asm must be the NPU's, registers int64/fp32, 1-D inputs): write it with tl ops
     tl.store(y, tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [tl.load(x)], dtype=tl.int32,
                                           is_pure=True, pack=1))
 
 
 class Ops:
-    # TODO(ascend-port): NPU500 [low] Triton kernel _swiglu_kernel: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 programs, best one per AI core looping over the work); torch_npu.npu_swiglu may already do this; else an Ascend C operator
+    # TODO(ascend-port): NPU500 [low] Triton kernel _swiglu_kernel, launched outside this module (not here): for Triton-Ascend (it replaces triton) launch it with at most 65535 programs, best one per vector core (num_vectorcore) looping over the work; torch_npu.npu_swiglu may already do this; else an Ascend C operator
     @staticmethod
     @triton.jit
     def _swiglu_kernel(x, y):

@@ -2,7 +2,7 @@ import triton_pre_mlir as triton
 import triton_pre_mlir.language as tl
 
 
-# TODO(ascend-port): NPU500 [low] Triton kernel _fwd_kernel: run it on Triton-Ascend (triton-ascend replaces triton; grid <= 65535 programs, best one per AI core looping over the work); else an Ascend C operator. Check: written for triton_pre_mlir, an old Triton fork: port it to current Triton first
+# TODO(ascend-port): NPU500 [low] Triton kernel _fwd_kernel: for Triton-Ascend (it replaces triton) launch it with at most 65535 programs, best one per vector core (num_vectorcore) looping over the work; else an Ascend C operator. Check: written for triton_pre_mlir, an old Triton fork: port it to current Triton first
 @triton.heuristics({"EVEN_M": lambda args: args["seqlen_q"] % args["BLOCK_M"] == 0})
 @triton.jit
 def _fwd_kernel(Q, K, V, Out, seqlen_q, BLOCK_M: tl.constexpr):

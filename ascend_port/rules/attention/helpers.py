@@ -218,10 +218,10 @@ def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str, cre
     block = "\n\n".join(
         helper_source(n, torch, torch_npu, backend, credits[n]) for n in DEPENDS if n in needed
     )  # dependency order
-    return _insert_before(text, tree.body[first], block)
+    return insert_before(text, tree.body[first], block)
 
 
-def _insert_before(text: str, node: ast.stmt, block: str) -> str:
+def insert_before(text: str, node: ast.stmt, block: str) -> str:
     """Insert a top-level block before ``node`` and the comment lines right above it, two blank lines around."""
     lines = python_lines(text)  # as ast numbers them
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"

@@ -10,7 +10,7 @@ reduction) means it is not an RMSNorm we can replace, and it is left alone.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -19,9 +19,9 @@ from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import NO_SPACE, bind, code_of, finish_args, keyword_arg
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
-from ascend_port.python.transformer import PortTransformer
+from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention.fused_ops import ROTARY_MUL, SWIGLU, RotarySwigluMixin
-from ascend_port.rules.attention.helpers import bound_name
+from ascend_port.rules.attention.helpers import PRIVATE_TORCH, bound_name, insert_before
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -42,9 +42,10 @@ RMS_NORM = rule(
     the call keeps the original's result dtype: a module that casts back to the input's dtype gets a float32 weight
     (every pair supported, no rounding), one that returns float32 on purpose (`x.float()` ... `w.float() * x`)
     float32 inputs, T5's (the weight's dtype) float32 inputs and a cast to the weight's dtype. HF's `weight *
-    x.to(input_dtype)` returns the dtype the two promote to: the same here where they share one (a model cast with
-    `.to(dtype)`); a float32 weight with a bf16 input gives bf16 where the original gave float32 (under autocast the
-    next matmul casts to bf16 either way), and (fp32 x, bf16 weight) is a pair the op rejects.
+    x.to(input_dtype)` returns the dtype the two promote to (float32 for a bf16 q/k norm input with a float32
+    weight under autocast): the op gets a float32 weight and its result is cast to `torch.promote_types(x.dtype,
+    weight.dtype)`, a no-op where they share one (a model cast with `.to(dtype)`). In a module that does not import
+    `torch` that form gets a TODO instead.
 
     Before:
         import torch
@@ -75,7 +76,8 @@ RMS_NORM = rule(
                 self.variance_epsilon = eps
 
             def forward(self, hidden_states):
-                return torch_npu.npu_rms_norm(hidden_states, self.weight, epsilon=self.variance_epsilon)[0]
+                dtype = torch.promote_types(hidden_states.dtype, self.weight.dtype)
+                return torch_npu.npu_rms_norm(hidden_states, self.weight.float(), epsilon=self.variance_epsilon)[0].to(dtype)
     """,
 )
 GEMMA_RMS_NORM = rule(
@@ -129,19 +131,23 @@ APEX_NORM = rule(
     "NPU424",
     "apex-fused-norm",
     MEDIUM,
-    "`apex.normalization.FusedRMSNorm`/`FusedLayerNorm` -> `torch.nn.RMSNorm`/`torch.nn.LayerNorm`.",
+    "`apex.normalization.FusedRMSNorm`/`FusedLayerNorm` -> `torch.nn.RMSNorm`/`torch.nn.LayerNorm` subclasses.",
     """
     apex's fused norms are CUDA extensions; torch.nn has the same modules with the same first three arguments
-    (`normalized_shape`, `eps`, `elementwise_affine`), and NPU runs them with its own kernels. apex's default
-    `eps=1e-5` is written out for RMSNorm (torch.nn.RMSNorm's default is the dtype's machine epsilon);
-    `memory_efficient` (a backward-memory option) is dropped. Medium: the rounding differs in the last bits, and
-    under autocast the output dtype differs: apex casts input and weight to the autocast dtype (bf16 out), torch_npu
-    runs layer_norm in float32 (its autocast fp32 list): the next matmul casts back, but code that reads the norm's
-    dtype (a residual sum, a kernel that wants bf16) needs a `.to(...)` by hand.
+    (`normalized_shape`, `eps`, `elementwise_affine`) and parameters (checkpoints load), and NPU runs them with its
+    own kernels. Under autocast apex casts the input and weight to the autocast dtype and returns that dtype, where
+    torch.nn's norms return float32 (from a float32 input, the usual residual stream, and torch_npu runs layer_norm
+    in float32: its autocast fp32 list). So the call becomes one of `_NpuLayerNorm`/`_NpuRMSNorm`, subclasses that
+    the port writes once into the module: their forward casts the result to the autocast dtype while autocast is
+    on for the input's device (`torch.is_autocast_enabled(device_type)`, torch >= 2.4; torch.npu's autocast state
+    for older targets), and is torch.nn's otherwise. apex's default `eps=1e-5` is written out for RMSNorm
+    (torch.nn.RMSNorm's default is the dtype's machine epsilon); `memory_efficient` (a backward-memory option) is
+    dropped. Medium: the rounding differs in the last bits (under autocast apex rounds the input and weight to
+    the autocast dtype first; the port computes from them as they are and rounds the result).
     torch.nn.RMSNorm needs torch >= 2.4: where the target torch-npu release (`--torch-npu`, else the one for the
     project's torch pin) pairs with an older torch, the call stays with a TODO (npu_rms_norm in the forward). The
-    apex import goes when unused (NPU408). The replacement is written through the module's `torch` (or
-    `torch.nn`) import: in a module that imports neither, NPU506's TODO marks the call instead.
+    apex import goes when unused (NPU408). The subclass is written through the module's `torch` (or `torch.nn`)
+    import: in a module that imports neither, NPU506's TODO marks the call instead.
 
     Before:
         import torch
@@ -156,10 +162,14 @@ APEX_NORM = rule(
         import torch
 
 
+        class _NpuRMSNorm(torch.nn.RMSNorm):
+            ...
+
+
         class Block(torch.nn.Module):
             def __init__(self, dim):
                 super().__init__()
-                self.norm = torch.nn.RMSNorm(dim, elementwise_affine=True, eps=1e-5)
+                self.norm = _NpuRMSNorm(dim, elementwise_affine=True, eps=1e-5)
     """,
 )
 
@@ -169,6 +179,20 @@ APEX_NORMS = {
     "apex.normalization.FusedLayerNorm": "LayerNorm",
     "apex.normalization.fused_layer_norm.FusedLayerNorm": "LayerNorm",
 }
+# torch.nn's module -> the subclass the port writes once into the module (see _apex_norm_class)
+APEX_NORM_CLASSES = {"LayerNorm": "_NpuLayerNorm", "RMSNorm": "_NpuRMSNorm"}
+
+_APEX_NORM_CLASS = '''\
+class {name}({nn}.{kind}):
+    """apex's Fused{kind} on NPU (written by ascend-port, rule {rule}): torch.nn.{kind} with apex's output
+    dtype under autocast (the autocast dtype, where torch.nn's norms return float32)."""
+
+    def forward(self, input):
+{import_torch}        output = super().forward(input)
+        if {enabled}:
+            return output.to({dtype})
+        return output
+'''
 
 
 def _forward(body: cst.BaseSuite) -> tuple[int, cst.FunctionDef] | None:
@@ -266,7 +290,16 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
         match = match_rms_norm(original, forward, self.ctx.imports)
         if match is None:
             return updated
-        new_forward = self._replace_forward(forward, match)
+        torch = self.ctx.imports.local_name_for("torch")
+        if match.dtype == "promoted" and torch is None:  # (the result's dtype is spelled with torch.promote_types)
+            self.todo(
+                RMS_NORM,
+                original,
+                f"{original.name.value}.forward is an RMSNorm: return torch_npu.npu_rms_norm(x, weight.float(), "
+                "epsilon=eps)[0].to(torch.promote_types(x.dtype, weight.dtype)) (the module does not import torch)",
+            )
+            return updated
+        new_forward = self._replace_forward(forward, match, torch or "torch")
         target = updated.body.body[index]
         if not isinstance(target, cst.FunctionDef) or target.name.value != "forward":
             return updated
@@ -284,10 +317,14 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
             or updated
         )
 
-    def _replace_forward(self, forward: cst.FunctionDef, match: RmsNormMatch) -> cst.FunctionDef:
+    def _replace_forward(self, forward: cst.FunctionDef, match: RmsNormMatch, torch: str) -> cst.FunctionDef:
         call = f"return {self.torch_npu()}.npu_rms_norm({_norm_arguments(match)})[0]"
+        promote = None
         if match.dtype == "weight":
             call += f".to(self.{match.weight}.dtype)"
+        elif match.dtype == "promoted":  # `weight * x.to(input_dtype)`: the dtype the two promote to (see _promoted)
+            promote, dtype = _promoted(match, torch)
+            call += f".to({dtype})"
         statements: list[cst.BaseStatement] = []
         first = forward.body.body[0] if isinstance(forward.body, cst.IndentedBlock) and forward.body.body else None
         if (
@@ -296,29 +333,91 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
             and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
         ):
             statements.append(first)  # the docstring stays
+        if promote is not None:
+            statements.append(cst.parse_statement(promote))
         statements.append(cst.parse_statement(call))
         return forward.with_changes(body=forward.body.with_changes(body=statements))
 
 
 # What the message adds about the result's dtype (see _norm_arguments).
-DTYPE_NOTES = {"input": "", "promoted": "", "float32": " (in float32, as the original)", "weight": " (weight's dtype)"}
+DTYPE_NOTES = {
+    "input": "",
+    "promoted": " (in the dtype x and the weight promote to, as the original)",
+    "float32": " (in float32, as the original)",
+    "weight": " (weight's dtype)",
+}
+
+
+def _promoted(match: RmsNormMatch, torch: str) -> tuple[str, str]:
+    """HF's `weight * x.to(input_dtype)` returns the dtype x and the weight promote to (float32 for a float32 weight
+    and a bf16 x: a q/k norm under autocast), the op x's: a statement naming that dtype, and the name. A no-op cast
+    where the two share one (a model cast with `.to(dtype)`)."""
+    name = "dtype" if match.input != "dtype" else "result_dtype"
+    return f"{name} = {torch}.promote_types({match.input}.dtype, self.{match.weight}.dtype)", name
 
 
 def _norm_arguments(match: RmsNormMatch) -> str:
     """The op's arguments, chosen so that it returns the original's dtype: the op returns its input's dtype and
     takes only the (x, gamma) dtype pairs (fp16|bf16|fp32, fp32) and (d, d). A float32 gamma fits every input and
     costs nothing (the op computes in float32); a module that returns float32 (`x.float()` ... `w.float() * x`) or
-    the weight's dtype (T5) gets float32 inputs, and the weight's dtype cast after. Gemma's `1 + weight` is computed
-    in float32 as Gemma does: npu_gemma_rms_norm, the op made for it, has no backward (no derivatives.yaml entry in
-    op-plugin), so a ported Gemma would not train."""
+    the weight's dtype (T5) gets float32 inputs, and the weight's dtype cast after (HF's promoted form: the promoted
+    dtype, see _promoted). Gemma's `1 + weight` is computed in float32 as Gemma does: npu_gemma_rms_norm, the op
+    made for it, has no backward (no derivatives.yaml entry in op-plugin), so a ported Gemma would not train."""
     x, weight = match.input, f"self.{match.weight}"
     if match.dtype in ("float32", "weight"):
         x, weight = f"{x}.float()", f"{weight}.float()"
-    elif match.dtype == "input":
+    elif match.dtype in ("input", "promoted"):
         weight = f"{weight}.float()"
     if match.gemma:
         weight = f"1 + {weight}" if weight.endswith(".float()") else f"1 + {weight}.float()"
     return f"{x}, {weight}, epsilon={match.eps}"
+
+
+def _apex_norm_class(kind: str, torch: str | None, nn: str, options) -> str:
+    """The subclass of torch.nn's ``kind`` that keeps apex's output dtype under autocast (apex casts the input and
+    weight to the autocast dtype). ``torch``: the module's name for torch (None: the forward imports it under a
+    private name, as the attention helpers do); ``nn``: its spelling of torch.nn. The autocast state is read per
+    device type from torch 2.4 on; the older torch_npu releases have it as torch.npu's (NPU only, as apex reads
+    CUDA's)."""
+    name = torch or PRIVATE_TORCH
+    if not npu_api.target_torch(options) or npu_api.target_torch(options) >= (2, 4):
+        enabled, dtype = (f"{name}.{f}(input.device.type)" for f in ("is_autocast_enabled", "get_autocast_dtype"))
+    else:
+        enabled, dtype = f"{name}.npu.is_autocast_enabled()", f"{name}.npu.get_autocast_dtype()"
+    return _APEX_NORM_CLASS.format(
+        name=APEX_NORM_CLASSES[kind],
+        nn=nn,
+        kind=kind,
+        rule=APEX_NORM.id,
+        enabled=enabled,
+        dtype=dtype,
+        import_torch=""
+        if torch
+        else f"        import torch as {PRIVATE_TORCH}  # (the module does not import torch)\n\n",
+    )
+
+
+def insert_apex_norm_classes(text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
+    """``text`` with the classes of APEX_NORM_CLASSES it uses but does not define (or import) at its top level,
+    each in front of the first top-level statement that uses it."""
+    if not any(name in text for name in APEX_NORM_CLASSES.values()):
+        return text  # the usual case, decided without parsing
+    module = tree()
+    defined = {n.name for n in module.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    defined |= {a.asname or a.name for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    torch = ctx.imports.local_name_for("torch")
+    nn = f"{torch}.nn" if torch else ctx.imports.local_name_for("torch.nn")
+    for kind, name in APEX_NORM_CLASSES.items():
+        users = [
+            node
+            for node in module.body
+            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+        ]
+        if name in defined or not users or nn is None:
+            continue
+        text = insert_before(text, users[0], _apex_norm_class(kind, torch, nn, ctx.options))
+        module = ast.parse(text)
+    return text
 
 
 def _rms_norm_gap(options) -> str | None:
@@ -339,6 +438,12 @@ class ApexNormTransformer(PortTransformer):
     TRIGGERS = (r"FusedRMSNorm|FusedLayerNorm",)
     RULES = (APEX_NORM,)
 
+    @classmethod
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
+        if not ctx.selection.enabled(APEX_NORM):
+            return text
+        return insert_apex_norm_classes(text, tree, ctx)
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         kind = APEX_NORMS.get(self.ctx.imports.resolve(original.func) or "")
         if kind is None:
@@ -355,10 +460,10 @@ class ApexNormTransformer(PortTransformer):
         args += [keyword_arg(p, new_of[id(bound[p])]) for p in ("eps", "elementwise_affine") if p in bound]
         if kind == "RMSNorm" and "eps" not in bound:  # apex's default; torch.nn.RMSNorm's is finfo(dtype).eps
             args.append(cst.Arg(keyword=cst.Name("eps"), value=cst.Float("1e-5"), equal=NO_SPACE))
-        func = cst.parse_expression(f"{torch}.nn.{kind}" if torch else f"{nn}.{kind}")
-        replacement = updated.with_changes(func=func, args=finish_args(updated, args))
-        dropped = " (memory_efficient dropped)" if "memory_efficient" in bound else ""
-        return (
-            self.fix(APEX_NORM, original, replacement, f"apex {code_of(original.func)} -> torch.nn.{kind}{dropped}")
-            or updated
+        replacement = updated.with_changes(func=cst.Name(APEX_NORM_CLASSES[kind]), args=finish_args(updated, args))
+        dropped = ", memory_efficient dropped" if "memory_efficient" in bound else ""
+        message = (
+            f"apex {code_of(original.func)} -> {APEX_NORM_CLASSES[kind]} (torch.nn.{kind} with apex's output dtype "
+            f"under autocast{dropped})"
         )
+        return self.fix(APEX_NORM, original, replacement, message) or updated

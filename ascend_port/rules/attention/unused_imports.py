@@ -52,7 +52,13 @@ UNUSED_GPU_IMPORT = rule(
     After:
         import torch
         HAS_APEX = True
-        norm = torch.nn.RMSNorm(dim, elementwise_affine=True, eps=1e-5)
+
+
+        class _NpuRMSNorm(torch.nn.RMSNorm):
+            ...
+
+
+        norm = _NpuRMSNorm(dim, elementwise_affine=True, eps=1e-5)
     """,
 )
 

@@ -1,0 +1,2 @@
+def pick(a, b, c):
+    return a or b or c
