@@ -124,7 +124,9 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
             continue  # already ported as part of an enclosing statement (see the fallback below)
         first, last, chunk_text, prefix, module = _parse_hot_chunk(lines, chunk)
         ctx = PortContext(line_offset=first - 1 - (1 if prefix else 0), findings=findings, **ctx_args)
-        new_code = _keep_final_cr(chunk_text, run_transformers(module, ctx, classes).code[len(prefix) :])
+        new_code = _keep_final_cr(
+            chunk_text, _unwrapped(run_transformers(module, ctx, classes).code, prefix, chunk_text)
+        )
         uses_npu |= ctx.uses_npu
         uses_torch_npu_name |= ctx.uses_torch_npu_name
         if new_code != chunk_text:
@@ -229,6 +231,19 @@ def _checked_body(old: str, new: str, prefix: str) -> list[ast.stmt] | None:
     if _indentation(new) != _indentation(old):
         raise PortError(PORT_DOES_NOT_PARSE)
     return tree.body if not prefix else None
+
+
+def _unwrapped(code: str, prefix: str, old: str) -> str:
+    """The ported chunk without its ``if 1:`` wrapper. A rule that puts a TODO above the statement around what it
+    saw finds the wrapper itself for a statement of an indented chunk: its comment lines go above the chunk's first
+    statement, at the chunk's indentation."""
+    if code.startswith(prefix):
+        return code[len(prefix) :]
+    head, found, body = code.partition(prefix)
+    if not found:
+        raise PortError(PORT_DOES_NOT_PARSE)
+    indent = _indentation(old)
+    return "".join(indent + line.lstrip() if line.strip() else line for line in head.splitlines(True)) + body
 
 
 def _indentation(code: str) -> str:

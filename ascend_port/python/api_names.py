@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ascend_port.python.device_facts import dotted_ast
+
 ROOTS = ("torch_npu", "torch.npu")
 
 
@@ -41,17 +43,6 @@ def _bindings(tree: ast.Module) -> dict[str, str]:
     return bound
 
 
-def _dotted(node: ast.expr) -> list[str] | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return parts[::-1]
-
-
 def api_names(tree: ast.Module) -> list[ApiName]:
     """Every use of a torch_npu / torch.npu name (the longest dotted chain of each use), and every such import."""
     bound = _bindings(tree)
@@ -69,7 +60,8 @@ def api_names(tree: ast.Module) -> list[ApiName]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute) or id(node) in inner:
             continue
-        parts = _dotted(node)
+        dotted = dotted_ast(node)
+        parts = dotted.split(".") if dotted else None
         if parts is None or parts[0] not in bound:
             continue
         qualified = ".".join([bound[parts[0]], *parts[1:]])

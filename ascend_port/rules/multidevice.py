@@ -110,6 +110,12 @@ def _branches(node: cst.If) -> tuple[list[cst.If], cst.Else | None]:
     return branches, node.orelse
 
 
+def _is_chunk_wrapper(node: cst.If) -> bool:
+    """``if 1:``: the wrapper the port parses an indented chunk in (port/python.py), no device chain. Its line is
+    the line above the chunk, which may be a device chain's: it must not be taken for that chain."""
+    return isinstance(node.test, cst.Integer) and node.test.value == "1" and not node.orelse
+
+
 class MultiDeviceTransformer(PortTransformer):
     TRIGGERS = (Trigger(r"\bcuda\b|\bnccl\b", _fork_scope),)
     RULES = (NPU_BESIDE_CUDA, MULTI_DEVICE_BY_HAND)
@@ -129,7 +135,7 @@ class MultiDeviceTransformer(PortTransformer):
 
     def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement:
         model = self.ctx.devices()
-        if model is None or id(original) in self._elifs:
+        if model is None or id(original) in self._elifs or _is_chunk_wrapper(original):
             return updated
         old, _ = _branches(original)
         new, final = _branches(updated)

@@ -7,6 +7,6 @@ RUN pip install transformers \
     accelerate
 # xformers removed by ascend-port NPU600: CUDA-only (no NPU build); use F.scaled_dot_product_attention or torch_npu.npu_fusion_attention
 RUN ["pip", "install", "einops"]
-# TODO(ascend-port): NPU617 [low] NVIDIA apex with its CUDA extensions (--cuda_ext) does not build for Ascend: use Ascend's apex (gitcode.com/Ascend/apex, built for torch_npu), or torch.autocast('npu') and torch_npu.optim.NpuFused* instead
+# TODO(ascend-port): NPU617 [low] NVIDIA apex with its CUDA extensions (--cuda_ext) does not build for Ascend: use Ascend's apex (gitcode.com/Ascend/apex, built for torch_npu), or torch.autocast('npu') and torch.optim instead
 RUN git clone https://github.com/NVIDIA/apex && cd apex && \
     pip install -v --no-build-isolation --global-option="--cuda_ext" ./
