@@ -31,8 +31,14 @@ class Library:
 
 
 @cache
+def _table() -> dict:
+    """The data file, read and parsed once per process."""
+    return json.loads(resources.files("ascend_port.data").joinpath(DATA_FILE).read_text("utf-8"))
+
+
+@cache
 def libraries() -> tuple[Library, ...]:
-    raw = json.loads(resources.files("ascend_port.data").joinpath(DATA_FILE).read_text("utf-8"))
+    raw = _table()
     return tuple(
         Library(
             name=row["name"],
@@ -64,8 +70,7 @@ def import_ways() -> tuple[tuple[str, str], ...]:
 
 def flash_attention_npu_since() -> tuple[int, ...]:
     """The first transformers release whose attn_implementation="flash_attention_2" runs on NPUs."""
-    raw = json.loads(resources.files("ascend_port.data").joinpath(DATA_FILE).read_text("utf-8"))
-    row = next(r for r in raw["libraries"] if r["name"] == "transformers")
+    row = next(r for r in _table()["libraries"] if r["name"] == "transformers")
     return tuple(int(p) for p in row["flash_attention_npu_since"].split("."))
 
 
