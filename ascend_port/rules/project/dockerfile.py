@@ -50,6 +50,7 @@ BASE_MESSAGE = (
 )
 _HEREDOC = re.compile(r"<<-?[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?")
 _ENV_PAIR = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
+_UNQUOTED_VALUE = re.compile(r"[^\s\\]*")
 
 
 def _escape_char(text: str) -> str:
@@ -150,22 +151,38 @@ def _exec_form(port: TextPort, code: str, code_start: int, line_start: int) -> N
 
 
 def _env(port: TextPort, body_start: int, body: str, line_start: int) -> None:
-    """``ENV NAME=value ...`` or the legacy ``ENV NAME value``; values may read variables (``$NAME``)."""
+    """``ENV NAME=value ...`` or the legacy ``ENV NAME value``; values may read variables (``$NAME``). The values of
+    the NPU208 settings HCCL reads in other units or words are converted as an ``export`` line's are."""
     pairs = list(_ENV_PAIR.finditer(body))
-    names: list[tuple[int, str]] = []
+    names: list[tuple[int, str, tuple[int, str] | None]] = []
     if pairs and body.lstrip().startswith(pairs[0].group(0)):
         names = [
-            (m.start("name"), m.group("name")) for m in pairs if m.start() == 0 or body[m.start() - 1] in " \t\\\n"
+            (m.start("name"), m.group("name"), _pair_value(body, m.end()))
+            for m in pairs
+            if m.start() == 0 or body[m.start() - 1] in " \t\\\n"
         ]
     else:
-        m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)", body)
-        if m:
-            names = [(m.start(1), m.group(1))]
+        m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)[ \t]+(\S.*?)?\s*$", body, re.DOTALL)
+        if m:  # (a value over several lines is no plain literal: rename_site then keeps the name, with its TODO)
+            value = (m.start(2), m.group(2)) if m.group(2) and "\n" not in m.group(2) else None
+            names = [(m.start(1), m.group(1), value)]
     todo = lambda rule, at, message: port.todo(rule, at, message, above=line_start, indent="")  # noqa: E731
-    for at, name in names:
-        rename_site(port, body_start + at, name, todo)
+    for at, name, value in names:
+        rename_site(port, body_start + at, name, todo, value and (body_start + value[0], value[1]))
     for m in re.finditer(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", body):
         rename_site(port, body_start + m.start(1), m.group(1), None)
+
+
+def _pair_value(body: str, start: int) -> tuple[int, str] | None:
+    """Where the value of ``NAME=value`` starts in ``body`` and its text (quotes kept): up to the next blank or line
+    continuation, or the closing quote; None for an unclosed quote or a value with an escaped character."""
+    if body[start : start + 1] in ('"', "'"):
+        end = body.find(body[start], start + 1)
+        return (start, body[start : end + 1]) if end > 0 else None
+    end = _UNQUOTED_VALUE.match(body, start).end()  # type: ignore[union-attr]  # (it matches the empty string)
+    if body[end : end + 1] == "\\" and body[end + 1 : end + 2] not in ("\n", ""):
+        return None  # an escaped character inside the value: not a plain literal
+    return start, body[start:end]
 
 
 class DockerfileHandler:
