@@ -330,6 +330,15 @@ def _report_errors(result: RunResult) -> None:
         err.print(f"[red]error:[/red] {escape(f'{file.path}: {file.error}')}")
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 file``, ``2 files``: the summary lines are read, and copied into tickets."""
+    return f"{n} {noun if n == 1 else noun + 's'}"
+
+
+def _findings_counts(rewrites: int, todos: int) -> str:
+    return f"{_count(rewrites, 'rewrite')}, {_count(todos, 'TODO')}"
+
+
 def _totals_line(result: RunResult, written: bool = False) -> str:
     """The summary line: files checked and to change (``written``: ported, after `apply` wrote them), the rewrites
     and TODOs, the notes and the files with errors."""
@@ -340,14 +349,14 @@ def _totals_line(result: RunResult, written: bool = False) -> str:
     changed = len(result.changed)
     checked = len(result.files) - len(result.created)  # (a file the port creates was not there to check)
     files = (
-        f"{changed} file{'' if changed == 1 else 's'} ported ({checked} checked)"
+        f"{_count(changed, 'file')} ported ({checked} checked)"
         if written
-        else f"{checked} files checked, {changed} to change"
+        else f"{_count(checked, 'file')} checked, {changed} to change"
     )
     return (
-        f"{files}: {rewrites} rewrites, {todos} TODOs"
-        + (f", {kinds['info']} notes (nothing to do)" if kinds["info"] else "")
-        + (f", {len(result.errors)} files with errors" if result.errors else "")
+        f"{files}: {_findings_counts(rewrites, todos)}"
+        + (f", {_count(kinds['info'], 'note')} (nothing to do)" if kinds["info"] else "")
+        + (f", {_count(len(result.errors), 'file')} with errors" if result.errors else "")
     )
 
 
@@ -565,7 +574,7 @@ def _print_apply_summary(result: RunResult, dry_run: bool) -> None:
         return
     for file in result.changed:
         kinds = Counter(f.kind for f in file.findings)
-        err.print(escape(f"ported {file.path} ({kinds['rewrite']} rewrites, {kinds['todo']} TODOs)"))
+        err.print(escape(f"ported {file.path} ({_findings_counts(kinds['rewrite'], kinds['todo'])})"))
     err.print(_totals_line(result, written=True))
 
 
@@ -746,7 +755,7 @@ def _check(result: RunResult, show_diff: bool, exit_zero: bool) -> None:
         _print_diffs(result)
     for file in result.changed if not _output.quiet else ():
         kinds = Counter(f.rule.rewrites for f in file.findings if f.applied)
-        err.print(f"would port {escape(file.path)} ({kinds[True]} rewrites, {kinds[False]} TODOs)", soft_wrap=True)
+        err.print(f"would port {escape(file.path)} ({_findings_counts(kinds[True], kinds[False])})", soft_wrap=True)
     _report_errors(result)
     verdict = "not fully ported: run `ascend-port apply`" if result.changed else "fully ported"
     if not _output.quiet:

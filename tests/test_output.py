@@ -124,7 +124,7 @@ def test_errors_and_the_summary_are_never_wrapped(project: Path) -> None:
         error = next(line for line in result.stderr.splitlines() if line.startswith("error:"))
         assert error.startswith(f"error: {broken.relative_to(project).as_posix()}: ") and "parse" in error
         summary = (result.stdout if args == ("scan", ".") else result.stderr).splitlines()[-1]
-        assert re.fullmatch(r"3 files checked, 2 to change: \d+ rewrites, \d+ TODOs, 1 files with errors.*", summary)
+        assert re.fullmatch(r"3 files checked, 2 to change: \d+ rewrites?, \d+ TODOs?, 1 file with errors.*", summary)
     config_error = invoke("scan", ".", "--select", "NPU999", COLUMNS="40")
     assert config_error.exit_code == 2 and len(config_error.stderr.strip().splitlines()) == 1
 
@@ -203,7 +203,7 @@ def test_apply_lists_the_files_it_ported(project: Path) -> None:
     assert result.exit_code == 0
     lines = result.stderr.splitlines()
     assert "ported train.py (2 rewrites, 0 TODOs)" in lines
-    assert "ported a_rather_long_folder_name/and_a_long_subfolder/memory_statistics.py (0 rewrites, 1 TODOs)" in lines
+    assert "ported a_rather_long_folder_name/and_a_long_subfolder/memory_statistics.py (0 rewrites, 1 TODO)" in lines
     assert lines[-1].startswith("2 files ported (3 checked): ")
     again = invoke("apply", ".", "--no-git")
     assert again.stderr.splitlines()[-1].startswith("0 files ported (3 checked): ")
@@ -249,7 +249,7 @@ def test_information_does_not_fail_a_scan_nor_count_as_a_rewrite(project: Path) 
     assert result.exit_code == 0, result.stdout
     first, summary = result.stdout.splitlines()
     assert first.startswith("attention.py:5: NPU407 [info] scaled_dot_product_attention runs natively")
-    assert summary == "1 files checked, 0 to change: 0 rewrites, 0 TODOs, 1 notes (nothing to do)"
+    assert summary == "1 file checked, 0 to change: 0 rewrites, 0 TODOs, 1 note (nothing to do)"
     for fmt in ("json", "github", "sarif", "text"):
         assert invoke("scan", "attention.py", "--format", fmt).exit_code == 0, fmt
     table = invoke("scan", "attention.py", "--format", "text", COLUMNS="200").stdout

@@ -104,5 +104,6 @@ def render(report: ApiReport) -> list[str]:
     lines += [f"{path}: {count} missing" for path, count in per_file.items()]
     count = len(report.missing)
     verdict = f"{count} name{'s' if count > 1 else ''} missing" if report.missing else "every name exists"
-    lines.append(f"{report.files} files checked against torch_npu {report.version}: {verdict}")
+    files = f"{report.files} file{'' if report.files == 1 else 's'}"
+    lines.append(f"{files} checked against torch_npu {report.version}: {verdict}")
     return lines
