@@ -14,10 +14,10 @@ import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Trigger, imported
 from ascend_port.python.transformer import PortContext, PortTransformer
-from ascend_port.rules.attention.helpers import bound_name, insert_before
 from ascend_port.rules.device import TORCH_CUDA_UNSUPPORTED
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -235,18 +235,15 @@ def _npu_range_pop():
 
 def insert_range_stack(text: str, parse: Callable[[], ast.Module]) -> str:
     """``text`` with the range-stack helpers in front of the first top-level statement that calls them, unless the
-    module defines them already (the port is idempotent)."""
-    if "_npu_range_p" not in text:
-        return text  # the usual case, decided without parsing
-    tree = parse()
-    helpers = set(RANGE_STACK.values())
-    if helpers & {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}:
-        return text
-    users = [n for n in tree.body if helpers & {x.id for x in ast.walk(n) if isinstance(x, ast.Name)}]
-    if not users:
-        return text
-    block = _RANGE_STACK_SOURCE.format(torch_npu=bound_name(tree, "torch_npu") or "torch_npu")
-    return insert_before(text, users[0], block)
+    module defines one of them already (the two share their stack)."""
+    helpers = list(RANGE_STACK.values())
+
+    def block(tree: ast.Module, missing: list[str]) -> str | None:
+        if len(missing) < len(helpers):
+            return None
+        return _RANGE_STACK_SOURCE.format(torch_npu=bound_name(tree, "torch_npu") or "torch_npu")
+
+    return insert_definitions(text, parse, helpers, block, requires={a: helpers for a in helpers})
 
 
 def _called_methods(node: cst.CSTNode) -> Iterator[str]:

@@ -4,7 +4,7 @@ A rewritten call site reads `_npu_flash_attn(q, k, v, causal=True)`; the expande
 layout, head count, compressed causal mask cached per device, varlen lists) lives once in the module, in front of the
 first top-level statement that uses it. Insertion happens after every statement is ported (PortTransformer.finish),
 so it works however the module was split into chunks, and it is idempotent: a helper already defined at the top
-level of the module is never written again.
+level of the module is never written again (python/definitions.py).
 
 The flash helper is right for training too (tests/test_training_equivalence.py, forward and backward): the cached
 mask is built under `inference_mode(False)`, since npu_fusion_attention saves it for backward and a mask first made
@@ -19,10 +19,9 @@ others).
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Mapping
 
-from ascend_port.core.sources import python_lines
+from ascend_port.python.definitions import bound_name, insert_definitions
 
 FLASH_HELPER = "_npu_flash_attn"
 XFORMERS_HELPER = "_npu_memory_efficient_attention"
@@ -181,56 +180,13 @@ def helper_source(name: str, torch: str | None, torch_npu: str, backend: str, cr
     )
 
 
-def bound_name(tree: ast.Module, module: str) -> str | None:
-    """The name a top-level `import torch` (or `import torch as th`, `import torch.nn`) binds to ``module``."""
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname and alias.name == module:
-                    return alias.asname
-                if not alias.asname and alias.name.split(".")[0] == module:
-                    return module
-    return None
-
-
-def _loaded_names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
 def insert_helpers(text: str, parse: Callable[[], ast.Module], backend: str, credits: Mapping[str, str]) -> str:
-    """``text`` with the definitions of the helpers it calls but does not define at its top level (``parse()`` is
-    its ``ast``; ``credits``: the helpers the caller writes, each with its rules, named in its docstring)."""
-    if not any(name in text for name in credits):
-        return text  # the usual case, decided without parsing or walking the module
-    tree = parse()
-    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    # A helper imported at the top level (from the module a project-wide port writes once, run/shared_helpers.py)
-    # is defined too: writing it again would shadow the import, and the port would not be idempotent.
-    defined |= {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
-    users = [(i, _loaded_names(node) & credits.keys()) for i, node in enumerate(tree.body)]
-    needed = set().union(*(names for _, names in users)) - defined
-    if not needed:
-        return text
-    for name in list(needed):
-        needed |= set(DEPENDS[name]) - defined
-    first = min(i for i, names in users if names & needed)
-    torch, torch_npu = bound_name(tree, "torch"), bound_name(tree, "torch_npu") or "torch_npu"
-    block = "\n\n".join(
-        helper_source(n, torch, torch_npu, backend, credits[n]) for n in DEPENDS if n in needed
-    )  # dependency order
-    return insert_before(text, tree.body[first], block)
+    """``text`` with the definitions of the helpers it calls but does not define at its top level, in dependency
+    order (``parse()`` is its ``ast``; ``credits``: the helpers the caller writes, each with its rules, named in its
+    docstring)."""
 
+    def block(tree: ast.Module, missing: list[str]) -> str:
+        torch, torch_npu = bound_name(tree, "torch"), bound_name(tree, "torch_npu") or "torch_npu"
+        return "\n\n".join(helper_source(n, torch, torch_npu, backend, credits[n]) for n in DEPENDS if n in missing)
 
-def insert_before(text: str, node: ast.stmt, block: str) -> str:
-    """Insert a top-level block before ``node`` and the comment lines right above it, two blank lines around."""
-    lines = python_lines(text)  # as ast numbers them
-    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    at = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) - 1
-    while at > 0 and lines[at - 1].lstrip().startswith("#"):
-        at -= 1
-    blank_above = 0
-    while blank_above < at and not lines[at - 1 - blank_above].strip():
-        blank_above += 1
-    before = newline * (max(0, 2 - blank_above) if at > 0 else 0)
-    body = re.sub(r"\n", newline, block) if newline != "\n" else block
-    return "".join(lines[:at]) + before + body + newline * 2 + "".join(lines[at:])
+    return insert_definitions(text, parse, list(credits), block, requires=DEPENDS)

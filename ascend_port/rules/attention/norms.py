@@ -17,11 +17,12 @@ import libcst as cst
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import NO_SPACE, bind, code_of, finish_args, keyword_arg
+from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention.fused_ops import ROTARY_MUL, SWIGLU, RotarySwigluMixin
-from ascend_port.rules.attention.helpers import PRIVATE_TORCH, bound_name, insert_before
+from ascend_port.rules.attention.helpers import PRIVATE_TORCH
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -398,26 +399,17 @@ def _apex_norm_class(kind: str, torch: str | None, nn: str, options) -> str:
 
 
 def insert_apex_norm_classes(text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
-    """``text`` with the classes of APEX_NORM_CLASSES it uses but does not define (or import) at its top level,
-    each in front of the first top-level statement that uses it."""
-    if not any(name in text for name in APEX_NORM_CLASSES.values()):
-        return text  # the usual case, decided without parsing
-    module = tree()
-    defined = {n.name for n in module.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
-    defined |= {a.asname or a.name for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    """``text`` with the classes of APEX_NORM_CLASSES it uses but does not define (or import) at its top level."""
     torch = ctx.imports.local_name_for("torch")
     nn = f"{torch}.nn" if torch else ctx.imports.local_name_for("torch.nn")
-    for kind, name in APEX_NORM_CLASSES.items():
-        users = [
-            node
-            for node in module.body
-            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
-        ]
-        if name in defined or not users or nn is None:
-            continue
-        text = insert_before(text, users[0], _apex_norm_class(kind, torch, nn, ctx.options))
-        module = ast.parse(text)
-    return text
+    kinds = {name: kind for kind, name in APEX_NORM_CLASSES.items()}
+
+    def block(_: ast.Module, missing: list[str]) -> str | None:
+        if nn is None:
+            return None
+        return "\n\n".join(_apex_norm_class(kinds[name], torch, nn, ctx.options) for name in missing)
+
+    return insert_definitions(text, tree, list(kinds), block)
 
 
 def _rms_norm_gap(options) -> str | None:
