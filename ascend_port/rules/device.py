@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
 from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.sources import python_lines
 from ascend_port.python.comparisons import compared
 from ascend_port.python.device_facts import (
     AVAILABILITY,
@@ -26,7 +27,7 @@ from ascend_port.python.device_facts import (
 )
 from ascend_port.python.names import build_dotted, dotted
 from ascend_port.python.scopes import FUNCTIONS, Trigger, outermost
-from ascend_port.python.transformer import PortTransformer
+from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.triton_kernels import CORE_COUNT
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -155,15 +156,15 @@ TORCH_CUDA_API = rule(
 USER_CUDA_METHOD = rule(
     "NPU113",
     "user-cuda-method",
-    LOW,
-    "A class's own `cuda()` method: its calls keep the name (no `.npu()` rename), and the method gets a TODO.",
+    MEDIUM,
+    "A class's own `cuda()` method: its calls keep the name, and the class gets `npu = cuda` for the calls renamed.",
     """
-    `def cuda(self)` in a user class (a batch or a wrapper that moves its tensors) is not torch's `.cuda()`: after
-    the port there is no `npu()` on that class, so renaming its calls would break them. Calls known to reach it
-    (`self.cuda()` inside the class, `batch.cuda()` where `batch = Batch(...)` in the module, `Batch(...).cuda()`)
-    keep their name; its body is ported as usual, so the method moves to the NPU. The method gets a TODO: calls on
-    objects whose type the port cannot see are still renamed to `.npu()`, which skips an override of
-    `nn.Module.cuda`.
+    `def cuda(self)` in a user class (a batch or a wrapper that moves its tensors) is not torch's `.cuda()`: its
+    body is ported as usual, so the method moves to the NPU. Calls known to reach it (`self.cuda()` inside the
+    class, `batch.cuda()` where `batch = Batch(...)` in the module, `Batch(...).cuda()`) keep their name; calls on
+    objects whose type the port cannot see (`[b.cuda() for b in batches]`) become `.npu()` like a tensor's, so the
+    class gets `npu = cuda` after the method and they reach it too (an override of `nn.Module.cuda` then also runs
+    for `.npu()`). A class with an `npu` of its own gets a TODO instead.
 
     Before:
         class Batch:
@@ -173,11 +174,37 @@ USER_CUDA_METHOD = rule(
         batch = Batch().cuda()
     After:
         class Batch:
-            # TODO(ascend-port): NPU113 [low] Batch.cuda() is this class's own method: calls known to reach it keep ...
             def cuda(self):
                 self.x = self.x.npu()
                 return self
+
+            npu = cuda  # (ascend-port NPU113: the calls renamed to .npu() reach this class's cuda())
         batch = Batch().cuda()
+    """,
+)
+USER_NPU_METHOD = rule(
+    "NPU114",
+    "user-npu-method",
+    LOW,
+    "A class with its own `cuda()` and `npu()`: a TODO, since the calls renamed to `.npu()` reach its `npu()`.",
+    """
+    NPU113 gives a class's own `cuda()` the alias `npu = cuda`, so the calls on objects of unknown type, renamed to
+    `.npu()` like a tensor's, still reach it. A class that defines an `npu` of its own keeps it: those calls now
+    run its `npu()` instead of its `cuda()`, which may do something else. The method gets a TODO.
+
+    Before:
+        class Batch:
+            def cuda(self):
+                return self
+            def npu(self):
+                raise RuntimeError("no NPU")
+    After:
+        class Batch:
+            # TODO(ascend-port): NPU114 [low] Batch.cuda() is this class's own method and the class has its own ...
+            def cuda(self):
+                return self
+            def npu(self):
+                raise RuntimeError("no NPU")
     """,
 )
 TORCH_CUDA_UNSUPPORTED = rule(
@@ -377,6 +404,61 @@ def _user_cuda_classes(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
         if isinstance(target, ast.Name)
     )
     return classes, instances
+
+
+def _is_cuda_method(node: ast.stmt) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "cuda"
+
+
+def _def_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
+    """The lines a definition's finding may be on: its decorators' and its ``def``'s."""
+    return set(range(min([node.lineno, *(d.lineno for d in node.decorator_list)]), node.lineno + 1))
+
+
+def _binds(cls: ast.ClassDef, name: str) -> bool:
+    """Whether the class body defines ``name`` (a method, or an assignment)."""
+    for item in cls.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
+            return True
+        targets = (
+            item.targets if isinstance(item, ast.Assign) else [item.target] if isinstance(item, ast.AnnAssign) else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+    return False
+
+
+def _npu_alias(cls: ast.ClassDef) -> bool:
+    """Whether the class body has ``npu = cuda`` (NPU113's alias)."""
+    return any(
+        isinstance(item, ast.Assign)
+        and [t.id for t in item.targets if isinstance(t, ast.Name)] == ["npu"]
+        and isinstance(item.value, ast.Name)
+        and item.value.id == "cuda"
+        for item in cls.body
+    )
+
+
+NPU_ALIAS = "npu = cuda  # (ascend-port NPU113: the calls renamed to .npu() reach this class's cuda())"
+
+
+def _add_npu_aliases(text: str, tree: ast.Module, classes: set[str]) -> str:
+    """``text`` with ``npu = cuda`` after the ``cuda`` method of each class named in ``classes`` that has no
+    ``npu`` of its own."""
+    lines = python_lines(text)
+    at: list[tuple[int, str]] = []  # (index of the line after the method, its indent)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name in classes and not _binds(node, "npu"):
+            for item in node.body:
+                if _is_cuda_method(item) and item.end_lineno is not None:
+                    indent = lines[item.lineno - 1][: item.col_offset]
+                    at.append((item.end_lineno, indent))
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    for end, indent in sorted(at, reverse=True):
+        if not lines[end - 1].endswith(("\n", "\r")):
+            lines[end - 1] += newline
+        lines.insert(end, newline + indent + NPU_ALIAS + newline)
+    return "".join(lines)
 
 
 CAPABILITY_TODO = "get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()"
@@ -626,6 +708,7 @@ class DeviceTransformer(PortTransformer):
     RULES = (
         CUDA_METHOD,
         USER_CUDA_METHOD,
+        USER_NPU_METHOD,
         IS_CUDA,
         DEVICE_ARGUMENT,
         DEVICE_SETTING,
@@ -1301,13 +1384,31 @@ class DeviceTransformer(PortTransformer):
         definitions = self._definitions()
         around = definitions.around(self.ctx.line_of(node.body)) if definitions is not None else []
         cls = around[-1][1] if around and around[-1][0].name == "cuda" else None
-        if cls is not None:
+        if cls is None or _npu_alias(cls):
+            return  # (ported before: the alias is there)
+        if _binds(cls, "npu"):
             self.todo(
-                USER_CUDA_METHOD,
+                USER_NPU_METHOD,
                 node,
-                f"{cls.name}.cuda() is this class's own method: calls known to reach it keep the name; calls on "
-                "objects of unknown type are renamed to .npu(), which skips it: check them",
+                f"{cls.name}.cuda() is this class's own method and the class has its own npu(): calls on objects "
+                "of unknown type are renamed to .npu(), which reaches npu(), not cuda(): check them",
             )
+        else:  # the alias itself is written by finish(), once the whole module is ported
+            self.fix(USER_CUDA_METHOD, node, node, f"{cls.name}.cuda(): `npu = cuda` added for the calls renamed")
+
+    @classmethod
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
+        lines = {f.line for f in ctx.findings if f.rule is USER_CUDA_METHOD and f.applied and f.kind == "rewrite"}
+        original = ctx.module() if lines else None
+        if original is None:
+            return text
+        classes = {
+            node.name
+            for node in ast.walk(original)
+            if isinstance(node, ast.ClassDef)
+            and any(_is_cuda_method(item) and _def_lines(item) & lines for item in node.body)
+        }
+        return _add_npu_aliases(text, tree(), classes)
 
     # --- calls: .cuda(), device arguments ----------------------------------------------------------------------
 
