@@ -4,6 +4,8 @@ mmcv, lm-eval). What each accepts on Ascend, and the way forward, is one table: 
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ascend_port.core import library_support
@@ -141,8 +143,9 @@ LM_EVAL_DEVICE = rule(
     """
     lm-evaluation-harness's HF model takes `npu:0`-style devices on Ascend (EleutherAI/lm-evaluation-harness#1886);
     the bare `npu` that the device rules would write is not accepted. `device="cuda"` (or `"npu"`) of
-    `lm_eval.simple_evaluate` and `HFLM` becomes `"npu:0"`, and `"cuda:N"` becomes `"npu:N"`; in shell scripts,
-    `lm_eval ... --device cuda` gets its `:0` (NPU615 writes the `npu`).
+    `lm_eval.simple_evaluate` and `HFLM` becomes `"npu:0"`, and `"cuda:N"` becomes `"npu:N"`, as does the
+    `device=cuda` of a literal `model_args="pretrained=...,device=cuda"`; in shell scripts, `lm_eval ... --device
+    cuda` gets its `:0` (NPU615 writes the `npu`) and `--model_args ...,device=cuda` becomes `device=npu:0`.
 
     Before:
         import lm_eval
@@ -197,6 +200,18 @@ _FA2_TODO = (
 _BNB_CALLS = ("BitsAndBytesConfig", "prepare_model_for_int8_training", "prepare_model_for_kbit_training")
 _BNB_KEYWORDS = ("load_in_8bit", "load_in_4bit")
 _MMCV = {"MMDataParallel": "NPUDataParallel", "MMDistributedDataParallel": "NPUDistributedDataParallel"}
+_MODEL_ARGS_DEVICE = re.compile(r"(?:^|,)\s*device=(?P<value>(?P<kind>cuda|npu)(?::(?P<index>\d+))?)\s*(?=,|$)")
+
+
+def model_args_device(model_args: str) -> tuple[int, int, str] | None:
+    """Where lm-eval's ``model_args`` string (``pretrained=gpt2,device=cuda:1``) names a CUDA (or bare npu) device,
+    and the NPU device it becomes: (start, end, ``npu:1``); None when it names none (or ``npu:N`` already)."""
+    m = _MODEL_ARGS_DEVICE.search(model_args)
+    if m is None or (m.group("kind") == "npu" and m.group("index")):
+        return None
+    return m.start("value"), m.end("value"), f"npu:{m.group('index') or 0}"
+
+
 _LM_EVAL_CALLS = {
     "lm_eval.simple_evaluate",
     "lm_eval.evaluator.simple_evaluate",
@@ -392,6 +407,7 @@ class FrameworkTransformer(PortTransformer):
         return updated
 
     def _lm_eval_device(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        updated = self._lm_eval_model_args(original, updated)
         arg = _keyword(updated, "device")
         value = _string(arg.value) if arg is not None else None
         if arg is None or value is None or not isinstance(arg.value, cst.SimpleString):
@@ -404,6 +420,23 @@ class FrameworkTransformer(PortTransformer):
         replacement = arg.with_changes(value=arg.value.with_changes(value=f"{arg.value.prefix}{quote}{new}{quote}"))
         call = updated.with_changes(args=[replacement if a is arg else a for a in updated.args])
         return self.fix(LM_EVAL_DEVICE, original, call, f'lm-eval device "{value}" -> "{new}"') or updated
+
+    def _lm_eval_model_args(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """``model_args="pretrained=gpt2,device=cuda"``: its device, as the ``device=`` argument's."""
+        arg = _keyword(updated, "model_args")
+        if arg is None or not isinstance(arg.value, cst.SimpleString):
+            return updated
+        body = arg.value.value[len(arg.value.prefix) + len(arg.value.quote) : -len(arg.value.quote)]
+        found = model_args_device(body)
+        if found is None:
+            return updated
+        start, end, new = found
+        value = arg.value.value
+        at = len(arg.value.prefix) + len(arg.value.quote)
+        string = arg.value.with_changes(value=value[: at + start] + new + value[at + end :])
+        call = updated.with_changes(args=[arg.with_changes(value=string) if a is arg else a for a in updated.args])
+        message = f"lm-eval model_args device={body[start:end]} -> device={new}"
+        return self.fix(LM_EVAL_DEVICE, original, call, message) or updated
 
     def _flash_attention_2(self, node: cst.CSTNode) -> None:
         since = library_support.flash_attention_npu_since()

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from ascend_port.formats.shell_lexer import Word
 from ascend_port.formats.textedit import Edit, TextPort
-from ascend_port.rules.frameworks import LM_EVAL_DEVICE, TRANSFORMERS_TF32
+from ascend_port.rules.frameworks import LM_EVAL_DEVICE, TRANSFORMERS_TF32, model_args_device
 
 _TRUE = ("True", "true", "1")
 
 
 def port_shell_flags(port: TextPort, base: int, code: str, args: list[Word], command: int) -> None:
     """`--tf32 True` -> `--tf32 False` (NPU802); lm-eval's `--device cuda`/`npu` gets `:0` (NPU806: NPU615 turns
-    the `cuda` into `npu`, this inserts after it, so the two edits never overlap)."""
+    the `cuda` into `npu`, this inserts after it, so the two edits never overlap) and its `--model_args
+    ...,device=cuda` names `npu:0`."""
     words = [code[w.start : w.end] for w in args]
     program = words[command].rsplit("/", 1)[-1] if command < len(words) else ""
     module = words[words.index("-m") + 1] if "-m" in words[:-1] else ""
@@ -35,3 +36,8 @@ def port_shell_flags(port: TextPort, base: int, code: str, args: list[Word], com
             port.fix(
                 LM_EVAL_DEVICE, at, [Edit(at + len(value), at + len(value), ":0")], f"lm-eval --device {value} -> npu:0"
             )
+        elif lm_eval and flag == "--model_args" and (found := model_args_device(value.strip("'\""))):
+            start, end, new = found
+            at += 1 if value[:1] in "'\"" else 0
+            message = f"lm-eval --model_args device={value.strip(chr(39) + chr(34))[start:end]} -> device={new}"
+            port.fix(LM_EVAL_DEVICE, at + start, [Edit(at + start, at + end, new)], message)
