@@ -34,9 +34,15 @@ app = typer.Typer(
     name="ascend-port",
     help="Port PyTorch projects from NVIDIA CUDA to Huawei Ascend NPUs (torch_npu).",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion: typer builds the two options from what it has already imported, and
+    # the shell is detected only when one of them is given (tests/test_cli_help.py, tests/test_startup.py).
+    add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
+    # markdown: "[tool.ascend-port]" in a docstring is text, not a rich style tag, and a docstring's line breaks are
+    # not kept in the help (rich mode keeps them). Typer is pinned below 0.27 (pyproject.toml): 0.27 and later show
+    # "<bool>", "<list[str]>" and "{paths}" in every help.
+    rich_markup_mode="markdown",
 )
 
 COLOR_MODES = ("auto", "always", "never")
@@ -102,7 +108,16 @@ ChangedSinceOpt = Annotated[
     ),
 ]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (0: all cores).")]
-ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip (repeatable).")]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        metavar="GLOB",
+        help="Glob of paths to skip (repeatable), matched against each file's path as given (so relative to the "
+        "current folder), its name, or a folder name in it; replaces the configuration's exclude, whose globs are "
+        "relative to its pyproject.toml.",
+    ),
+]
 ExitZeroOpt = Annotated[
     bool,
     typer.Option("--exit-zero", help="Exit 0 even when there are findings or pending changes (errors still exit 2)."),
@@ -381,6 +396,14 @@ def scan(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the report to this file instead of printing it.")
     ] = None,
+    sarif: Annotated[
+        Path | None,
+        typer.Option(
+            "--sarif",
+            help="Also write the SARIF report to this file (one scan for two reports, e.g. --format github in CI).",
+            show_default=False,
+        ),
+    ] = None,
     attention_backend: AttentionOpt = None,
     other_devices: OtherDevicesOpt = None,
     changed_since: ChangedSinceOpt = None,
@@ -411,6 +434,8 @@ def scan(
     if output_format is None:
         output_format = "concise" if output is not None else _default_format(result)
     _print_scan(result, output_format, output)
+    if sarif is not None:
+        _write_report(result, "sarif", sarif)
     # information (NPU407: SDPA runs natively) is nothing to do: it never fails a scan
     findings = any(f.kind != "info" for file in result.files for f in file.findings)
     raise typer.Exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
@@ -892,7 +917,7 @@ def check_api(
     if missing:
         raise _fail(f"no such file or directory: {missing[0]}")
     settings = _settings(paths, exclude=exclude, torch_npu=torch_npu)
-    report = run_check(paths, settings.target, settings.exclude)
+    report = run_check(paths, settings.target, settings.exclude_globs)
     origin = settings.origins.get(project_config.TARGET_KEY, project_config.DEFAULT)
     err.print(escape(f"target: torch_npu {settings.target} ({project_config.origin_name(settings, origin)})"))
     for line in render(report):

@@ -238,7 +238,7 @@ def test_other_devices_drop_ports_such_a_project_in_place(tmp_path: Path) -> Non
     assert not run([tmp_path], replace(keep, cache=False)).changed
     [core] = run([tmp_path], replace(drop, cache=False)).changed
     assert "torch.npu.synchronize()" in core.new_bytes.decode()
-    with pytest.raises(config.ConfigError, match="other-devices 'all' is not one of keep, drop"):
+    with pytest.raises(config.ConfigError, match="--other-devices: 'all' is not one of keep, drop"):
         config.resolve([tmp_path], {"other-devices": "all"})
     (tmp_path / "pyproject.toml").write_text('[tool.ascend-port]\nother-devices = "drop"\n', "utf-8")
     assert 'other-devices = "drop"' in config.render(config.resolve([tmp_path]))

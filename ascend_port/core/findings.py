@@ -53,6 +53,7 @@ class FileResult:
     diff: bytes = b""
     error: str | None = None
     skipped: str | None = None
+    notes: list[str] = field(default_factory=list)  # warnings about the file that change nothing (stderr)
 
     @property
     def changed(self) -> bool:

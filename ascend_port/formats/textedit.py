@@ -11,6 +11,7 @@ from ascend_port.core.catalogue import Rule
 from ascend_port.core.findings import Finding, todo_comment
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
+from ascend_port.core.suppression import Suppressions, from_lines
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,18 @@ class TextPort:
     findings: list[Finding] = field(default_factory=list)
     _lines: LineIndex | None = None
     _todos: set[tuple[int, str]] = field(default_factory=set)
+    _suppressions: Suppressions | None = None
+
+    @property
+    def suppressions(self) -> Suppressions:
+        """The file's `# ascend-port: ignore[...]` comments (core/suppression.py)."""
+        if self._suppressions is None:
+            self._suppressions = from_lines(self.text)
+        return self._suppressions
+
+    def _suppressed(self, rule: Rule, offset: int) -> bool:
+        found = self.suppressions
+        return bool(found) and found.suppresses(rule.id, self.lines.line_of(offset))
 
     @property
     def lines(self) -> LineIndex:
@@ -116,7 +129,7 @@ class TextPort:
 
     def fix(self, rule: Rule, offset: int, edits: Iterable[Edit], message: str) -> bool:
         """Record a rewrite at ``offset`` (for its line number); False when the rule is not enabled."""
-        if not self.enabled(rule):
+        if not self.enabled(rule) or self._suppressed(rule, offset):
             return False
         self.edits.extend(edits)
         self.findings.append(Finding(rule, self.lines.line_of(offset), message, applied=True))
@@ -124,7 +137,7 @@ class TextPort:
 
     def report(self, rule: Rule, offset: int, message: str) -> None:
         """A finding that changes nothing (the handler cannot or must not edit here)."""
-        if self.enabled(rule):
+        if self.enabled(rule) and not self._suppressed(rule, offset):
             self.findings.append(Finding(rule, self.lines.line_of(offset), message, applied=False))
 
     def todo(
@@ -139,7 +152,7 @@ class TextPort:
     ) -> None:
         """Record a finding and a TODO comment line inserted above the line starting at ``above`` (default: the
         line of ``offset``), indented like that line. Never written twice, nor when already there."""
-        if not self.enabled(rule):
+        if not self.enabled(rule) or self._suppressed(rule, offset):
             return
         self.findings.append(Finding(rule, self.lines.line_of(offset), message, applied=True))
         line_start = self.lines.line_start(offset if above is None else above)

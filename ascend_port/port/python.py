@@ -23,6 +23,7 @@ from ascend_port.core.findings import Finding
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import python_lines
+from ascend_port.core.suppression import Suppressions, from_python
 from ascend_port.port.transformers import TRANSFORMERS
 from ascend_port.python import device_model
 from ascend_port.python.chunks import Chunk, Splice, hot_chunks, splice, wrap
@@ -114,6 +115,7 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         module_head=tree,
         device_model=devices,
         source=text,
+        suppressions=from_python(text, tree),
     )
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
@@ -131,16 +133,31 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         uses_torch_npu_name |= ctx.uses_torch_npu_name
         if new_code != chunk_text:
             splices.append(Splice(first, last, new_code, _checked_body(chunk_text, new_code, prefix)))
+    suppressions = ctx_args["suppressions"]
     if not splices:
-        return PortOutcome(None, findings)
+        return PortOutcome(None, _unsuppressed(findings, suppressions))
     new_text = splice(lines, splices)
     parsed = _Parsed(new_text)
     new_text = _finish(classes, parsed, PortContext(findings=findings, **ctx_args))
-    if uses_npu and selection.enabled(IMPORT_TORCH_NPU):
+    if uses_npu and _adds_import(selection, suppressions):
         statements = top_statements(parsed.tree.body) if parsed.known else spliced_statements(tree.body, splices)
         guarded = keeps_other_devices(findings, devices())
         new_text = with_torch_npu_import(new_text, statements, uses_torch_npu_name, findings, guarded)
-    return PortOutcome(new_text, findings)
+    return PortOutcome(new_text, _unsuppressed(findings, suppressions))
+
+
+def _adds_import(selection: Selection, suppressions: Suppressions) -> bool:
+    """May the port add ``import torch_npu`` (a line of its own: only ``ignore-file[NPU100]`` suppresses it)?"""
+    return selection.enabled(IMPORT_TORCH_NPU) and not suppressions.suppresses(IMPORT_TORCH_NPU.id)
+
+
+def _unsuppressed(findings: list[Finding], suppressions: Suppressions) -> list[Finding]:
+    """The findings less those a suppression comment covers. The rules ask before they change anything
+    (PortContext.suppressed); this catches what a file-level step or a report-only rule recorded on such a line.
+    (A finding on a line the port adds, NPU100's, is never on a user's line.)"""
+    if not suppressions:
+        return findings
+    return [f for f in findings if f.rule.line_in_new_text or not suppressions.suppresses(f.rule.id, f.line)]
 
 
 def _trigger_matches(
@@ -295,19 +312,20 @@ def port_module(
         module_head=tree,
         device_model=devices,
         source=module.code,
+        suppressions=from_python(module.code, tree),
     )
     new_module = run_transformers(module, ctx, classes)
     if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped
         new_text = _finish(classes, _Parsed(new_module.code), ctx)
         if new_text != new_module.code:
             new_module = cst.parse_module(new_text)
-    if ctx.uses_npu and selection.enabled(IMPORT_TORCH_NPU):
+    if ctx.uses_npu and _adds_import(selection, ctx.suppressions):
         statements = statements_from_cst(new_module)
         guarded = keeps_other_devices(ctx.findings, devices)
         new_text = with_torch_npu_import(new_module.code, statements, ctx.uses_torch_npu_name, ctx.findings, guarded)
         if new_text != new_module.code:
             new_module = cst.parse_module(new_text)
-    return new_module, ctx.findings
+    return new_module, _unsuppressed(ctx.findings, ctx.suppressions)
 
 
 def _port_whole_source(text, selection, options, classes) -> PortOutcome:

@@ -22,6 +22,7 @@ import libcst as cst
 from ascend_port.core.catalogue import Rule
 from ascend_port.core.findings import Finding, todo_comment
 from ascend_port.core.selection import Selection
+from ascend_port.core.suppression import Suppressions
 from ascend_port.python.device_model import DeviceModel
 from ascend_port.python.lines import start_lines
 from ascend_port.python.names import ImportIndex
@@ -59,6 +60,9 @@ class PortContext:
     # port everything (a snippet on its own).
     device_model: DeviceModel | Callable[[], DeviceModel] | None = None
     source: str = ""  # the module's text before the port (a finish step maps its lines back to the original's)
+    # The module's `# ascend-port: ignore[...]` comments (core/suppression.py): a suppressed rule neither changes
+    # nor reports the statement that carries one.
+    suppressions: Suppressions = field(default_factory=Suppressions)
     _module: cst.Module | None = None  # the chunk being ported (its nodes' lines are computed when first needed)
     _lines: dict[int, int] | None = None
     _todo_stack: list[list[str]] = field(default_factory=list)
@@ -92,6 +96,12 @@ class PortContext:
         """Must ``node`` stay as it is: code of another device, or of a dispatch that already handles the NPU?"""
         model = self.devices()
         return model is not None and model.keeps(self.line_of(node))
+
+    def suppressed(self, rule: Rule, node: cst.CSTNode | None = None, line: int | None = None) -> bool:
+        """Is ``rule`` suppressed where ``node`` starts (or on ``line``) by a `# ascend-port: ignore` comment?"""
+        if not self.suppressions:
+            return False
+        return self.suppressions.suppresses(rule.id, self.line_of(node) if node is not None else line)
 
     def torch_name(self) -> str:
         """How this module spells ``torch`` (``import torch as th`` -> ``th``)."""
@@ -145,6 +155,8 @@ class PortTransformer(cst.CSTTransformer):
         """
         if not self.enabled(rule) or (not self.SEES_KEPT_CODE and self.ctx.keeps(original)):
             return None
+        if self.ctx.suppressed(rule, original):
+            return None  # (the user said: not here; nothing recorded, so no `import torch_npu` for it either)
         if not self.SEES_KEPT_CODE and self.ctx.reports_only():
             self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=False))
             return None
@@ -156,6 +168,8 @@ class PortTransformer(cst.CSTTransformer):
     def todo(self, rule: Rule, original: cst.CSTNode, message: str) -> None:
         """Record a finding and leave a TODO comment on the line above the enclosing statement."""
         if not self.enabled(rule) or (not self.SEES_KEPT_CODE and self.ctx.keeps(original)):
+            return
+        if self.ctx.suppressed(rule, original):
             return
         applied = not self.ctx.reports_only()  # (in a project that also runs elsewhere: reported, no comment)
         self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=applied))

@@ -1,15 +1,15 @@
 """``--format github``: GitHub Actions workflow commands, one annotation per finding on the pull request's diff.
 
-``::warning`` for a high or medium rewrite (``ascend-port apply`` makes it) and ``::error`` for a low rule (manual
-work: the code does not run on an NPU until someone does it), as in the SARIF output; ``::notice`` for information
-only (NPU407: runs on an NPU as it is). Values are escaped as the
-Actions runner expects (``%``, CR and LF everywhere; ``:`` and ``,`` in properties too).
+GitHub shows at most 10 annotations of each kind (error, warning, notice) per step, so the manual work must never be
+hidden behind rewrites: a finding that needs a person (a TODO, a report-only finding) is a ``::warning`` and comes
+first; a rewrite (``ascend-port apply`` makes it, the check step's diff shows it) is a ``::notice``, and so is
+information (NPU407: runs on an NPU as it is), last; a file that cannot be read is an ``::error``. Values are escaped
+as the Actions runner expects (``%``, CR and LF everywhere; ``:`` and ``,`` in properties too).
 """
 
 from __future__ import annotations
 
 from ascend_port.reports.model import Report
-from ascend_port.reports.sarif import LEVELS
 
 NEEDS_EDITS = False  # findings and their lines only: nothing is read or diffed (reports.render)
 
@@ -22,10 +22,15 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+# The annotation kind of each role, and the roles in the order of the annotations (the manual work first).
+LEVELS = {"manual": "warning", "rewrite": "notice", "info": "notice"}
+ORDER = ("manual", "rewrite", "info")
+
+
 def render(report: Report) -> str:
     lines = []
-    for p in report.placed:
-        level = "notice" if p.role == "info" else LEVELS[p.rule.confidence]
+    for p in sorted(report.placed, key=lambda p: ORDER.index(p.role)):  # stable: in file order within a role
+        level = LEVELS[p.role]
         title = f"ascend-port {p.rule.id} {p.rule.name} ({p.rule.confidence.label})"
         lines.append(
             f"::{level} file={_property(p.path)},line={p.line},title={_property(title)}::"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterator
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -406,7 +407,7 @@ def _user_cuda_classes(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]
     return classes, instances
 
 
-def _is_cuda_method(node: ast.stmt) -> bool:
+def _is_cuda_method(node: ast.stmt) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "cuda"
 
 

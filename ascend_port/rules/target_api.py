@@ -111,6 +111,8 @@ class TargetApiTransformer(PortTransformer):
                 and message in "".join(inserts[first])
             ):
                 continue  # (a rule's own TODO already says it, or this one is there)
+            if ctx.suppressed(API_MISSING, line=_old_line(first, matcher)):
+                continue  # (a `# ascend-port: ignore` comment on the statement)
             reports_only = ctx.reports_only()
             ctx.findings.append(Finding(API_MISSING, _old_line(first, matcher), message, applied=not reports_only))
             if not reports_only:

@@ -15,7 +15,7 @@ from ascend_port.core.porting import PortError
 from ascend_port.core.sources import SourceError, decode_python, decode_text
 from ascend_port.formats.jsonspan import JNode
 from ascend_port.rules.target_api import missing_names
-from ascend_port.run.discovery import Skipped, discover
+from ascend_port.run.discovery import Exclude, Skipped, discover
 from ascend_port.run.engine import display_path
 
 # A module that names neither torch_npu nor a word `npu` uses no name the check looks at ("input" holds "npu").
@@ -39,7 +39,7 @@ class ApiReport:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-def check_api(paths: list[Path], version: str, exclude: tuple[str, ...] = ()) -> ApiReport:
+def check_api(paths: list[Path], version: str, exclude: tuple[Exclude, ...] = ()) -> ApiReport:
     """Every missing name of the Python modules under ``paths`` (``version``: a covered release)."""
     report = ApiReport(version)
     files = discover(paths, lambda p: p.suffix in (".py", ".ipynb"), exclude, report.skipped)

@@ -7,6 +7,10 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ascend_port.run.discovery import Exclude
 
 
 class ChangesError(Exception):
@@ -50,7 +54,7 @@ def restrict(files: Iterable[Path], changed: set[Path]) -> list[Path]:
     return [f for f in files if f.resolve() in changed]
 
 
-def changed_paths(paths: list[Path], exclude: tuple[str, ...], ref: str) -> list[Path]:
+def changed_paths(paths: list[Path], exclude: tuple[Exclude, ...], ref: str) -> list[Path]:
     """The files a run over ``paths`` would look at that changed since ``ref``."""
     from ascend_port.port.handlers import handler_for
     from ascend_port.run.discovery import discover

@@ -8,7 +8,7 @@ first: built-in defaults, the file, command-line flags (a flag replaces the file
     select = ["ALL"]              # rule IDs or prefixes (a comma-separated string works too)
     ignore = ["NPU104"]
     min-confidence = "medium"     # high, medium or low
-    exclude = ["third_party/*"]   # globs, matched like --exclude
+    exclude = ["third_party/*"]   # globs relative to this file's folder (see run/discovery.AnchoredGlob)
     attention-backend = "torch_npu"   # or "mindiesd"
     branch = "npu-port"           # the branch `apply` creates
     other-devices = "keep"        # or "drop": see OTHER_DEVICES
@@ -17,11 +17,17 @@ first: built-in defaults, the file, command-line flags (a flag replaces the file
 The target torch-npu release (``torch-npu``, ``--torch-npu``) decides what the rules may emit; when neither names
 it, it is inferred from the project's own torch pin (run/target.py,
 read by run/project_facts.py), else the newest release the tool knows.
+
+Errors name the file, the table and the key (``pyproject.toml [tool.ascend-port] ignore: unknown rule 'NPU999'``);
+a table whose name is a near miss of ``[tool.ascend-port]`` (``[tool.ascend_port]``) is an error, not silently
+passed over.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +39,7 @@ from ascend_port.core.selection import Selection, parse_patterns
 from ascend_port.python.device_model import NPU_AWARE_OPTION
 from ascend_port.rules.project.requirements import EXPLICIT_TARGET_OPTION
 from ascend_port.rules.registry import all_rules
+from ascend_port.run.discovery import AnchoredGlob, Exclude
 from ascend_port.run.engine import RunConfig
 from ascend_port.run.project_facts import facts as project_facts
 
@@ -43,6 +50,8 @@ KEYS = ("select", "ignore", "min-confidence", "exclude", "attention-backend", "b
 OTHER_DEVICES = ("keep", "drop")
 TARGET_KEY = "torch-npu"
 DEFAULT, FILE, COMMAND_LINE, INFERRED = "default", "pyproject.toml", "command line", "inferred"
+# git/workflow.DEFAULT_BRANCH, spelled out: the git workflow imports GitPython (tests/test_config.py keeps them equal).
+DEFAULT_BRANCH = "ascend-port/npu"
 
 
 class ConfigError(ValueError):
@@ -80,7 +89,16 @@ class Settings:
             options[npu_api.TARGET_OPTION] = self.torch_npu
             if self.origins.get(TARGET_KEY) in (FILE, COMMAND_LINE):
                 options[EXPLICIT_TARGET_OPTION] = "1"  # (NPU602 pins the user's choice, not the torch pin's pair)
-        return RunConfig(selection=self.selection, options=options, jobs=jobs, exclude=self.exclude)
+        return RunConfig(selection=self.selection, options=options, jobs=jobs, exclude=self.exclude_globs)
+
+    @property
+    def exclude_globs(self) -> tuple[Exclude, ...]:
+        """``exclude`` as discovery matches it: a pyproject.toml's globs relative to its folder (as ruff's are),
+        --exclude's against the paths as given (relative to the current folder when they are)."""
+        if self.origins.get("exclude") == FILE and self.source is not None:
+            root = os.path.realpath(self.source.parent)
+            return tuple(AnchoredGlob(pattern, root) for pattern in self.exclude)
+        return self.exclude
 
 
 def _table(path: Path) -> dict[str, Any] | None:
@@ -97,10 +115,31 @@ def _table(path: Path) -> dict[str, Any] | None:
     tool = data.get("tool")
     table = tool.get(TABLE) if isinstance(tool, dict) else None
     if table is None:
+        _near_miss(path, data)
         return None
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
     return table
+
+
+def _near_miss(path: Path, data: dict[str, Any]) -> None:
+    """A table spelt nearly like ``[tool.ascend-port]`` (``[tool.ascend_port]``, ``[tool.ascendport]``,
+    ``[tool.ascend.port]``, ``[ascend-port]``) is a typo: the settings in it would silently do nothing."""
+    tool = data.get("tool")
+    tool = tool if isinstance(tool, dict) else {}
+    names = {f"tool.{key}": key for key in tool}
+    for key, value in tool.items():
+        if isinstance(value, dict):  # [tool.ascend.port]: a dotted near miss
+            names.update({f"tool.{key}.{sub}": f"{key}.{sub}" for sub in value})
+    names.update({key: key for key in data if key != "tool"})  # [ascend-port]: tool. left out
+
+    def normal(name: str) -> str:
+        return name.lower().replace("_", "-").replace(".", "-").replace(" ", "")
+
+    close = difflib.get_close_matches(TABLE, [normal(key) for key in names.values()], n=1, cutoff=0.8)
+    for shown, key in names.items():
+        if close and normal(key) == close[0]:
+            raise ConfigError(f"{path}: [{shown}] is not read: did you mean [tool.{TABLE}]?")
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -121,49 +160,61 @@ def _attention_backends() -> tuple[str, ...]:
     return BACKENDS
 
 
+def _at(where: str, key: str) -> str:
+    """Where a value was given, for an error: ``/p/pyproject.toml [tool.ascend-port] ignore`` or ``--ignore``."""
+    return f"--{key}" if where == COMMAND_LINE else f"{where} {key}"
+
+
 def _patterns(where: str, key: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: {key} must be a string or a list of strings")
+        raise ConfigError(f"{_at(where, key)}: must be a string or a list of strings, not {value!r}")
     return tuple(value)
+
+
+def _value(where: str, key: str, value: Any) -> Any:
+    """One validated value, as the Settings field holds it."""
+    if key in ("select", "ignore"):
+        return parse_patterns(_patterns(where, key, value))
+    if key == "exclude":
+        return _patterns(where, key, value)
+    at = _at(where, key)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{at}: must be a non-empty string, not {value!r}")
+    choices = {"other-devices": OTHER_DEVICES, "attention-backend": _attention_backends()}.get(key)
+    if choices is not None and value not in choices:
+        raise ConfigError(f"{at}: {value!r} is not one of {', '.join(choices)}")
+    try:
+        if key == "min-confidence":
+            return Confidence.parse(value)
+        if key == "torch-npu":
+            return npu_api.covered_release(value)
+    except ValueError as error:
+        raise ConfigError(f"{at}: {error}") from None
+    return value
 
 
 def _values(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """Validated settings (dataclass field names) from a table or from flags; None values are absent."""
-    unknown = sorted(set(raw) - set(KEYS))
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(KEYS)})")
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        if value is None:
-            continue
-        name = key.replace("-", "_")
-        if key in ("select", "ignore"):
-            out[name] = parse_patterns(_patterns(where, key, value))
-        elif key == "exclude":
-            out[name] = _patterns(where, key, value)
-        elif not isinstance(value, str) or not value.strip():
-            raise ConfigError(f"{where}: {key} must be a non-empty string")
-        elif key == "min-confidence":
-            try:
-                out[name] = Confidence.parse(value)
-            except ValueError as error:
-                raise ConfigError(f"{where}: {error}") from None
-        elif key == "other-devices" and value not in OTHER_DEVICES:
-            raise ConfigError(f"{where}: other-devices {value!r} is not one of {', '.join(OTHER_DEVICES)}")
-        elif key == "attention-backend" and value not in _attention_backends():
-            raise ConfigError(f"{where}: attention-backend {value!r} is not one of {', '.join(_attention_backends())}")
-        elif key == "torch-npu":
-            try:
-                out[name] = npu_api.covered_release(value)
-            except ValueError as error:
-                raise ConfigError(f"{where}: torch-npu: {error}") from None
-        else:
-            out[name] = value
+    for key in sorted(set(raw) - set(KEYS)):
+        close = difflib.get_close_matches(key.replace("_", "-").lower(), KEYS, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(KEYS)}"
+        raise ConfigError(f"{where}: unknown key {key!r} ({hint})")
+    out = {key.replace("-", "_"): _value(where, key, value) for key, value in raw.items() if value is not None}
     if "select" in out and not out["select"]:
-        raise ConfigError(f'{where}: select is empty (use "ALL" for every rule)')
+        raise ConfigError(f'{_at(where, "select")}: empty (use "ALL" for every rule)')
     return out
+
+
+def _check_rules(settings: Settings, where: str) -> None:
+    """Each select/ignore pattern names a rule or a prefix of one: a typo must never silently select nothing."""
+    known = [rule.id for rule in all_rules()]
+    for key in ("select", "ignore"):
+        for pattern in getattr(settings, key):
+            if pattern != "ALL" and not any(rule_id.startswith(pattern) for rule_id in known):
+                at = _at(COMMAND_LINE if settings.origins[key] == COMMAND_LINE else where, key)
+                raise ConfigError(f"{at}: unknown rule {pattern!r} (matches no rule ID: see `ascend-port rules`)")
 
 
 def resolve(paths: list[Path], flags: Mapping[str, Any] | None = None, *, read_file: bool = True) -> Settings:
@@ -172,10 +223,11 @@ def resolve(paths: list[Path], flags: Mapping[str, Any] | None = None, *, read_f
     settings = Settings()
     origins = dict(settings.origins)
     source = find_pyproject(paths[0]) if read_file and paths else None
+    where = f"{source} [tool.{TABLE}]"
     layers: list[tuple[str, dict[str, Any]]] = []
     if source is not None:
-        layers.append((FILE, _values(f"{source} [tool.{TABLE}]", _table(source) or {})))
-    layers.append((COMMAND_LINE, _values("command line", flags or {})))
+        layers.append((FILE, _values(where, _table(source) or {})))
+    layers.append((COMMAND_LINE, _values(COMMAND_LINE, flags or {})))
     for origin, values in layers:
         settings = replace(settings, **values)
         origins.update({name.replace("_", "-"): origin for name in values})
@@ -183,11 +235,7 @@ def resolve(paths: list[Path], flags: Mapping[str, Any] | None = None, *, read_f
     if settings.torch_npu is None and read_file and (inferred := project_facts(paths).torch_pin) is not None:
         origins[TARGET_KEY] = INFERRED
         settings = replace(settings, torch_npu=inferred.version, target_from=inferred.where, origins=origins)
-    try:
-        settings.selection.validate(r.id for r in all_rules())
-    except ValueError as error:
-        where = str(source) if source and COMMAND_LINE not in (origins["select"], origins["ignore"]) else "command line"
-        raise ConfigError(f"{where}: {error}") from None
+    _check_rules(settings, where)
     return settings
 
 
@@ -197,8 +245,23 @@ def origin_name(settings: Settings, origin: str) -> str:
     return shown.get(origin, origin)
 
 
+def defaults() -> dict[str, Any]:
+    """What each key is when neither the file nor a flag sets it, as ``render`` prints it."""
+    return {
+        "select": ["ALL"],
+        "ignore": [],
+        "min-confidence": Confidence.LOW.label,
+        "exclude": [],
+        "attention-backend": _attention_backends()[0],  # (the attention rules' default: their first backend)
+        "branch": DEFAULT_BRANCH,
+        "other-devices": OTHER_DEVICES[0],
+        "torch-npu": npu_api.newest_release(),
+    }
+
+
 def render(settings: Settings) -> str:
-    """The effective configuration as a ``[tool.ascend-port]`` table, each value with where it comes from."""
+    """The effective configuration as a ``[tool.ascend-port]`` table, each value with where it comes from: valid
+    TOML that, pasted into a pyproject.toml, gives the same configuration (a default then set explicitly)."""
     values: dict[str, Any] = {
         "select": list(settings.select),
         "ignore": list(settings.ignore),
@@ -209,13 +272,15 @@ def render(settings: Settings) -> str:
         "other-devices": settings.other_devices,
         "torch-npu": settings.torch_npu,
     }
+    fallback = defaults()
     lines = [f"# effective configuration; file: {settings.source or 'none found'}", f"[tool.{TABLE}]"]
     for key in KEYS:
         origin = origin_name(settings, settings.origins[key])
-        if key == TARGET_KEY and values[key] is None:
-            lines.append(f"{key} = {json.dumps(settings.target)}  # default: the newest release ascend-port knows")
-        elif values[key] is None:
-            lines.append(f"# {key} is not set ({origin}: the command's own default)")
-        else:
-            lines.append(f"{key} = {json.dumps(values[key])}  # {origin}")
+        if values[key] is None:
+            values[key], origin = fallback[key], DEFAULT
+            if key == TARGET_KEY:
+                origin = f"{DEFAULT}: the newest release ascend-port knows"
+        if key == "exclude" and values[key] and settings.origins[key] == FILE:
+            origin += " (globs relative to its folder)"
+        lines.append(f"{key} = {json.dumps(values[key])}  # {origin}")
     return "\n".join(lines) + "\n"

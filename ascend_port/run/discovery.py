@@ -4,7 +4,12 @@ ignores, virtualenvs, build and cache folders, and ``--exclude`` globs. Symlinks
 Ignore rules apply only to a folder that is part of a git repository (see ``_GitProbe.in_repository``): a release
 tarball or an sdist is ported whole, whatever ``.gitignore`` it ships, even when it is unpacked inside another
 repository. The files that ignore rules or ``--exclude`` leave out are returned as ``Skipped`` for the output and
-the reports; the folders skipped by name (``SKIPPED_DIRS``, virtualenvs) are not walked, so not counted."""
+the reports; the folders skipped by name (``SKIPPED_DIRS``, virtualenvs) are not walked, so not counted.
+
+Two kinds of exclude globs, as in ruff: ``--exclude`` (a plain string) is matched against each file's path as it was
+reached from the paths given (relative to the current folder when those are), against its name, and as a folder
+name anywhere in that path; a pyproject.toml's ``exclude`` (``AnchoredGlob``) is relative to that file's folder,
+wherever the command runs from."""
 
 from __future__ import annotations
 
@@ -12,8 +17,9 @@ import fnmatch
 import os
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 SKIPPED_DIRS = {
     ".git",
@@ -35,6 +41,36 @@ SKIPPED_DIRS = {
     ".ascend-port",
     ".ipynb_checkpoints",
 }
+
+
+@dataclass(frozen=True)
+class AnchoredGlob:
+    """An ``exclude`` glob of a pyproject.toml, relative to ``root`` (its folder, resolved). One without ``/`` names
+    a file or folder anywhere below the root (``vendored``, ``*_pb2.py``); one with ``/`` is a path from the root
+    (``third_party/*``, ``/docs``, ``src/**/gen``), and a folder it names takes everything under it."""
+
+    pattern: str
+    root: str
+
+    def __str__(self) -> str:
+        return self.pattern
+
+    def matches(self, real: str) -> bool:
+        """Whether the file at ``real`` (its resolved path) is excluded."""
+        pattern = self.pattern.strip().removeprefix("./").strip("/")
+        relative = os.path.relpath(real, self.root)
+        inside = relative != os.pardir and not relative.startswith(os.pardir + os.sep)
+        parts = relative.split(os.sep) if inside else [os.path.basename(real)]
+        if "/" not in pattern:
+            return any(fnmatch.fnmatch(part, pattern) for part in parts)
+        if not inside:
+            return False  # (a path from the root cannot name a file outside it)
+        patterns = (pattern, pattern[3:]) if pattern.startswith("**/") else (pattern,)
+        prefixes = ("/".join(parts[:end]) for end in range(1, len(parts) + 1))
+        return any(fnmatch.fnmatch(prefix, p) for prefix in prefixes for p in patterns)
+
+
+Exclude: TypeAlias = str | AnchoredGlob  # (--exclude, or a pyproject.toml's)
 
 
 def _skipped_dir(folder: str, name: str) -> bool:
@@ -208,7 +244,7 @@ def _walk(root: Path) -> Iterator[tuple[Path, str]]:
 def discover(
     paths: Iterable[Path],
     wanted: Callable[[Path], bool],
-    exclude: Iterable[str] = (),
+    exclude: Iterable[Exclude] = (),
     skipped: list[Skipped] | None = None,
 ) -> list[Path]:
     """Files under ``paths`` that ``wanted`` accepts; an explicitly named file is always taken if wanted (unless
@@ -237,7 +273,7 @@ def discover(
                 left_out.setdefault(real, Skipped(os.fspath(p), "gitignore", ignored[p]))
     files = []
     for real, p in found.items():
-        pattern = _excluded(p, patterns) if patterns else None
+        pattern = _excluded(p, real, patterns) if patterns else None
         if pattern is None:
             files.append(p)
             left_out.pop(real, None)  # also found through another path that does not ignore it
@@ -248,10 +284,13 @@ def discover(
     return files
 
 
-def _excluded(path: Path, patterns: list[str]) -> str | None:
-    """The first of ``patterns`` that matches ``path``, or None."""
+def _excluded(path: Path, real: str, patterns: list[Exclude]) -> str | None:
+    """The first of ``patterns`` that matches ``path`` (resolved: ``real``), or None."""
     text = path.as_posix()
     for pat in patterns:
-        if fnmatch.fnmatch(text, pat) or fnmatch.fnmatch(path.name, pat) or f"/{pat.strip('/')}/" in f"/{text}/":
+        if isinstance(pat, AnchoredGlob):
+            if pat.matches(real):
+                return pat.pattern
+        elif fnmatch.fnmatch(text, pat) or fnmatch.fnmatch(path.name, pat) or f"/{pat.strip('/')}/" in f"/{text}/":
             return pat
     return None

@@ -25,7 +25,7 @@ from ascend_port.port.handlers import PythonHandler, handler_for
 from ascend_port.python.device_model import FAMILY_OPTION, NPU_AWARE_OPTION, module_family, supports_npu
 from ascend_port.rules.project.requirements import FLASH_REASON, FLASH_REASON_UNPORTED
 from ascend_port.run.cache import Entry, ResultCache, result_cache
-from ascend_port.run.discovery import Skipped, discover
+from ascend_port.run.discovery import Exclude, Skipped, discover
 from ascend_port.run.project_facts import facts as project_facts
 from ascend_port.run.shared_helpers import Shared
 from ascend_port.run.shared_helpers import plan as plan_shared
@@ -36,7 +36,7 @@ class RunConfig:
     selection: Selection = field(default_factory=Selection)
     options: Mapping[str, str] = field(default_factory=dict)
     jobs: int = 0  # 0: all cores
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[Exclude, ...] = ()  # --exclude globs, or a pyproject.toml's (relative to its folder)
     cache: bool = True  # reuse results of unchanged files (see cache.py); --no-cache turns it off
     share_helpers: bool = True  # the attention helpers once per project (shared_helpers.py); off: inline per file
 
@@ -114,6 +114,7 @@ def port_file(path: Path, config: RunConfig, caches: dict[type, ResultCache] | N
         return result
     # A module of a per-device family (cuda_accelerator.py beside npu_accelerator.py) is ported by what its siblings
     # are: an option of this file alone, and part of its cache key.
+    result.notes = _suppression_notes(shown, path, data)
     family = _family(path)
     if family:
         config = replace(config, options={**config.options, FAMILY_OPTION: family})
@@ -124,7 +125,7 @@ def port_file(path: Path, config: RunConfig, caches: dict[type, ResultCache] | N
     key = _key(results, data, family)
     entry = results.load(key)
     if entry is not None:
-        return _from_entry(entry, shown)
+        return replace(_from_entry(entry, shown), notes=result.notes)
     result, cacheable = _port_data(result, handler, data, config)
     if cacheable:
         body = result.diff[len(diff_header(shown)) :]
@@ -156,7 +157,25 @@ def _cached(path: Path, results: ResultCache) -> FileResult | None:
     except OSError:
         return None
     entry = results.load(_key(results, data, _family(path)))
-    return None if entry is None else _from_entry(entry, display_path(path))
+    if entry is None:
+        return None
+    shown = display_path(path)
+    return replace(_from_entry(entry, shown), notes=_suppression_notes(shown, path, data))
+
+
+def _suppression_notes(shown: str, path: Path, data: bytes) -> list[str]:
+    """A warning for each ID in a `# ascend-port: ignore[...]` comment that names no rule (it suppresses nothing);
+    the run goes on."""
+    if b"ascend-port:" not in data:
+        return []
+    from ascend_port.core.suppression import unknown_ids
+    from ascend_port.rules.registry import all_rules
+
+    found = unknown_ids(data, path.suffix == ".py", (r.id for r in all_rules()))
+    return [
+        f"{shown}:{line}: `# ascend-port: ignore[{rule_id}]` names no rule (`ascend-port rules` lists them)"
+        for line, rule_id in found
+    ]
 
 
 def _from_entry(entry: Entry, shown: str) -> FileResult:
@@ -254,6 +273,7 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
         npu_api.target_version(config.options),
     )
     result.roots = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths]
+    result.notes.extend(note for file in result.files for note in file.notes)
     if config.share_helpers:
         share_helpers(result, config)
     _flash_reason(result)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Set
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -121,9 +121,9 @@ def _guarded(statement: cst.SimpleStatementLine, names: list[str]) -> cst.Try:
     )
 
 
-def guard_imports(text: str, tree: ast.Module) -> tuple[str, list[int]]:
-    """``text`` with its guardable imports guarded, and their lines in ``text``."""
-    lines = _guardable(tree)
+def guard_imports(text: str, tree: ast.Module, keep: Set[int] = frozenset()) -> tuple[str, list[int]]:
+    """``text`` with its guardable imports guarded (but those at the lines ``keep``), and their lines in ``text``."""
+    lines = {line: names for line, names in _guardable(tree).items() if line not in keep}
     if not lines:
         return text, []
     module = cst.MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
@@ -168,11 +168,17 @@ class ImportGuardTransformer(PortTransformer):
         if not ctx.selection.enabled(GUARD) or not CANDIDATE.search(text) or ctx.reports_only():
             return text
         new_tree = tree()
-        new_text, done = guard_imports(text, new_tree)
-        # The findings go on the import's line before the port: the same statement at the top of the original.
-        ported = {n.lineno: ast.dump(n) for n in new_tree.body if n.lineno in done}
         before = ctx.module()
         originals = {ast.dump(n): n.lineno for n in (before.body if before else ()) if _bound(n)}
+        # (an import a `# ascend-port: ignore` comment covers stays as it is)
+        keep = {
+            n.lineno
+            for n in new_tree.body
+            if ctx.suppressions and ctx.suppressed(GUARD, line=originals.get(ast.dump(n), -1))
+        }
+        new_text, done = guard_imports(text, new_tree, keep)
+        # The findings go on the import's line before the port: the same statement at the top of the original.
+        ported = {n.lineno: ast.dump(n) for n in new_tree.body if n.lineno in done}
         for line in done:
             message = "import guarded (try/except ImportError: its names are None): only their users fail on NPU"
             ctx.findings.append(Finding(GUARD, originals.get(ported[line], line), message, applied=True))

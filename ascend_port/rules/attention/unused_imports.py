@@ -275,7 +275,9 @@ def _ported_away(ctx: PortContext, tree: Callable[[], ast.Module]) -> tuple[dict
     were used before the port and are not after it."""
     before, after = _bindings(ctx.module()), _bindings(tree())
     used_before, used_after = _used(ctx.module()), _used(tree())
-    return before, {name for name in after if name in used_before and name in before and name not in used_after}
+    unused = {name for name in after if name in used_before and name in before and name not in used_after}
+    # (an import a `# ascend-port: ignore` comment keeps stays)
+    return before, {n for n in unused if not any(ctx.suppressed(UNUSED_GPU_IMPORT, line=s.lineno) for s in before[n])}
 
 
 def _record_removals(ctx: PortContext, before: dict[str, list[ast.stmt]], unused: set[str]) -> None:

@@ -215,9 +215,8 @@ class _ListEditor:
                     rule, offset, f"{message}: the list is laid out too unusually to edit safely; do it by hand"
                 )
             return None
-        for rule, offset, change, message in self.edits:
-            port.fix(rule, offset, change, message)
-        if self.notes:
+        applied = [port.fix(rule, offset, change, message) for rule, offset, change, message in self.edits]
+        if self.notes and any(applied):  # (not for a list whose every change a `# ascend-port: ignore` suppressed)
             port.edits.append(all_edits[-1])
         return Change(frozenset(self.removed), self.replaced, self.inserted)
 
