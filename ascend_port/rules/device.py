@@ -243,9 +243,9 @@ DEVICE_CAPABILITY = rule(
     (`torch.npu.is_bf16_supported()`). The CUDA tests that lead to it stay CUDA tests too, so that on an NPU host
     the CUDA-only code is skipped instead of failing: a `torch.cuda.is_available()` or `x.device.type != "cuda"`
     in the same `and`/`or` chain, or in an early exit before it in the same block (`if not
-    torch.cuda.is_available(): return ...`, `assert device.type == "cuda"`). A name imported from torch.cuda for
-    such a check keeps its import. An Ampere test that chooses bf16 is rewritten by NPU304, and an SM gate of a
-    CUDA-only feature to `False` by NPU112. Any other use is renamed by NPU106 and keeps this TODO; since a guard
+    torch.cuda.is_available(): return ...`, `assert device.type == "cuda"`), or the test of an `if` around it. A name
+    imported from torch.cuda for such a check keeps its import. An Ampere test that chooses bf16 is rewritten by
+    NPU304, and an SM gate of a CUDA-only feature to `False` by NPU112. Any other use is renamed by NPU106 and keeps this TODO; since a guard
     stays a torch.cuda call, a later scan of the ported file reports every one again.
 
     Before:
@@ -777,6 +777,10 @@ class DeviceTransformer(PortTransformer):
 
     def visit_If(self, node: cst.If) -> None:
         self._statements.append(node)
+        # `if torch.cuda.is_available():` around a probe kept as a CUDA call stays a CUDA test (NPU108): renamed, it
+        # would lead an NPU host into the torch.cuda call, which fails there.
+        if not self._keep_depth and self._cuda_test(node.test) and self._has_kept_guard(node.body):
+            self._keep_availability(node.test)
 
     def leave_If(self, original, updated):
         self._statements.pop()
@@ -1034,18 +1038,21 @@ class DeviceTransformer(PortTransformer):
             test = stmt.test if isinstance(last, (cst.Return, cst.Raise)) else None
         elif isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assert):
             test = stmt.body[0].test
-        if test is None:
-            return None
-        for operand in _chain_operands(test):
-            if self._is_availability(operand) or (
+        return test if test is not None and self._cuda_test(test) else None
+
+    def _cuda_test(self, test: cst.BaseExpression) -> bool:
+        """Does the and/or chain ``test`` ask about CUDA (`torch.cuda.is_available()`, a CUDA device string)?"""
+        return any(
+            self._is_availability(operand)
+            or (
                 isinstance(operand, cst.Comparison)
                 and any(
                     isinstance(n, (cst.SimpleString, cst.FormattedString)) and rewrite_device_expr(n) is not None
                     for n in _descendants(operand)
                 )
-            ):
-                return test
-        return None
+            )
+            for operand in _chain_operands(test)
+        )
 
     def _is_availability(self, node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.Call) and self.ctx.imports.resolve(node.func) == "torch.cuda.is_available"
