@@ -11,9 +11,9 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -227,30 +227,12 @@ def _warn_nothing_found(paths: list[Path], result: RunResult, changed_since: str
     err.print(escape(f"warning: no file to port{why} under {where}{left_out}"), style="yellow", soft_wrap=True)
 
 
-def _settings(
-    paths: list[Path],
-    select=None,
-    ignore=None,
-    min_confidence=None,
-    exclude=None,
-    attention_backend=None,
-    branch=None,
-    cached_rules: bool = False,
-    other_devices=None,
-    torch_npu=None,
-) -> project_config.Settings:
-    """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the given flags.
-    ``cached_rules``: the rule catalogue may come from the result cache (see cache.use_stored_rules)."""
-    flags = {
-        "select": select,
-        "ignore": ignore,
-        "min-confidence": min_confidence,
-        "exclude": exclude,
-        "attention-backend": attention_backend,
-        "branch": branch,
-        "other-devices": other_devices,
-        "torch-npu": torch_npu,
-    }
+def _settings(paths: list[Path], flags: Mapping[str, Any], cached_rules: bool = False) -> project_config.Settings:
+    """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the flags given:
+    ``flags`` holds a command's parameters (its ``locals()``), the configuration keys among them named as in the
+    file with ``_`` for ``-`` (None: not given). ``cached_rules``: the rule catalogue may come from the result cache
+    (see cache.use_stored_rules)."""
+    flags = {key: flags.get(key.replace("-", "_")) for key in project_config.KEYS}
     if cached_rules:
         from ascend_port.run.cache import use_stored_rules
 
@@ -296,7 +278,7 @@ def _run(paths: list[Path], config: RunConfig, changed_since: str | None = None)
     _warn_nothing_found(paths, result, changed_since)
     if _output.verbose:
         done = "scanned" if _output.verb == "scanning" else "ported"
-        err.print(escape(f"{len(result.files)} files {done} in {time.monotonic() - started:.1f} s"))
+        err.print(escape(f"{_count(len(result.files), 'file')} {done} in {time.monotonic() - started:.1f} s"))
     return _note_skipped(result)
 
 
@@ -419,17 +401,7 @@ def scan(
     _set_output(quiet, verbose, color, "scanning")
     if output_format is not None and output_format not in FORMATS:
         raise _fail(f"--format {escape(output_format)!r}: use one of {', '.join(FORMATS)}")
-    settings = _settings(
-        paths,
-        select,
-        ignore,
-        min_confidence,
-        exclude,
-        attention_backend,
-        cached_rules=not no_cache,
-        other_devices=other_devices,
-        torch_npu=torch_npu,
-    )
+    settings = _settings(paths, locals(), cached_rules=not no_cache)
     result = _run(paths, _config(settings, jobs, no_cache), changed_since)
     if output_format is None:
         output_format = "concise" if output is not None else _default_format(result)
@@ -546,18 +518,7 @@ def apply(
             "--report-dir": report_dir is not None,
         },
     )
-    settings = _settings(
-        paths,
-        select,
-        ignore,
-        min_confidence,
-        exclude,
-        attention_backend,
-        branch,
-        cached_rules=not no_cache,
-        other_devices=other_devices,
-        torch_npu=torch_npu,
-    )
+    settings = _settings(paths, locals(), cached_rules=not no_cache)
     config = _config(settings, jobs, no_cache)
     if not dry_run and not no_git and not check:
         raise typer.Exit(
@@ -887,17 +848,7 @@ def show_config(
     target = path or Path(".")
     if not target.exists():
         raise _fail(f"no such file or directory: {escape(str(target))}")
-    settings = _settings(
-        [target],
-        select,
-        ignore,
-        min_confidence,
-        exclude,
-        attention_backend,
-        branch,
-        other_devices=other_devices,
-        torch_npu=torch_npu,
-    )
+    settings = _settings([target], locals())
     typer.echo(project_config.render(settings), nl=False)
 
 
@@ -916,7 +867,7 @@ def check_api(
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise _fail(f"no such file or directory: {missing[0]}")
-    settings = _settings(paths, exclude=exclude, torch_npu=torch_npu)
+    settings = _settings(paths, {"exclude": exclude, "torch_npu": torch_npu})
     report = run_check(paths, settings.target, settings.exclude_globs)
     origin = settings.origins.get(project_config.TARGET_KEY, project_config.DEFAULT)
     err.print(escape(f"target: torch_npu {settings.target} ({project_config.origin_name(settings, origin)})"))
