@@ -12,6 +12,8 @@ import ast
 import difflib
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,8 @@ from ascend_port.port.handlers import handler_for
 from ascend_port.port.python import port_source
 from ascend_port.run.engine import RunConfig, run
 
-CORPORA = Path(__file__).resolve().parent.parent / ".cache" / "corpora"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import corpora
 
 
 def port(text: str) -> tuple[str | None, list[str]]:
@@ -213,15 +216,21 @@ def _statement_lines(tree: ast.Module, line: int) -> tuple[int, int] | None:
     return best
 
 
-TRANSFORMERS_FILE = CORPORA / "transformers-5.23.0" / "transformers" / "modeling_utils.py"
+def _transformers_file() -> Path:
+    """transformers 5.23.0's modeling_utils.py, the pinned wheel downloaded once (benchmarks/corpora.py)."""
+    try:
+        root = corpora.fetch(*corpora.TRANSFORMERS)
+    except (subprocess.CalledProcessError, OSError) as error:
+        pytest.skip(f"cannot download transformers {corpora.TRANSFORMERS[1]}: {error}")
+    return root / "transformers" / "modeling_utils.py"
 
 
-@pytest.mark.skipif(not TRANSFORMERS_FILE.exists(), reason="transformers 5.23.0 corpus not unpacked")
+@pytest.mark.slow
 def test_real_code_only_the_suppressed_statements_stay(tmp_path: Path) -> None:
     """transformers' modeling_utils.py: suppress some statements the port changes (a rewrite by ID, one bare, a
     TODO by prefix, a multi-line statement by its last line); exactly those stay as they were, and the rest of the
     file is ported as without the comments."""
-    original = TRANSFORMERS_FILE.read_text("utf-8")
+    original = _transformers_file().read_text("utf-8")
     plain, plain_findings = port(original)
     assert plain is not None
     lines = original.splitlines(True)
