@@ -54,6 +54,19 @@ y = x.cuda(
     non_blocking=True,
 )
 '''
+# A class's own cuda() (NPU113): the alias goes after the method, away from the `def` line and the rewrite beside it.
+OWN_CUDA = """\
+class Batch:
+    def cuda(self):
+        self.x = self.x.cuda()
+        self.count = 1
+        self.name = "batch"
+        return self
+
+
+def move(batches):
+    return [b.cuda() for b in batches]
+"""
 IMPORTS = """\
 import cv2
 import _pytest
@@ -70,6 +83,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "glued.py").write_text(GLUED)
     (tmp_path / "pkg" / "multiline.py").write_text(MULTILINE)
+    (tmp_path / "pkg" / "own_cuda.py").write_text(OWN_CUDA)
     (tmp_path / "imports.py").write_text(IMPORTS)
     return tmp_path
 
@@ -152,6 +166,8 @@ def test_every_edit_carries_its_rule(project: Path) -> None:
     glued = [e for e in document["edits"] if e["path"].endswith("glued.py")]
     todo = next(e for e in glued if "clock_rate" in e["new_text"] and "TODO" in e["new_text"])
     assert todo["rules"] == ["NPU107"] and todo["operation"] == "INSERT" and todo["start_line"] == 7
+    alias = next(e for e in document["edits"] if "npu = cuda" in e["new_text"])
+    assert alias["rules"] == ["NPU113"] and alias["operation"] == "INSERT"
     sarif = json.loads(render(result, "sarif"))
     for res in sarif["runs"][0]["results"]:
         for fix in res.get("fixes", []):

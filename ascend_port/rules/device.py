@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from typing import TypeGuard
@@ -245,8 +246,8 @@ DEVICE_CAPABILITY = rule(
     in the same `and`/`or` chain, or in an early exit before it in the same block (`if not
     torch.cuda.is_available(): return ...`, `assert device.type == "cuda"`), or the test of an `if` around it. A name
     imported from torch.cuda for such a check keeps its import. An Ampere test that chooses bf16 is rewritten by
-    NPU304, and an SM gate of a CUDA-only feature to `False` by NPU112. Any other use is renamed by NPU106 and keeps this TODO; since a guard
-    stays a torch.cuda call, a later scan of the ported file reports every one again.
+    NPU304, and an SM gate of a CUDA-only feature to `False` by NPU112. Any other use is renamed by NPU106 and keeps
+    this TODO; since a guard stays a torch.cuda call, a later scan of the ported file reports every one again.
 
     Before:
         import torch
@@ -1406,16 +1407,23 @@ class DeviceTransformer(PortTransformer):
 
     @classmethod
     def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
-        lines = {f.line for f in ctx.findings if f.rule is USER_CUDA_METHOD and f.applied and f.kind == "rewrite"}
-        original = ctx.module() if lines else None
+        found = {f.line: i for i, f in enumerate(ctx.findings) if f.rule is USER_CUDA_METHOD and f.kind == "rewrite"}
+        original = ctx.module() if found else None
         if original is None:
             return text
-        classes = {
-            node.name
-            for node in ast.walk(original)
-            if isinstance(node, ast.ClassDef)
-            and any(_is_cuda_method(item) and _def_lines(item) & lines for item in node.body)
-        }
+        classes: set[str] = set()
+        for cls_node in (n for n in ast.walk(original) if isinstance(n, ast.ClassDef)):
+            for item in cls_node.body:
+                if not _is_cuda_method(item) or item.end_lineno is None:
+                    continue
+                line = next((n for n in sorted(_def_lines(item)) if n in found), None)
+                if line is None:
+                    continue
+                classes.add(cls_node.name)
+                # The finding goes where the alias does (before the line after the method), so the reports give that
+                # edit its rule.
+                i = found[line]
+                ctx.findings[i] = dataclasses.replace(ctx.findings[i], line=item.end_lineno + 1)
         return _add_npu_aliases(text, tree(), classes)
 
     # --- calls: .cuda(), device arguments ----------------------------------------------------------------------
