@@ -341,7 +341,7 @@ def _totals_line(result: RunResult, written: bool = False) -> str:
     and TODOs, the notes and the files with errors."""
     # "compatible as it is" notes (the info kind) are neither rewrites nor TODOs
     kinds = Counter(f.kind for file in result.files for f in file.findings)
-    rewrites = sum(1 for file in result.files for f in file.findings if f.kind != "info" and f.rule.rewrites)
+    rewrites = sum(1 for file in result.files for f in file.findings if f.kind != "info" and f.rewrites)
     todos = kinds.total() - kinds["info"] - rewrites
     changed = len(result.changed)
     checked = len(result.files) - len(result.created)  # (a file the port creates was not there to check)
@@ -740,7 +740,7 @@ def _check(result: RunResult, show_diff: bool, exit_zero: bool) -> None:
     if show_diff:
         _print_diffs(result)
     for file in result.changed if not _output.quiet else ():
-        kinds = Counter(f.rule.rewrites for f in file.findings if f.applied)
+        kinds = Counter(f.rewrites for f in file.findings if f.applied)
         err.print(f"would port {escape(file.path)} ({_findings_counts(kinds[True], kinds[False])})", soft_wrap=True)
     _report_errors(result)
     verdict = "not fully ported: run `ascend-port apply`" if result.changed else "fully ported"

@@ -5,6 +5,7 @@ work. The terminal cases run the real command on a pseudo-terminal of a given wi
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -241,6 +242,32 @@ def test_scan_says_scanning_on_a_terminal(project: Path) -> None:
 
 
 # --- information is not work ------------------------------------------------------------------------------------
+
+
+# A medium rule (NPU210 rewrites integer devices) that can only leave a TODO here: `device` is also "cpu".
+MEDIUM_TODO = """\
+import torch
+
+
+def mixed(rank, x, use_cpu):
+    device = rank % torch.cuda.device_count()
+    if use_cpu:
+        device = "cpu"
+    return x.to(device)
+"""
+
+
+def test_a_todo_of_a_rule_that_rewrites_elsewhere_counts_as_a_todo(project: Path) -> None:
+    """NPU210's TODO is manual work: after the port, scan finds TODOs and nothing to change, never rewrites."""
+    (project / "mixed.py").write_text(MEDIUM_TODO)
+    assert invoke("apply", "mixed.py", "--no-git").exit_code == 0
+    result = invoke("scan", "mixed.py", "--format", "json")
+    findings = json.loads(result.stdout)["findings"]
+    npu210 = [f for f in findings if f["rule"] == "NPU210"]
+    assert npu210 and all(f["kind"] == "todo" for f in npu210), npu210
+    for cache in ((), ("--no-cache",)):  # (the result cache keeps the kind)
+        summary = invoke("scan", "mixed.py", *cache).stdout.splitlines()[-1]
+        assert re.fullmatch(r"1 file checked, 0 to change: 0 rewrites, \d+ TODOs?", summary), summary
 
 
 def test_information_does_not_fail_a_scan_nor_count_as_a_rewrite(project: Path) -> None:

@@ -27,10 +27,18 @@ class Finding:
     line: int
     message: str
     applied: bool
+    # A TODO comment (the rule's ``todo()``), also from a rule that rewrites elsewhere (NPU210, NPU422): work for a
+    # person, never counted as a rewrite.
+    todo: bool = False
 
     @property
     def confidence(self) -> Confidence:
         return self.rule.confidence
+
+    @property
+    def rewrites(self) -> bool:
+        """Does the port change the code here (or would it, where it only reports)? Low rules never do, nor a TODO."""
+        return self.rule.rewrites and not self.todo
 
     @property
     def kind(self) -> str:
@@ -38,7 +46,7 @@ class Finding:
         or ``info``: information, not work (NPU407: SDPA runs natively), which never fails a scan."""
         if self.rule.informational:
             return "info"
-        if not self.rule.rewrites:
+        if not self.rewrites:
             return "todo" if self.applied else "finding"
         return "rewrite" if self.applied else "finding"
 

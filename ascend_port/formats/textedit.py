@@ -154,7 +154,7 @@ class TextPort:
         line of ``offset``), indented like that line. Never written twice, nor when already there."""
         if not self.enabled(rule) or self._suppressed(rule, offset):
             return
-        self.findings.append(Finding(rule, self.lines.line_of(offset), message, applied=True))
+        self.findings.append(Finding(rule, self.lines.line_of(offset), message, applied=True, todo=True))
         line_start = self.lines.line_start(offset if above is None else above)
         comment = todo_comment(rule, message)
         if prefix != "#":

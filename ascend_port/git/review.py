@@ -82,7 +82,7 @@ class Hunk:
         no finding of its own) needs ``import torch_npu``."""
         return (
             self.edit is not None
-            or any(f.rule.rewrites and f.rule.id != IMPORT_TORCH_NPU.id for f in self.findings)
+            or any(f.rewrites and f.rule.id != IMPORT_TORCH_NPU.id for f in self.findings)
             or any(tag == b"+" and _USES_TORCH_NPU.search(line) for tag, line in self.lines()[2])
         )
 

@@ -51,7 +51,7 @@ def summary(plans: list[FilePlan], errors: list[FileResult], info: RunInfo) -> s
         lines += ["The changes are staged on the branch, not committed (`--no-commit`)."]
     lines += ["", "## Files", "", "| file | diff | rewrites | TODOs |", "|---|---|---:|---:|"]
     for plan in plans:
-        kinds = Counter(f.rule.rewrites for f in plan.findings if f.applied)
+        kinds = Counter(f.rewrites for f in plan.findings if f.applied)
         lines.append(
             f"| {_cell(plan.path)} | [{_cell(plan.path)}.diff]({plan.path}.diff) | {kinds[True]} | {kinds[False]} |"
         )
@@ -64,7 +64,7 @@ def summary(plans: list[FilePlan], errors: list[FileResult], info: RunInfo) -> s
             f"| {_cell(path)}:{line} | {f.rule.id} | {f.confidence.label} | "
             f"{TITLES[f.rule.id[:4]]} | {_cell(f.message)} |"
         )
-    by_domain = Counter((f.rule.id[:4], f.rule.rewrites) for _, _, f in rows)
+    by_domain = Counter((f.rule.id[:4], f.rewrites) for _, _, f in rows)
     lines += ["", "## Per domain", "", "| domain | rewrites | TODOs |", "|---|---:|---:|"]
     lines += [
         f"| {TITLES[d]} | {by_domain[(d, True)]} | {by_domain[(d, False)]} |"

@@ -84,7 +84,7 @@ def port_cell(text: str, selection: Selection, options: Mapping[str, str], prelu
     findings: list[Finding] = []
     python = _port_python("".join(masked), selection, options, prelude)
     findings += python.findings
-    python_rewrites = any(f.applied and f.rule.rewrites for f in python.findings)
+    python_rewrites = any(f.applied and f.rewrites for f in python.findings)
     ported_magics, magic_findings = _port_magics(lines, magics, selection)
     findings += magic_findings
     if python.new_text is None and ported_magics == ["".join(g) for _, g in magics]:

@@ -172,7 +172,7 @@ class PortTransformer(cst.CSTTransformer):
         if self.ctx.suppressed(rule, original):
             return
         applied = not self.ctx.reports_only()  # (in a project that also runs elsewhere: reported, no comment)
-        self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=applied))
+        self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=applied, todo=True))
         if self.ctx._todo_stack and applied:
             comment = todo_comment(rule, message)
             if comment not in self.ctx._todo_stack[-1]:

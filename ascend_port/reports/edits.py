@@ -91,7 +91,7 @@ def _split(c: Change, old_lines: list[bytes], new_lines: list[bytes]) -> list[Ch
 
 def _owner(finding: Finding, parts: list[Change], new_lines: list[bytes]) -> int:
     """The part of a cut run that carries out ``finding``: its TODO line, else the part holding its line."""
-    if not finding.rule.rewrites:
+    if not finding.rewrites:
         comment = todo_comment(finding.rule, finding.message).encode("utf-8", errors="replace")
         for i, part in enumerate(parts):
             if any(new_lines[j].strip() == comment for j in range(part.new_start, part.new_end)):
@@ -115,7 +115,7 @@ def _todo_owner(finding: Finding, parts: list[Change], todos: dict[bytes, list[i
     """The edit that writes the TODO comment of ``finding`` (the nearest to its line when the same comment is
     written more than once), or None. A TODO is found by its text, wherever the diff put it: a TODO inserted right
     after a rewritten line is in the run of that line, not at the finding's own line."""
-    if finding.rule.rewrites or not finding.applied:
+    if finding.rewrites or not finding.applied:
         return None
     comment = todo_comment(finding.rule, finding.message).encode("utf-8", errors="replace").strip()
     candidates = todos.get(comment)
@@ -130,7 +130,7 @@ def _statement_change(finding: Finding, changes: list[Change], starts: list[int]
     and before the next finding's line (a statement over several lines is reported at its first line and changed
     further down: ``torch.ones(\n 2,\n device="cuda",\n)``). An insertion above the line (``import torch_npu``)
     is another rule's. None when neither is there (``FileChange``'s choice stands)."""
-    if not finding.rule.rewrites or finding.rule.line_in_new_text:
+    if not finding.rewrites or finding.rule.line_in_new_text:
         return None
     line = finding.line - 1
     for i, c in enumerate(changes):

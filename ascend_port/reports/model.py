@@ -61,7 +61,7 @@ class Placed:
         """``rewrite`` (the port makes it), ``manual`` (TODOs, report-only findings) or ``info`` (nothing to do)."""
         if self.rule.informational:
             return "info"
-        return "rewrite" if self.rule.rewrites and self.finding.applied else "manual"
+        return "rewrite" if self.finding.rewrites and self.finding.applied else "manual"
 
 
 @dataclass

@@ -69,7 +69,7 @@ def print_text(result: RunResult, console: Console) -> None:
     for column in ("domain", "rewrites", "TODOs"):
         totals.add_column(column, justify="right" if column != "domain" else "left")
     # information (SDPA runs natively) is neither a rewrite nor a TODO
-    by_domain = Counter((f.rule.id[:4], f.rule.rewrites) for _, f in rows if f.kind != "info")
+    by_domain = Counter((f.rule.id[:4], f.rewrites) for _, f in rows if f.kind != "info")
     for domain in DOMAIN_TABLE:  # (named as in every report and in the commit messages)
         if by_domain[(domain.prefix, True)] or by_domain[(domain.prefix, False)]:
             totals.add_row(domain.title, str(by_domain[(domain.prefix, True)]), str(by_domain[(domain.prefix, False)]))

@@ -253,7 +253,7 @@ def keeps_other_devices(findings: list[Finding], model: device_model.DeviceModel
     CUDA copies it added)? Then its ``import torch_npu`` is guarded: the module must still import on those devices."""
     if model is None:
         return False
-    rewrites = [f for f in findings if f.applied and f.rule.rewrites and not f.rule.line_in_new_text]
+    rewrites = [f for f in findings if f.applied and f.rewrites and not f.rule.line_in_new_text]
     return bool(rewrites) and all(
         f.rule is NPU_BESIDE_CUDA or any(span.first <= f.line <= span.last for span in model.forks) for f in rewrites
     )

@@ -237,7 +237,7 @@ def encode(entry: Entry, key: str) -> bytes:
     header = json.dumps(
         {
             "key": key,
-            "findings": [[f.rule.id, f.line, f.message, f.applied] for f in entry.findings],
+            "findings": [[f.rule.id, f.line, f.message, f.applied, f.todo] for f in entry.findings],
             "new": -1 if new is None else len(new),
             "diff": len(entry.diff_body),
             "error": entry.error,
@@ -270,10 +270,11 @@ def decode(raw: bytes, key: str) -> Entry:
     _check(skipped is None or isinstance(skipped, str))
     findings = []
     for item in header["findings"]:
-        _check(isinstance(item, list) and len(item) == 4)
-        rule_id, line, message, applied = item
+        _check(isinstance(item, list) and len(item) == 5)
+        rule_id, line, message, applied, todo = item
         _check(isinstance(rule_id, str) and type(line) is int and isinstance(message, str) and type(applied) is bool)
-        findings.append(Finding(get_rule(rule_id), line, message, applied))
+        _check(type(todo) is bool)
+        findings.append(Finding(get_rule(rule_id), line, message, applied, todo))
     return Entry(
         findings=tuple(findings),
         new_bytes=None if new_size < 0 else blobs[:new_size],

@@ -299,7 +299,7 @@ def _record_removals(ctx: PortContext, before: dict[str, list[ast.stmt]], unused
         for node in nodes
         if all((a.asname or a.name.split(".")[0]) in unused for a in node.names)
     }
-    ctx.findings[:] = [f for f in ctx.findings if f.rule.rewrites or f.line not in gone]
+    ctx.findings[:] = [f for f in ctx.findings if f.rewrites or f.line not in gone]
 
 
 def _record_pins(ctx: PortContext, before: dict[str, list[ast.stmt]], versions: set[str], modules: set[str]) -> None:
@@ -318,7 +318,7 @@ def _record_pins(ctx: PortContext, before: dict[str, list[ast.stmt]], versions: 
     for name in sorted(modules):
         message = f"{name}.__version__ -> {FLASH_VERSION!r} (every flash-attn call was ported)"
         ctx.findings.append(Finding(UNUSED_GPU_IMPORT, before[name][0].lineno, message, applied=True))
-    ctx.findings[:] = [f for f in ctx.findings if f.rule.rewrites or f.line not in lines]
+    ctx.findings[:] = [f for f in ctx.findings if f.rewrites or f.line not in lines]
 
 
 class UnusedImportTransformer(PortTransformer):
