@@ -314,7 +314,7 @@ def _note_skipped(result: RunResult) -> RunResult:
     for kind, label in (("gitignore", "ignored by git"), ("exclude", "excluded")):
         names = [s.path for s in result.skipped if s.kind == kind]
         if names and not _output.quiet:
-            line = f"{len(names)} file{'s' if len(names) > 1 else ''} skipped ({label}): {', '.join(names[:shown])}"
+            line = f"{_count(len(names), 'file')} skipped ({label}): {', '.join(names[:shown])}"
             if shown is not None and len(names) > shown:
                 line += f' and {len(names) - SKIPPED_SHOWN} more (all in the JSON report\'s "skipped": --format json)'
             err.print(escape(line), soft_wrap=True)
@@ -642,6 +642,7 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> 
     """`apply --no-git`: write the changed files (after the hunk review with --interactive). A file that cannot be
     written becomes an error of the result, reported with the others, and keeps its old content. A file the port
     creates (the shared attention helpers) is never written over an existing one."""
+    from ascend_port.core.interrupts import test_sigint
     from ascend_port.core.sources import write_atomic
     from ascend_port.run.engine import share_helpers
 
@@ -674,7 +675,7 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> 
             except OSError as error:
                 file.error = f"cannot write: {error.strerror or error}"
                 file.new_bytes = None
-            _test_interrupt(len(written), interrupt)
+            test_sigint(f"written:{len(written)}", lambda: interrupt.fired)
     if interrupt.fired:
         _report_interrupted_writes(written, [f.path for f in pending if f.path not in written and f.changed])
         raise typer.Exit(130)
@@ -683,8 +684,9 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> 
 def _refuse_read_only(path: Path) -> None:
     """A read-only file is not rewritten (black and ruff refuse it too, "Permission denied"): the atomic replace
     would succeed in a writable folder and silently drop the protection."""
-    # The mode bits too: for root, os.access says every file is writable.
-    if not os.stat(path).st_mode & 0o222 or not os.access(path, os.W_OK):
+    from ascend_port.core.sources import read_only
+
+    if read_only(path):
         raise PermissionError(13, "Permission denied (the file is read-only)", str(path))
 
 
@@ -709,23 +711,9 @@ class _InterruptAfterFile:
         self.fired = True
 
 
-def _test_interrupt(written: int, interrupt: _InterruptAfterFile) -> None:
-    """For the tests only: ASCEND_PORT_TEST_SIGINT_AFTER_WRITES=N sends this process SIGINT once N files are
-    written, so the Ctrl-C handling is tested at a known point instead of by timing; with ``N:terminal`` it says
-    so on stderr and waits (up to a minute) for the test to press Ctrl-C on the terminal instead."""
-    point = os.environ.get("ASCEND_PORT_TEST_SIGINT_AFTER_WRITES", "")
-    if point == str(written):
-        os.kill(os.getpid(), signal.SIGINT)
-    elif point == f"{written}:terminal":
-        err.print("test: waiting for Ctrl-C")
-        deadline = time.monotonic() + 60
-        while not interrupt.fired and time.monotonic() < deadline:
-            time.sleep(0.05)
-
-
 def _report_interrupted_writes(written: list[str], left: list[str]) -> None:
     err.print(
-        f"interrupted: {len(written)} file{'s' if len(written) != 1 else ''} ported, "
+        f"interrupted: {_count(len(written), 'file')} ported, "
         f"{len(left)} left as {'they were' if len(left) != 1 else 'it was'} "
         "(run the same command again to port them; ported files are not changed twice)",
         soft_wrap=True,

@@ -1,8 +1,8 @@
 """Issue 20, "never lose work": Ctrl-C while writing in place and while writing the report, --force-branch over
 commits of the user's, read-only files, and dry-run diffs of folders outside the working directory.
 
-Ctrl-C is a real SIGINT sent to the command at a known point by the test hooks (ASCEND_PORT_TEST_SIGINT_AFTER_WRITES
-in cli.py, ASCEND_PORT_TEST_SIGINT in git/workflow.py), so nothing depends on timing."""
+Ctrl-C is a real SIGINT sent to the command at a known point by the test hook (ASCEND_PORT_TEST_SIGINT,
+core/interrupts.py: ``written:N`` in cli.py, ``report`` in git/workflow.py), so nothing depends on timing."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def project(folder: Path, count: int = 5) -> Path:
 
 def test_ctrl_c_while_writing_in_place_finishes_the_file_and_names_the_ported_ones(tmp_path: Path) -> None:
     folder = project(tmp_path / "plain")
-    run = cli("apply", str(folder), "--no-git", "-j", "1", ASCEND_PORT_TEST_SIGINT_AFTER_WRITES="2")
+    run = cli("apply", str(folder), "--no-git", "-j", "1", ASCEND_PORT_TEST_SIGINT="written:2")
     assert run.returncode == 130, run.stderr
     message = flat(run.stderr)
     assert "interrupted: 2 files ported, 3 left as they were" in message and "run the same command again" in message
@@ -62,7 +62,7 @@ def test_ctrl_c_while_writing_in_place_finishes_the_file_and_names_the_ported_on
 def test_ctrl_c_on_the_terminal_while_writing_in_place(tmp_path: Path) -> None:
     """The same with Ctrl-C pressed on a terminal (pexpect): the whole process group gets SIGINT."""
     folder = project(tmp_path / "plain")
-    child = spawn(folder, "--no-git", ASCEND_PORT_TEST_SIGINT_AFTER_WRITES="3:terminal")
+    child = spawn(folder, "--no-git", ASCEND_PORT_TEST_SIGINT="written:3:terminal")
     child.expect("test: waiting for Ctrl-C")
     child.child.sendintr()
     child.expect("interrupted: 3 files ported, 2 left as they were")

@@ -18,10 +18,6 @@ class Selection:
     ignore: tuple[str, ...] = ()
     min_confidence: Confidence = Confidence.LOW
 
-    @staticmethod
-    def _matches(rule_id: str, patterns: Iterable[str]) -> bool:
-        return any(p == "ALL" or rule_id.startswith(p) for p in patterns)
-
     def enabled(self, rule: Rule) -> bool:
         """A rule is enabled when selected, not ignored and at or above the confidence threshold."""
         # Asked for every rule of every transformer of every file: the answer is kept per rule object.
@@ -29,8 +25,8 @@ class Selection:
         if known is not None and known[0] is rule:
             return known[1]
         verdict = (
-            (rule.id in self.select if rule.opt_in else self._matches(rule.id, self.select))
-            and not self._matches(rule.id, self.ignore)
+            (rule.id in self.select if rule.opt_in else matches(rule.id, self.select))
+            and not matches(rule.id, self.ignore)
             and rule.confidence >= self.min_confidence
         )
         self._verdicts[rule.id] = (rule, verdict)
@@ -44,12 +40,17 @@ class Selection:
         # The verdicts hold whole rules: a worker that receives the selection works them out again.
         return {name: value for name, value in self.__dict__.items() if name != "_verdicts"}
 
-    def validate(self, known: Iterable[str]) -> None:
-        """Reject patterns that match no rule of ``known`` (IDs), so a typo never silently selects nothing."""
-        known = list(known)
-        for pattern in (*self.select, *self.ignore):
-            if pattern != "ALL" and not any(rid.startswith(pattern) for rid in known):
-                raise ValueError(f"--select/--ignore: {pattern!r} matches no rule (try `ascend-port rules`)")
+
+def matches(rule_id: str, patterns: Iterable[str]) -> bool:
+    """Does a pattern (an ID, a prefix such as ``NPU2``, or ``ALL``) take ``rule_id``? (--select, --ignore, and the
+    `# ascend-port: ignore[...]` comments)"""
+    return any(p == "ALL" or rule_id.startswith(p) for p in patterns)
+
+
+def unknown_patterns(patterns: Iterable[str], known: Iterable[str]) -> list[str]:
+    """The patterns that match no rule ID of ``known``: a typo must never silently select or suppress nothing."""
+    known = list(known)
+    return [p for p in patterns if p != "ALL" and not any(rule_id.startswith(p) for rule_id in known)]
 
 
 def parse_patterns(values: Iterable[str] | None) -> tuple[str, ...]:

@@ -70,6 +70,12 @@ def python_lines(text: str) -> list[str]:
     return _PYTHON_LINE.findall(text)
 
 
+def read_only(path: Path) -> bool:
+    """No write bit at all, or no write access (the mode bits count for root, whom os.access lets write all): a file
+    the port refuses to rewrite, as black and ruff do ("Permission denied")."""
+    return not path.stat().st_mode & 0o222 or not os.access(path, os.W_OK)
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` through a temporary file in the same folder, keeping the file's mode."""
     mode = path.stat().st_mode & 0o7777

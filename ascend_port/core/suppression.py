@@ -18,20 +18,16 @@ import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ascend_port.core.selection import matches, parse_patterns, unknown_patterns
+
 MARKER = "ascend-port:"
 _COMMENT = re.compile(r"#\s*ascend-port:\s*(?P<kind>ignore-file|ignore)\b(?:\[(?P<ids>[^\]]*)\])?", re.I)
 ALL: frozenset[str] = frozenset({"ALL"})
 
 
 def _patterns(ids: str | None) -> frozenset[str]:
-    if ids is None:
-        return ALL
-    found = frozenset(p.strip().upper() for p in ids.split(",") if p.strip())
-    return found or ALL  # (`ignore[]` reads as a bare ignore)
-
-
-def _matches(rule_id: str, patterns: Iterable[str]) -> bool:
-    return any(p == "ALL" or rule_id.startswith(p) for p in patterns)
+    found = frozenset(parse_patterns([ids] if ids is not None else ()))
+    return found or ALL  # (a bare ignore, and `ignore[]`)
 
 
 @dataclass
@@ -48,20 +44,15 @@ class Suppressions:
 
     def suppresses(self, rule_id: str, line: int | None = None) -> bool:
         """Is ``rule_id`` suppressed on ``line`` (None: in the whole file only)?"""
-        if self.whole_file and _matches(rule_id, self.whole_file):
+        if self.whole_file and matches(rule_id, self.whole_file):
             return True
         patterns = self.lines.get(line) if line is not None else None
-        return patterns is not None and _matches(rule_id, patterns)
+        return patterns is not None and matches(rule_id, patterns)
 
     def unknown(self, known: Iterable[str]) -> list[tuple[int, str]]:
         """(line, pattern) of each ID in a comment that matches no rule of ``known``."""
         known = list(known)
-        return [
-            (line, p)
-            for line, patterns in self.comments
-            for p in sorted(patterns)
-            if p != "ALL" and not any(rid.startswith(p) for rid in known)
-        ]
+        return [(line, p) for line, patterns in self.comments for p in unknown_patterns(sorted(patterns), known)]
 
 
 def _add(found: Suppressions, line: int, kind: str, ids: str | None, head: bool) -> None:

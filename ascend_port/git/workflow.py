@@ -11,12 +11,9 @@ branch with an unchanged tree or on the new branch with the complete port, never
 from __future__ import annotations
 
 import functools
-import os
 import signal
-import sys
 import tempfile
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +26,8 @@ from rich.markup import escape
 from ascend_port import __version__
 from ascend_port.core.catalogue import Rule
 from ascend_port.core.findings import FileResult
-from ascend_port.core.sources import SourceError, decode_python, write_atomic
+from ascend_port.core.interrupts import test_sigint
+from ascend_port.core.sources import SourceError, decode_python, read_only, write_atomic
 from ascend_port.git.answers import Keys
 from ascend_port.git.domains import ORDER, TITLES, FilePlan, Step, port_steps, unit_steps
 from ascend_port.git.review import review_files
@@ -89,11 +87,6 @@ class RepoState:
 def write_file(path: Path, data: bytes) -> None:
     """The one place the git workflow writes a ported file (the tests make it fail part-way)."""
     write_atomic(path, data)
-
-
-def read_only(path: Path) -> bool:
-    """No write bit at all, or no write access (the mode bits count for root, whom os.access lets write all)."""
-    return not path.stat().st_mode & 0o222 or not os.access(path, os.W_OK)
 
 
 # --- before anything is done ------------------------------------------------------------------------------------
@@ -625,7 +618,7 @@ def _write_reports(
     )
     try:
         exclude_from_git(state.root / repo.git.rev_parse("--git-path", "info/exclude"), state.root, folder)
-        _test_interrupt("report")
+        test_sigint("report")
         write_report(folder, plans, result.errors, info)
         # The same assessment `scan --format md|json|sarif|csv` prints, for the whole run.
         write_assessment(result, folder, old={str(plan.target): plan.old for plan in plans})
@@ -640,18 +633,6 @@ def _write_reports(
         )
         return True
     return False
-
-
-def _test_interrupt(point: str) -> None:
-    """For the tests only: ASCEND_PORT_TEST_SIGINT=<point> sends this process SIGINT at that point of the run,
-    so Ctrl-C is tested where it matters instead of by timing; with ``<point>:terminal`` it says so on stderr and
-    waits (up to a minute) for the test to press Ctrl-C on the terminal instead."""
-    wanted = os.environ.get("ASCEND_PORT_TEST_SIGINT")
-    if wanted == point:
-        os.kill(os.getpid(), signal.SIGINT)
-    elif wanted == f"{point}:terminal":
-        print("test: waiting for Ctrl-C", file=sys.stderr, flush=True)
-        time.sleep(60)
 
 
 def _print_outcome(

@@ -35,7 +35,7 @@ from typing import Any
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence
-from ascend_port.core.selection import Selection, parse_patterns
+from ascend_port.core.selection import Selection, parse_patterns, unknown_patterns
 from ascend_port.python.device_model import NPU_AWARE_OPTION
 from ascend_port.rules.project.requirements import EXPLICIT_TARGET_OPTION
 from ascend_port.rules.registry import all_rules
@@ -211,10 +211,9 @@ def _check_rules(settings: Settings, where: str) -> None:
     """Each select/ignore pattern names a rule or a prefix of one: a typo must never silently select nothing."""
     known = [rule.id for rule in all_rules()]
     for key in ("select", "ignore"):
-        for pattern in getattr(settings, key):
-            if pattern != "ALL" and not any(rule_id.startswith(pattern) for rule_id in known):
-                at = _at(COMMAND_LINE if settings.origins[key] == COMMAND_LINE else where, key)
-                raise ConfigError(f"{at}: unknown rule {pattern!r} (matches no rule ID: see `ascend-port rules`)")
+        for pattern in unknown_patterns(getattr(settings, key), known):
+            at = _at(COMMAND_LINE if settings.origins[key] == COMMAND_LINE else where, key)
+            raise ConfigError(f"{at}: unknown rule {pattern!r} (matches no rule ID: see `ascend-port rules`)")
 
 
 def resolve(paths: list[Path], flags: Mapping[str, Any] | None = None, *, read_file: bool = True) -> Settings:

@@ -171,11 +171,7 @@ class ImportGuardTransformer(PortTransformer):
         before = ctx.module()
         originals = {ast.dump(n): n.lineno for n in (before.body if before else ()) if _bound(n)}
         # (an import a `# ascend-port: ignore` comment covers stays as it is)
-        keep = {
-            n.lineno
-            for n in new_tree.body
-            if ctx.suppressions and ctx.suppressed(GUARD, line=originals.get(ast.dump(n), -1))
-        }
+        keep = {n.lineno for n in new_tree.body if ctx.suppressed(GUARD, line=originals.get(ast.dump(n), -1))}
         new_text, done = guard_imports(text, new_tree, keep)
         # The findings go on the import's line before the port: the same statement at the top of the original.
         ported = {n.lineno: ast.dump(n) for n in new_tree.body if n.lineno in done}
