@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rules",),  # every rule, declared and implemented in one module
     ("port",),  # the port of one file per file type: the rules composed
     ("run", "emulate"),  # a run over a tree; the NPU emulator (a CPU-backed npu device, the torch_npu stand-in)
-    ("reports",),
+    ("reports", "verify"),  # the reports of a run; `verify`: the ported project's commands run under the emulator
     ("git",),  # the branch transaction, the review
     ("cli",),
 )

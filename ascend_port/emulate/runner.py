@@ -123,6 +123,7 @@ SECTIONS = {
     "contract_violations": "fused-op calls whose arguments broke the op's contract",
     "absent": "names the target torch_npu {version} lacks (AttributeError raised)",
     "not_implemented": "not emulated (NotImplementedError raised)",
+    "notes": "where the emulator ran differently from a real NPU",
 }
 
 

@@ -15,6 +15,7 @@ calls: Counter[str] = Counter()
 not_implemented: Counter[str] = Counter()
 violations: Counter[str] = Counter()  # "torch_npu.op: message" (the op raised its contract error)
 absent: Counter[str] = Counter()  # names the target torch_npu lacks (AttributeError raised)
+notes: Counter[str] = Counter()  # what the emulator did differently from a real NPU, in words (e.g. torch.compile)
 
 
 def record_call(name: str) -> None:
@@ -38,6 +39,10 @@ def record_absent(name: str) -> None:
     absent[name] += 1
 
 
+def record_note(text: str) -> None:
+    notes[text] += 1
+
+
 def not_emulated(name: str) -> NotImplementedError:
     not_implemented[name] += 1
     return NotImplementedError(f"{name} is not emulated by ascend-port emulate")
@@ -46,7 +51,7 @@ def not_emulated(name: str) -> NotImplementedError:
 @atexit.register
 def _write() -> None:
     folder = os.environ.get(REPORT_ENV)
-    if not folder or not (calls or not_implemented or violations or absent):
+    if not folder or not (calls or not_implemented or violations or absent or notes):
         return
     report = {
         "pid": os.getpid(),
@@ -54,6 +59,7 @@ def _write() -> None:
         "not_implemented": dict(not_implemented),
         "contract_violations": dict(violations),
         "absent": dict(absent),
+        "notes": dict(notes),
     }
     try:
         path = os.path.join(folder, f"{os.getpid()}.json")
