@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -67,6 +69,7 @@ if os.environ.get("ASCEND_PORT_PROBE_OUT"):
 # A tiny trainer as a CUDA project writes it, and its port (what `ascend-port apply` makes of the device line).
 TRAIN = """
 import sys
+import time
 import torch
 {imports}
 device = {device}
@@ -281,6 +284,7 @@ def test_comparison_holds_within_tolerance_and_says_why_it_fails(runner):
 # ---- the runner end to end ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # several interpreters import torch: 7-12 s on 2 shared cores
 def test_environment_check_on_a_host_without_ascend_fails_each_check_with_its_fix_and_goes_on(tmp_path):
     original = project(tmp_path, "original", ORIGINAL)
     folder = write_kit(tmp_path / "kit", original, COMMANDS, None, "2.5.1", probe=probe_folder(tmp_path))
@@ -333,6 +337,7 @@ def test_kit_end_to_end_under_the_emulator_passes_and_a_wrong_reference_fails(tm
     assert "### train: FAIL: 5 of 5 losses outside" in markdown and "**Result: FAIL**" in markdown
 
 
+@pytest.mark.slow  # several interpreters import torch: 7-12 s on 2 shared cores
 def test_accelerator_cuda_on_a_cpu_only_host_reports_no_cuda(tmp_path):
     original = project(tmp_path, "original", ORIGINAL)
     reference = cpu_reference(tmp_path, original)
@@ -348,6 +353,7 @@ def test_accelerator_cuda_on_a_cpu_only_host_reports_no_cuda(tmp_path):
     assert report["runs"][0]["exit_code"] == 0 and report["comparisons"]["train"]["passed"]
 
 
+@pytest.mark.slow  # several interpreters import torch: 7-12 s on 2 shared cores
 def test_a_failing_command_is_reported_with_its_stderr_and_the_others_still_run(tmp_path):
     original = project(
         tmp_path,
@@ -378,3 +384,59 @@ def test_readme_of_the_kit_documents_the_defaults_it_ships():
 
 def short(value: float) -> str:
     return f"{value:.0e}".replace("e-0", "e-")
+
+
+@pytest.mark.slow  # several interpreters import torch: 7-12 s on 2 shared cores
+def test_commands_get_the_probe_its_settings_and_the_kit_python_and_a_timeout_ends_them(tmp_path):
+    show = (
+        "import json, os, sys; print(json.dumps({'python': sys.executable, 'path': os.environ['PYTHONPATH'],"
+        " **{k: v for k, v in os.environ.items() if k.startswith('ASCEND_PORT_PROBE')}}))"
+    )
+    commands = [
+        {"name": "env", "argv": ["python3", "-c", show]},
+        {"name": "sleep", "argv": ["python", "-c", "import time; time.sleep(120)"]},
+    ]
+    reference = {"seed": 7, "runs": [{**commands[0], "losses": [1.0] * 30}]}
+    folder = write_kit(tmp_path / "kit", tmp_path, commands, reference, "2.5.1", probe=probe_folder(tmp_path))
+    done = run_kit(folder, "--accelerator", "cuda", "--timeout", "3", timeout=120)
+    assert done.returncode == 1
+    markdown, report = report_of(folder)
+    env_run, sleep_run = report["runs"]
+    seen = json.loads((Path(env_run["logs"]) / "stdout.log").read_text())
+    assert seen["python"] == sys.executable  # `python3` in a command is the interpreter that runs the kit
+    assert seen["path"].split(":")[0] == str(folder / "probe")
+    assert seen["ASCEND_PORT_PROBE_SEED"] == "7" and seen["ASCEND_PORT_PROBE_LOSSES"] == "30"
+    assert Path(seen["ASCEND_PORT_PROBE_OUT"]).is_dir()
+    assert sleep_run["timed_out"] and sleep_run["seconds"] < 60 and "| sleep | timed out |" in markdown
+    # the env command called no backward(): its comparison fails and says why
+    assert "no losses recorded" in report["comparisons"]["env"]["reason"]
+
+
+def test_ctrl_c_stops_the_command_and_still_writes_the_report(tmp_path):
+    commands = [{"name": "sleep", "argv": ["python", "-c", "import time; time.sleep(120)"]}]
+    folder = write_kit(tmp_path / "kit", tmp_path, commands, None, "2.5.1", probe=probe_folder(tmp_path))
+    process = subprocess.Popen(
+        [sys.executable, str(folder / "run_kit.py"), "--accelerator", "cuda"],
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    logs = folder / "reports"
+    deadline = time.monotonic() + 60
+    while not list(logs.glob("*/sleep/stdout.log")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    markdown, report = report_of(folder)
+    assert "interrupted by Ctrl-C" in markdown and "| sleep | interrupted |" in markdown
+    assert report["runs"][0]["interrupted"] and not report["passed"]
+
+
+def test_a_kit_with_a_broken_file_is_a_usage_error_naming_it(tmp_path):
+    folder = write_kit(tmp_path / "kit", tmp_path, COMMANDS, None, "2.5.1", probe=probe_folder(tmp_path))
+    (folder / "commands.json").write_text("{")
+    done = run_kit(folder, "--check-only")
+    assert done.returncode == 2 and f"error: {folder / 'commands.json'} is not valid JSON" in done.stderr

@@ -63,6 +63,10 @@ HINTS = (
 )
 
 
+class UsageError(Exception):
+    """A kit or a command line that cannot run (exit code 2): the message names the file or option and why."""
+
+
 def hint(text: str) -> str:
     for needle, fix in HINTS:
         if needle.lower() in text.lower():
@@ -484,7 +488,7 @@ def emulator_prefix(target: str | None) -> list[str]:
         return [sys.executable, "-c", cli, "emulate", *version, "--"]
     program = shutil.which("ascend-port")
     if program is None:
-        raise SystemExit("error: --emulate needs ascend-port (pip install ascend-port) in this environment")
+        raise UsageError("--emulate needs ascend-port (pip install ascend-port) in this environment")
     return [program, "emulate", *version, "--"]
 
 
@@ -517,6 +521,7 @@ def run_command(
         "run": argv,
         "exit_code": None,
         "timed_out": False,
+        "interrupted": False,
         "stderr_tail": [],
         "logs": str(folder),
     }
@@ -529,9 +534,9 @@ def run_command(
             except subprocess.TimeoutExpired:
                 result["timed_out"] = True
                 stop(process)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # the command was stopped: what it recorded is still reported
+                result["interrupted"] = True
                 stop(process)
-                raise
     except OSError as error:
         result["stderr_tail"] = [f"cannot run {argv[0]}: {error}"]
     result["seconds"] = round(time.monotonic() - start, 2)
@@ -658,7 +663,7 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     lines += ["", "## Commands", "", "| command | exit | seconds | argv |", "|---|---|---|---|"]
     for run in report["runs"]:
-        status = "timed out" if run["timed_out"] else run["exit_code"]
+        status = "timed out" if run["timed_out"] else "interrupted" if run["interrupted"] else run["exit_code"]
         lines.append(f"| {cell(run['name'])} | {status} | {run['seconds']} | `{cell(' '.join(run['argv']))}` |")
     for run in report["runs"]:
         if run["exit_code"] != 0:
@@ -712,11 +717,11 @@ def load(name: str, default: Any = None) -> Any:
     if not path.exists():
         if default is not None:
             return default
-        raise SystemExit(f"error: {path} is missing: write the kit again with `ascend-port verify --kit DIR`")
+        raise UsageError(f"{path} is missing: write the kit again with `ascend-port verify --kit DIR`")
     try:
         return json.loads(path.read_text("utf-8"))
     except ValueError as error:
-        raise SystemExit(f"error: {path} is not valid JSON: {error}") from None
+        raise UsageError(f"{path} is not valid JSON: {error}") from None
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -766,6 +771,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --only {', '.join(args.only)}: the kit's commands are {names}", file=sys.stderr)
         return 2
     mode = "emulate" if args.emulate else args.accelerator
+    if mode == "emulate":
+        emulator_prefix(kit.get("emulate_torch_npu"))  # a usage error before anything runs
     args.out.mkdir(parents=True, exist_ok=True)
     path, stamp = report_paths(args.out)
     report: dict[str, Any] = {
@@ -845,6 +852,8 @@ def run_all(
             f"{size(t['peak_memory_bytes'])}",
             file=sys.stderr,
         )
+        if run["interrupted"]:
+            return True
     return False
 
 
@@ -868,4 +877,8 @@ def finish(report: dict[str, Any], mode: str, interrupted: bool) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
