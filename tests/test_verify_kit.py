@@ -281,6 +281,21 @@ def test_comparison_holds_within_tolerance_and_says_why_it_fails(runner):
     assert not runner.compare([2.0], [float("nan")], 1e-3, 1e-3)["passed"]
 
 
+def test_losses_and_step_times_come_from_the_training_process(runner):
+    probes = [
+        {"pid": 1, "losses": [], "max_memory_bytes": None, "wall_s": 9.0},  # torchrun's launcher
+        {"pid": 2, "rank": 1, "losses": [1.0, 2.0, 3.0], "step_times_s": [5.0], "max_memory_bytes": 10},
+        {"pid": 3, "rank": 0, "losses": [1.5, 2.5], "step_times_s": [1.0, 0.2, 0.3, 0.4], "max_memory_bytes": 20},
+    ]
+    assert runner.recorded_losses(probes) == [1.5, 2.5]
+    timings = runner.timings(probes)
+    assert (timings["steps"], timings["first_step_s"], timings["median_step_s"]) == (4, 1.0, 0.3)
+    assert timings["peak_memory_bytes"] == 20  # the largest of every process
+    unranked = [{"losses": [1.0]}, {"losses": [1.0, 2.0], "step_times_s": [0.1]}]
+    assert runner.recorded_losses(unranked) == [1.0, 2.0] and runner.timings(unranked)["median_step_s"] == 0.1
+    assert runner.recorded_losses([{"losses": []}]) == [] and runner.timings([])["steps"] == 0
+
+
 # ---- the runner end to end ----------------------------------------------------------------------------------------
 
 
@@ -323,7 +338,8 @@ def test_kit_end_to_end_under_the_emulator_passes_and_a_wrong_reference_fails(tm
     run = report["runs"][0]
     assert run["exit_code"] == 0 and run["timings"]["steps"] == 4 and run["timings"]["median_step_s"] > 0
     assert "device npu:0" in (Path(run["logs"]) / "stdout.log").read_text()  # it ran on the emulated npu
-    assert "| train | 4 |" in markdown  # the step-time and memory table
+    assert "| train | 4 |" in markdown and "KiB |  |" in markdown  # the emulated npu's memory, no warning
+    assert not run["no_device"] and 0 < run["timings"]["peak_memory_bytes"] < 2**20
 
     wrong = {
         **reference,
@@ -351,6 +367,7 @@ def test_accelerator_cuda_on_a_cpu_only_host_reports_no_cuda(tmp_path):
     assert "CUDA: the NPU replaced by CUDA" in markdown and "npu-smi" not in markdown
     # the command still ran (on CPU here) and its comparison is reported: the environment alone failed the run
     assert report["runs"][0]["exit_code"] == 0 and report["comparisons"]["train"]["passed"]
+    assert report["runs"][0]["no_device"] and "**trained without device memory: it ran on the CPU**" in markdown
 
 
 @pytest.mark.slow  # several interpreters import torch: 7-12 s on 2 shared cores

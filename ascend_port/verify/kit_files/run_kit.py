@@ -37,6 +37,7 @@ CUDA_BANNER = "CUDA: the NPU replaced by CUDA (this run shows the comparison on 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-3, 1e-4
 STDERR_LINES = 20
 SIDE_BY_SIDE = 10
+NO_DEVICE = "trained without device memory: it ran on the CPU"
 Check = Dict[str, str]  # noqa: UP006 (evaluated at run time: Python 3.8)
 
 # A failure's text -> the fix to try (the messages are those torch_npu and the loader print; see the kit's README).
@@ -572,14 +573,17 @@ def read_probes(folder: Path) -> list[dict[str, Any]]:
     return probes
 
 
-def recorded_losses(probes: list[dict[str, Any]]) -> list[float]:
-    """The losses of the process that trained: rank 0 where the probe names ranks, else the one with most losses."""
+def trainer(probes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The process that trained: rank 0 where the probe names ranks, else the one with the most losses (torchrun's
+    workers record theirs, the launcher none)."""
     training = [p for p in probes if p.get("losses")]
-    if not training:
-        return []
     ranked = [p for p in training if p.get("rank") in (0, "0")]
-    chosen = ranked[0] if ranked else max(training, key=lambda p: len(p["losses"]))
-    return [float(x) for x in chosen["losses"]]
+    return ranked[0] if ranked else max(training, key=lambda p: len(p["losses"]), default=None)
+
+
+def recorded_losses(probes: list[dict[str, Any]]) -> list[float]:
+    chosen = trainer(probes)
+    return [float(x) for x in chosen["losses"]] if chosen else []
 
 
 # ---- comparison, timings -------------------------------------------------------------------------------------------
@@ -612,7 +616,8 @@ def compare(reference: list[float], got: list[float], rtol: float, atol: float) 
 
 
 def timings(probes: list[dict[str, Any]]) -> dict[str, Any]:
-    steps = [float(s) for p in probes for s in (p.get("step_times_s") or [])]
+    chosen = trainer(probes) or {}
+    steps = [float(s) for s in chosen.get("step_times_s") or []]
     memory = [p["max_memory_bytes"] for p in probes if isinstance(p.get("max_memory_bytes"), (int, float))]
     # the first steps compile operators on an NPU: the median of the later ones is the step time
     later = steps[1:] if len(steps) > 2 else steps
@@ -621,7 +626,7 @@ def timings(probes: list[dict[str, Any]]) -> dict[str, Any]:
         "first_step_s": steps[0] if steps else None,
         "median_step_s": statistics.median(later) if later else None,
         "peak_memory_bytes": max(memory) if memory else None,
-        "wall_s": max((p["wall_s"] for p in probes if isinstance(p.get("wall_s"), (int, float))), default=None),
+        "wall_s": chosen.get("wall_s"),
     }
 
 
@@ -637,7 +642,9 @@ def number(value: float | None, digits: int = 6) -> str:
 
 
 def size(value: float | None) -> str:
-    return "-" if value is None else f"{value / 2**20:.1f} MiB"
+    if value is None:
+        return "-"
+    return f"{value / 2**20:.1f} MiB" if value >= 2**20 else f"{value / 2**10:.1f} KiB"
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -698,14 +705,17 @@ def markdown(report: dict[str, Any]) -> str:
     lines += [
         "## Step time and memory",
         "",
-        "| command | steps | first step | median step | peak device memory |",
-        "|---|---|---|---|---|",
+        "| command | steps | first step | median step | peak device memory | note |",
+        "|---|---|---|---|---|---|",
     ]
     for run in report["runs"]:
         t = run["timings"]
         first = "-" if t["first_step_s"] is None else f"{t['first_step_s'] * 1000:.1f} ms"
         median = "-" if t["median_step_s"] is None else f"{t['median_step_s'] * 1000:.1f} ms"
-        lines.append(f"| {cell(run['name'])} | {t['steps']} | {first} | {median} | {size(t['peak_memory_bytes'])} |")
+        note = f"**{NO_DEVICE}**" if run.get("no_device") else ""
+        lines.append(
+            f"| {cell(run['name'])} | {t['steps']} | {first} | {median} | {size(t['peak_memory_bytes'])} | {note} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -837,6 +847,8 @@ def run_all(
             return True
         run["timings"] = timings(run["probe"])
         run["losses"] = recorded_losses(run["probe"])
+        # a command that trained without allocating device memory ran on the CPU: a port that left the device alone
+        run["no_device"] = bool(run["losses"]) and not run["timings"]["peak_memory_bytes"]
         report["runs"].append(run)
         print(f"  exit {'timeout' if run['timed_out'] else run['exit_code']} in {run['seconds']} s", file=sys.stderr)
         if command["name"] in expected:
@@ -852,6 +864,8 @@ def run_all(
             f"{size(t['peak_memory_bytes'])}",
             file=sys.stderr,
         )
+        if run["no_device"]:
+            print(f"  warning: {NO_DEVICE}", file=sys.stderr)
         if run["interrupted"]:
             return True
     return False
