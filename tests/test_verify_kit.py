@@ -239,6 +239,9 @@ def test_pairing_holds_torch_npu_to_the_torch_its_wheel_pins(runner):
     assert none["torch"][0] == "fail" and none["Python"][0] == "ok"
     other = statuses({"environment": runner.check_pairing("2.14.0", "2.14.0", "2.5.1", table, "x86_64", "cp311")})
     assert other["torch-npu"][0] == "warn" and other["torch / torch-npu pair"][0] == "ok"
+    newer = runner.check_pairing("2.20.0", "2.20.0", "2.5.1", table, "x86_64", "cp311")
+    assert newer[0]["status"] == "warn" and "2.20.0 is not in the kit's release table" in newer[0]["detail"]
+    assert [c["name"] for c in newer] == ["torch-npu"]  # its torch pin is unknown: 2.5.1's would be the wrong one
     assert runner.torch_matches("2.14.0+cpu", "==2.14.0.*") and not runner.torch_matches("2.14.1", "==2.14.0.*")
     assert runner.torch_matches("2.1.0", ">=2.1") is None
 
@@ -246,12 +249,13 @@ def test_pairing_holds_torch_npu_to_the_torch_its_wheel_pins(runner):
 def test_driver_firmware_and_cann_are_read_from_their_version_files(runner, tmp_path):
     root = tmp_path / "Ascend"
     (root / "driver").mkdir(parents=True)
-    (root / "driver" / "version.info").write_text("Version=24.1.rc3\nascendhal_version=7.35.23\n")
+    (root / "driver" / "version.info").write_text("Version = 24.1.rc3\nascendhal_version=7.35.23\n")
     toolkit = root / "ascend-toolkit" / "latest" / "x86_64-linux"
     toolkit.mkdir(parents=True)
     (toolkit / "ascend_toolkit_install.info").write_text("package_name=Ascend-cann-toolkit\nversion=8.0.RC3\n")
     checks = statuses({"environment": runner.check_driver_firmware(str(root))})
     assert checks["driver"][0] == "ok" and checks["firmware"][0] == "warn"
+    assert runner.check_driver_firmware(str(root))[0]["detail"].endswith("version.info: 24.1.rc3")
     home = str(root / "ascend-toolkit" / "latest")
     sourced = {"ASCEND_HOME_PATH": home, "LD_LIBRARY_PATH": f"/usr/lib:{home}/lib64"}
     cann = runner.check_cann(str(root), sourced)

@@ -44,8 +44,8 @@ Check = Dict[str, str]  # noqa: UP006 (evaluated at run time: Python 3.8)
 HINTS = (
     (
         "Two accelerators cannot be used",
-        "torch_npu refuses a CUDA build of torch: install the CPU build of the torch "
-        "version torch-npu requires (pip install torch==VERSION --index-url https://download.pytorch.org/whl/cpu)",
+        "torch_npu refuses a CUDA build of torch: install the CPU build of the torch version torch-npu requires "
+        "(pip install torch==<its pin> --index-url https://download.pytorch.org/whl/cpu)",
     ),
     (
         "cannot open shared object file",
@@ -85,7 +85,7 @@ def read_info(path: str, keys: tuple = ("Version", "version", "package_version",
         lines = Path(path).read_text("utf-8", "replace").splitlines()
     except OSError:
         return None
-    values = dict(line.split("=", 1) for line in lines if "=" in line)
+    values = {key.strip(): value for key, _, value in (line.partition("=") for line in lines) if value}
     for key in keys:
         if values.get(key, "").strip():
             return values[key].strip().strip('"')
@@ -257,7 +257,7 @@ def check_pairing(
     machine = machine or platform.machine()
     python_tag = python_tag or f"cp{sys.version_info[0]}{sys.version_info[1]}"
     checks = []
-    wanted = release(table, torch_npu) or release(table, target)
+    wanted = release(table, torch_npu or target)
     spec, tags = required_torch(wanted, machine) if wanted else (None, [])
     pin = (spec or "").split(";")[0].lstrip("=").replace(".*", "")
     if torch_npu is None:
@@ -269,7 +269,16 @@ def check_pairing(
                 f"pip install torch-npu=={target}" + (f" (with torch=={pin})" if pin else ""),
             )
         )
-    elif torch_npu != target and wanted:
+    elif not wanted:
+        checks.append(
+            check(
+                "torch-npu",
+                "warn",
+                f"torch-npu {torch_npu} is not in the kit's release table (the port targeted {target})",
+                "a release newer than this kit: check its torch pin and Python versions in Ascend/pytorch's README",
+            )
+        )
+    elif torch_npu != target:
         checks.append(
             check(
                 "torch-npu",
@@ -277,15 +286,6 @@ def check_pairing(
                 f"torch-npu {torch_npu} installed; the port targeted {target}",
                 f"the port's API checks used {target}: pip install torch-npu=={target}, or port again "
                 f"with --torch-npu {torch_npu}",
-            )
-        )
-    elif not wanted:
-        checks.append(
-            check(
-                "torch-npu",
-                "warn",
-                f"torch-npu {torch_npu} is not in the kit's release table",
-                "a release newer than this kit: check its torch pin in Ascend/pytorch's README",
             )
         )
     else:
