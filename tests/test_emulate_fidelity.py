@@ -187,3 +187,27 @@ def test_a_process_that_stayed_on_cpu_is_reported(tmp_path):
     data = json.loads(report.read_text())
     assert data["processes"] == 1 and data["stayed_on_cpu"] == 1 and data["calls"] == {}
     assert "stayed on the CPU" in result.stderr and '"cuda" if torch.cuda.is_available() else "cpu"' in result.stderr
+
+
+@pytest.mark.slow
+def test_a_worker_process_is_not_said_to_stay_on_cpu(tmp_path):
+    """A spawned child (a DataLoader worker) imports torch, so the stand-in, but leaves the npu to the program: it
+    reports only what it called (here nothing), and is never named as having stayed on the CPU."""
+    report = tmp_path / "report.json"
+    code = """
+        import multiprocessing
+        import torch
+
+        def work(n):
+            print(torch.ones(n).sum().item(), flush=True)
+
+        if __name__ == "__main__":
+            print(torch.ones(1, device="npu").device, flush=True)
+            child = multiprocessing.get_context("spawn").Process(target=work, args=(2,))
+            child.start()
+            child.join()
+    """
+    result = emulate(tmp_path, code, "--report", str(report))
+    assert check(result).split() == ["npu:0", "2.0"]
+    data = json.loads(report.read_text())
+    assert data["processes"] == 1 and data["stayed_on_cpu"] == 0, data

@@ -87,10 +87,20 @@ def not_emulated(name: str) -> NotImplementedError:
     return NotImplementedError(f"{name} is not emulated by ascend-port emulate")
 
 
+def _helper() -> bool:
+    """A process that never computes by design: a multiprocessing child (a DataLoader worker, spawned) or torchrun's
+    launcher, which import torch (and so the stand-in) but leave the npu to the program's processes. (Read from
+    sys.modules: importing multiprocessing at exit, after autograd's threads, aborts the interpreter.)"""
+    multiprocessing = sys.modules.get("multiprocessing")
+    child = multiprocessing is not None and multiprocessing.parent_process() is not None
+    return child or "torch.distributed.run" in sys.modules
+
+
 def _npu_storage_allocated() -> bool | None:
-    """Did the process ever allocate npu storage (the native device's allocation counters), None if unknown."""
+    """Did the process ever allocate npu storage (the native device's allocation counters), None if unknown or if
+    the process is a helper."""
     native = getattr(sys.modules.get("torch"), "_ascend_port_emulate_native", None)
-    if native is None:
+    if native is None or _helper():
         return None
     try:
         return any(native.memory_stats(i)[2] for i in range(native.device_count()))
@@ -100,10 +110,11 @@ def _npu_storage_allocated() -> bool | None:
 
 @atexit.register
 def _write() -> None:
-    # Every process that imported the stand-in reports, calls or not: one that never put a tensor on the npu is
-    # what the summary must tell (a port that still picks "cpu").
+    # Every process that imported the stand-in reports, calls or not (helpers only where they called something): one
+    # that never put a tensor on the npu is what the summary must tell (a port that still picks "cpu").
     folder = os.environ.get(REPORT_ENV)
-    if not folder:
+    recorded = calls or not_implemented or violations or absent or notes or writes
+    if not folder or (_helper() and not recorded):
         return
     report = {
         "pid": os.getpid(),
