@@ -71,6 +71,13 @@ def test_schema_binding_as_torch_binds():
         with pytest.raises(RuntimeError, match=match) as info:
             schema.bind(text, args, kwargs)
         assert isinstance(info.value, TypeError)
+    rms = "npu_rms_norm(Tensor self, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor)"
+    assert schema.bind(rms, (x, x), {})["epsilon"] == 1e-06
+    assert schema.bind(rms, (x, x, torch.tensor(0.5)), {})["epsilon"].item() == 0.5  # a 0-d tensor is a number
+    with pytest.raises(RuntimeError, match="Expected a value of type 'float' for argument 'epsilon'"):
+        schema.bind(rms, (x, x, torch.ones(2)), {})
+    rotary = "npu_rotary_mul(Tensor self, Tensor r1, Tensor r2, str rotary_mode='half', int[]? p=[1, 2]) -> Tensor"
+    assert schema.bind(rotary, (x, x, x), {}) == {"self": x, "r1": x, "r2": x, "rotary_mode": "half", "p": [1, 2]}
 
 
 # --- the stand-in under a target release ---------------------------------------------------------------------------
@@ -162,6 +169,8 @@ def test_report_counts_the_programs_calls_and_writes(tmp_path):
         torch.npu.matmul.allow_hf32 = True
         torch_npu.npu.config.allow_internal_format = False
         torch.npu.conv.allow_tf32 = True
+        torch.npu.aclnn.allow_hf32 = False
+        torch.npu.aclnn.allow_fp32 = False
         print(torch.npu.matmul.allow_hf32, torch.ones(1, device="npu").device)
     """
     result = emulate(tmp_path, code, "--report", str(report))
@@ -169,8 +178,12 @@ def test_report_counts_the_programs_calls_and_writes(tmp_path):
     data = json.loads(report.read_text())
     assert data["calls"]["torch.npu.is_available"] == 1 and data["torch_internal"]["torch.npu.is_available"] == 5
     assert "torch_npu.npu.Scheduling" not in data["absent"]
-    assert data["writes"] == {"torch_npu.npu.config.allow_internal_format": 1, "torch_npu.npu.matmul.allow_hf32": 1}
-    assert data["absent"] == {"torch_npu.npu.conv.allow_tf32": 1}
+    assert data["writes"] == {
+        "torch_npu.npu.aclnn.allow_hf32": 1,
+        "torch_npu.npu.config.allow_internal_format": 1,
+        "torch_npu.npu.matmul.allow_hf32": 1,
+    }
+    assert data["absent"] == {"torch_npu.npu.aclnn.allow_fp32": 1, "torch_npu.npu.conv.allow_tf32": 1}
     assert data["stayed_on_cpu"] == 0 and "made by torch's own code" in result.stderr
 
 

@@ -73,7 +73,9 @@ def _matches(kind: str, value: object) -> bool:
             isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point()
         )
     if kind == "float":
-        return isinstance(value, (Real, torch.Tensor)) and not isinstance(value, bool)
+        return (isinstance(value, Real) and not isinstance(value, bool)) or (
+            isinstance(value, torch.Tensor) and value.dim() == 0
+        )
     if kind == "bool":  # torch takes a number for a bool (sync=1), not a string or a tensor
         return isinstance(value, Real)
     if kind == "str":

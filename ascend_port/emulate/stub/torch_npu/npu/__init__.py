@@ -425,8 +425,19 @@ _emulated["amp"] = amp
 _API = _inventory.inventory()
 
 
+class _Submodule(types.ModuleType):
+    """A torch_npu.npu submodule: a write to one of its names (torch.npu.aclnn.allow_hf32 = True) is reported, one
+    to a name the release lacks goes to "absent"; the value is kept either way, as Python would."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if not name.startswith("_"):
+            known = name in _API["npu_submodules"].get(self.__name__.rpartition(".")[2], ())
+            (_report.record_write if known else _report.record_absent)(f"{self.__name__}.{name}")
+        super().__setattr__(name, value)
+
+
 def _submodule(name: str) -> types.ModuleType:
-    submodule = types.ModuleType(f"torch_npu.npu.{name}")
+    submodule = _Submodule(f"torch_npu.npu.{name}")
     names = _API["npu_submodules"][name]
     submodule.__getattr__ = _inventory.module_getattr(
         f"torch_npu.npu.{name}", names, {n: _emulated[n] for n in names if n in _emulated}
