@@ -80,6 +80,22 @@ def test_schema_binding_as_torch_binds():
     assert schema.bind(rotary, (x, x, x), {}) == {"self": x, "r1": x, "r2": x, "rotary_mode": "half", "p": [1, 2]}
 
 
+def test_schema_call_maps_the_schema_onto_the_reference():
+    """The schema's ``self`` is the reference's first parameter; an argument of a later release that the reference
+    lacks is dropped at its default and refused otherwise."""
+    schema = _schema_module()
+    torch = pytest.importorskip("torch")
+    x = torch.ones(1)
+
+    def reference(input, r1, r2, rotary_mode="half"):
+        return input is x, rotary_mode
+
+    text = "npu_rotary_mul(Tensor self, Tensor r1, Tensor r2, str rotary_mode='half', int extra=0) -> Tensor"
+    assert schema.call(reference, text, (x, x, x), {"rotary_mode": "interleave"}) == (True, "interleave")
+    with pytest.raises(NotImplementedError, match="the argument extra is not in this reference"):
+        schema.call(reference, text, (x, x, x), {"extra": 1})
+
+
 # --- the stand-in under a target release ---------------------------------------------------------------------------
 
 PROBES = """

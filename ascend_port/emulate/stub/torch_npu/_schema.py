@@ -20,13 +20,19 @@ _ARGUMENT = re.compile(r"^(?P<type>\S+)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
 
 
 def _default(text: str) -> object:
+    text = text.strip()
     if text in ("None", "True", "False"):
         return {"None": None, "True": True, "False": False}[text]
     if text[:1] in "\"'":
         return text[1:-1]
     if text.startswith("["):
-        return [int(v) for v in text[1:-1].split(",") if v.strip()]
-    return float(text) if any(c in text for c in ".eE") and not text.lstrip("-").isdigit() else int(text)
+        return [_default(v) for v in text[1:-1].split(",") if v.strip()]
+    for number in (int, float):
+        try:
+            return number(text)
+        except ValueError:
+            pass
+    return text  # a name (an enum such as a ScalarType): kept as written
 
 
 def _split(arguments: str) -> list[str]:
@@ -108,7 +114,11 @@ def call(implementation, schema: str, args: tuple, kwargs: dict):
     name where the reference has the name, else by position (the schema's ``self`` is the reference's ``input``)."""
     arguments = bind(schema, args, kwargs)
     names = list(inspect.signature(implementation).parameters)
+    defaults = parse(schema)[1].parameters
     passed: dict[str, object] = {}
     for position, (name, value) in enumerate(arguments.items()):
-        passed[name if name in names else names[position]] = value
+        if name in names or position < len(names):
+            passed[name if name in names else names[position]] = value
+        elif value != defaults[name].default:  # an argument of a later release than the reference knows
+            raise NotImplementedError(f"{parse(schema)[0]}: the argument {name} is not in this reference")
     return implementation(**passed)
