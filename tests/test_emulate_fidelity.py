@@ -121,6 +121,7 @@ PROBES = """
     mask = torch.zeros(4, 4, dtype=torch.bool)
     attempt("mixed", lambda: torch_npu.npu_fusion_attention(q, q, q, 2, "BSND", atten_mask=mask, sparse_mode=1))
     attempt("inner_precise", lambda: torch_npu.npu_fusion_attention(q, q, q, 2, "BSND", inner_precise=5))
+    attempt("sync", lambda: torch_npu.npu_fusion_attention(q, q, q, 2, "BSND", sync="yes"))
     attempt("yarn", lambda: torch_npu.npu_rotary_mul(x, r.abs() + 1.0, r))
 """
 
@@ -145,6 +146,7 @@ def test_target_release_signatures_presence_and_checks(tmp_path):
     assert new["mixed"].startswith("RuntimeError True torch_npu.npu_fusion_attention: Expected all tensors")
     assert "cpu and npu:0" in new["mixed"]
     assert new["inner_precise"].startswith("OpContractError") and "inner_precise" in new["inner_precise"]
+    assert new["sync"].startswith("SchemaError True npu::npu_fusion_attention() Expected a value of type 'bool'")
     data = json.loads(report.read_text())
     assert any(v.startswith("torch_npu.npu_rms_norm: Could not run") for v in data["contract_violations"])
 
@@ -182,6 +184,8 @@ def test_report_counts_the_programs_calls_and_writes(tmp_path):
                      torch.__file__, "exec"))
         exec(compile("import torch_npu\\ntry:\\n    torch_npu.npu.Scheduling\\nexcept AttributeError: pass",
                      torch.__file__, "exec"))
+        # through torch's pass-through wrappers (no_grad as a decorator): still the program's
+        torch.no_grad()(lambda: torch.npu.synchronize())()
         torch.npu.matmul.allow_hf32 = True
         torch_npu.npu.config.allow_internal_format = False
         torch.npu.conv.allow_tf32 = True
@@ -193,6 +197,7 @@ def test_report_counts_the_programs_calls_and_writes(tmp_path):
     assert check(result).split() == ["True", "npu:0"]
     data = json.loads(report.read_text())
     assert data["calls"]["torch.npu.is_available"] == 1 and data["torch_internal"]["torch.npu.is_available"] == 5
+    assert data["calls"]["torch.npu.synchronize"] == 1 and "torch.npu.synchronize" not in data["torch_internal"]
     assert "torch_npu.npu.Scheduling" not in data["absent"]
     assert data["writes"] == {
         "torch_npu.npu.aclnn.allow_hf32": 1,

@@ -27,6 +27,20 @@ torch_internal: Counter[str] = Counter()  # calls and lookups made by torch's ow
 # libraries (transformers, accelerate, deepspeed) count: they call torch_npu for the program, and a port needs what
 # they call as much as what the program's own files call.
 _EMULATOR = str(Path(__file__).resolve().parents[2])  # ascend_port/emulate: the stand-in and the references
+# torch's wrappers that only pass the program's call on (optimizer.step's profiling hook, no_grad as a decorator,
+# Module.__call__, autograd.Function.apply, checkpoint): the caller is the frame beyond them.
+_PASS_THROUGH = frozenset(
+    os.path.join(*parts)
+    for parts in (
+        ("optim", "optimizer.py"),
+        ("utils", "_contextlib.py"),
+        ("nn", "modules", "module.py"),
+        ("autograd", "function.py"),
+        ("utils", "checkpoint.py"),
+        ("utils", "hooks.py"),
+        ("amp", "autocast_mode.py"),
+    )
+)
 
 
 def _torch_dir() -> str | None:
@@ -36,12 +50,15 @@ def _torch_dir() -> str | None:
 
 def from_program() -> bool:
     """Is the nearest caller outside the emulator (and the import machinery) the program, not torch?"""
+    torch_dir = _torch_dir()
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if not (name.startswith(_EMULATOR) or name.startswith("<frozen ")):
-            torch_dir = _torch_dir()
-            return torch_dir is None or not name.startswith(torch_dir)
+            if torch_dir is None or not name.startswith(torch_dir):
+                return True
+            if name[len(torch_dir) :] not in _PASS_THROUGH:
+                return False
         frame = frame.f_back
     return True
 
