@@ -113,11 +113,12 @@ def _fused(name: str):
 
         schema = _API.get("schemas", {}).get(name)
         try:
-            if schema:
-                _check_release(name, _schema.bind(schema, args, kwargs))
+            arguments = _schema.bind(schema, args, kwargs) if schema else None
+            if arguments is not None:
+                _check_release(name, arguments)
             _check_devices(name, args, kwargs)
             if schema:
-                return _schema.call(implementation, schema, args, kwargs)
+                return _schema.call(implementation, schema, args, kwargs, arguments)
             return implementation(*args, **kwargs)
         except (ops.OpContractError, ops.OpTypeError, _schema.SchemaError) as error:
             _report.record_violation(f"torch_npu.{name}", error)

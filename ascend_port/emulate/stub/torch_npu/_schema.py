@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from functools import cache
 from numbers import Integral, Real
 
 import torch
@@ -47,8 +48,9 @@ def _split(arguments: str) -> list[str]:
     return [p for p in [*parts, current.strip()] if p]
 
 
+@cache  # a fused op is called once per layer and step: its schema is parsed once
 def parse(schema: str) -> tuple[str, inspect.Signature, dict[str, str]]:
-    """The op name, a Python signature and the declared type of each argument."""
+    """The op name, a Python signature and the declared type of each argument (not to be modified)."""
     name, _, rest = schema.partition("(")
     arguments = rest[: rest.rindex(") ->")] if ") ->" in rest else rest.rstrip(")")
     parameters, types, kind = [], {}, inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -109,10 +111,11 @@ def bind(schema: str, args: tuple, kwargs: dict) -> dict[str, object]:
     return dict(bound.arguments)
 
 
-def call(implementation, schema: str, args: tuple, kwargs: dict):
-    """``implementation`` (a reference of ascend_port/emulate/ops.py) on the call bound to ``schema``: arguments by
-    name where the reference has the name, else by position (the schema's ``self`` is the reference's ``input``)."""
-    arguments = bind(schema, args, kwargs)
+def call(implementation, schema: str, args: tuple, kwargs: dict, arguments: dict | None = None):
+    """``implementation`` (a reference of ascend_port/emulate/ops.py) on the call bound to ``schema`` (``arguments``:
+    already bound): arguments by name where the reference has the name, else by position (the schema's ``self`` is
+    the reference's ``input``)."""
+    arguments = bind(schema, args, kwargs) if arguments is None else arguments
     names = list(inspect.signature(implementation).parameters)
     defaults = parse(schema)[1].parameters
     passed: dict[str, object] = {}
