@@ -12,8 +12,10 @@ included, built for each torch version: 2.1.0.post17 for torch 2.1.0, ..., 2.9.0
 ascend_port/data/torch_npu_releases.json: the releases covered and the torch each requires (Requires-Dist of the
 wheel's METADATA, as written), which public names each release has (a name maps to the ranges of release indexes that
 have it, ``[first, last]``, or ``[first, last, first, last, ...]`` where a name went away and came back), the op
-signatures of the op docs where they changed, and every torch-npu version on PyPI with the torch it requires (read
-from the wheel's METADATA through HTTP range requests, so those wheels are not downloaded whole). Wheels are
+signatures of the op docs where they changed, the schemas the wheel registers (string literals of
+``torch_npu/lib/libtorch_npu.so``: every op torch_npu exposes, documented or not, with what a call binds to), and
+every torch-npu version on PyPI with the torch it requires (read from the wheel's METADATA through HTTP range
+requests, so those wheels are not downloaded whole). Wheels are
 downloaded with ``pip download --no-deps``, never installed, and deleted after reading (unless ``--wheels DIR``
 keeps them for the next run, which then reuses the ones whose sha256 matches the index).
 

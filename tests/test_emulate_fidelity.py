@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from emulation import CLI, check, run
+from emulation import CLI, check, needs_compiler, run
 
 from ascend_port.core import npu_api
 
@@ -19,6 +19,8 @@ STUB = Path(__file__).resolve().parent.parent / "ascend_port" / "emulate" / "stu
 
 
 def emulate(tmp_path: Path, code: str, *options: str):
+    pytest.importorskip("torch")
+    needs_compiler()
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(code), "utf-8")
     return run([*CLI, "emulate", *options, "--", sys.executable, str(script)], timeout=300, cwd=tmp_path)
@@ -55,9 +57,9 @@ def test_release_schemas_differ_where_the_wheels_do():
 
 
 def test_schema_binding_as_torch_binds():
+    torch = pytest.importorskip("torch")
     schema = _schema_module()
     text = "npu_swiglu(Tensor self, int dim=-1, *, bool sync=False) -> Tensor"
-    torch = pytest.importorskip("torch")
     x = torch.ones(2)
     assert schema.bind(text, (x,), {}) == {"self": x, "dim": -1, "sync": False}
     assert schema.bind(text, (x, 1), {"sync": 1})["sync"] == 1  # torch takes a number for a bool
@@ -83,8 +85,8 @@ def test_schema_binding_as_torch_binds():
 def test_schema_call_maps_the_schema_onto_the_reference():
     """The schema's ``self`` is the reference's first parameter; an argument of a later release that the reference
     lacks is dropped at its default and refused otherwise."""
-    schema = _schema_module()
     torch = pytest.importorskip("torch")
+    schema = _schema_module()
     x = torch.ones(1)
 
     def reference(input, r1, r2, rotary_mode="half"):
