@@ -123,6 +123,7 @@ PROBES = """
     mask = torch.zeros(4, 4, dtype=torch.bool)
     attempt("mixed", lambda: torch_npu.npu_fusion_attention(q, q, q, 2, "BSND", atten_mask=mask, sparse_mode=1))
     attempt("inner_precise", lambda: torch_npu.npu_fusion_attention(q, q, q, 2, "BSND", inner_precise=5))
+    attempt("cpu_scale", lambda: torch_npu.npu_fusion_attention(q, q, q, 2, "BSND", scale=torch.tensor(0.5)))
     attempt("sync", lambda: torch_npu.npu_fusion_attention(q, q, q, 2, "BSND", sync="yes"))
     attempt("yarn", lambda: torch_npu.npu_rotary_mul(x, r.abs() + 1.0, r))
 """
@@ -141,7 +142,7 @@ def test_target_release_signatures_presence_and_checks(tmp_path):
     assert old["rotary_mode"].startswith("SchemaError True Unknown keyword argument 'rotary_mode'")
     report = tmp_path / "report.json"
     new = _outcomes(check(emulate(tmp_path, PROBES, "--report", str(report))))
-    for probe in ("gemma", "softmax_layout", "tnd", "rotary_mode", "yarn"):
+    for probe in ("gemma", "softmax_layout", "tnd", "rotary_mode", "yarn", "cpu_scale"):
         assert new[probe] == "ok", (probe, new[probe])
     assert new["bogus"].startswith("SchemaError True Unknown keyword argument 'bogus'")
     assert new["cpu"].startswith("NotImplementedError True Could not run 'npu::npu_rms_norm'") and "cpu" in new["cpu"]

@@ -63,10 +63,11 @@ def _tensors(values) -> list:
     return found
 
 
-def _check_devices(name: str, args: tuple, kwargs: dict) -> None:
-    """The device check of the real op: registered for the npu only (CPU tensors find no kernel), and all its tensors
-    on one device (op-plugin's generated device check)."""
-    tensors = _tensors([*args, *kwargs.values()])
+def _check_devices(name: str, values: list) -> None:
+    """The device check of the real op: registered for the npu only (CPU tensors find no kernel), and all its tensor
+    arguments on one device (op-plugin's generated device check). ``values``: its Tensor arguments (a 0-d tensor for
+    a float or int argument is a number, not one of them)."""
+    tensors = _tensors(values)
     devices = sorted({str(t.device) for t in tensors})
     error: RuntimeError | None = None
     if tensors and not any(t.device.type == "npu" for t in tensors):
@@ -116,7 +117,10 @@ def _fused(name: str):
             arguments = _schema.bind(schema, args, kwargs) if schema else None
             if arguments is not None:
                 _check_release(name, arguments)
-            _check_devices(name, args, kwargs)
+                types = _schema.parse(schema)[2]
+                _check_devices(name, [v for n, v in arguments.items() if types[n].startswith("Tensor")])
+            else:
+                _check_devices(name, [*args, *kwargs.values()])
             if schema:
                 return _schema.call(implementation, schema, args, kwargs, arguments)
             return implementation(*args, **kwargs)
