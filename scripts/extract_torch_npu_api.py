@@ -12,8 +12,10 @@ included, built for each torch version: 2.1.0.post17 for torch 2.1.0, ..., 2.9.0
 ascend_port/data/torch_npu_releases.json: the releases covered and the torch each requires (Requires-Dist of the
 wheel's METADATA, as written), which public names each release has (a name maps to the ranges of release indexes that
 have it, ``[first, last]``, or ``[first, last, first, last, ...]`` where a name went away and came back), the op
-signatures of the op docs where they changed, and every torch-npu version on PyPI with the torch it requires (read
-from the wheel's METADATA through HTTP range requests, so those wheels are not downloaded whole). Wheels are
+signatures of the op docs where they changed, the schemas the wheel registers (string literals of
+``torch_npu/lib/libtorch_npu.so``: every op torch_npu exposes, documented or not, with what a call binds to), and
+every torch-npu version on PyPI with the torch it requires (read from the wheel's METADATA through HTTP range
+requests, so those wheels are not downloaded whole). Wheels are
 downloaded with ``pip download --no-deps``, never installed, and deleted after reading (unless ``--wheels DIR``
 keeps them for the next run, which then reuses the ones whose sha256 matches the index).
 
@@ -174,6 +176,38 @@ def documented_ops(tree: ast.Module) -> list[str]:
     )
 
 
+# The operator schemas torch_npu registers (``m.def("npu_rms_norm(Tensor self, ...) -> (Tensor, Tensor)")`` in
+# op-plugin's generated registration): string literals of libtorch_npu.so. These, not the op docs, are what
+# torch_npu exposes: at import it sets ``torch_npu.<name> = torch.ops.npu.<name>`` for every op of the npu namespace,
+# documented or not, and torch's argument parser binds a call to the registered schema (keywords, defaults).
+LIBRARY = "torch_npu/lib/libtorch_npu.so"
+_SCHEMA = re.compile(rb"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)?\(.*\) -> .+$")
+_PRINTABLE = re.compile(rb"[\x20-\x7e]{8,}")
+# Schemas of other namespaces compiled into the same library (c10d's wrappers of torch_npu's collectives).
+_OTHER_NAMESPACES = ("wrap_",)
+
+
+def registered_schemas(wheel: zipfile.ZipFile) -> dict[str, str]:
+    """The public ops of the npu namespace (overloads dropped) and the schema of their default overload."""
+    if LIBRARY not in wheel.namelist():
+        return {}
+    data = wheel.read(LIBRARY)
+    schemas: dict[str, str] = {}
+    for text in _PRINTABLE.findall(data):
+        if not _SCHEMA.match(text):
+            continue
+        schema = text.decode("ascii")
+        name, _, rest = schema.partition("(")
+        base, _, overload = name.partition(".")
+        if base.startswith(("_", *_OTHER_NAMESPACES)):
+            continue
+        if not overload:
+            schemas[base] = f"{base}({rest}"
+        else:
+            schemas.setdefault(base, "")  # only an overload: the op exists, its default schema is unknown
+    return dict(sorted(schemas.items()))
+
+
 def extract(wheel_path: Path) -> dict[str, object]:
     with zipfile.ZipFile(wheel_path) as wheel:
 
@@ -192,7 +226,8 @@ def extract(wheel_path: Path) -> dict[str, object]:
             "npu_submodules": {name: public_api(parse(path)) for name, path in npu_submodules(wheel).items()},
             "optim": public_api(parse("torch_npu/optim/__init__.py")),
             "profiler": public_api(parse("torch_npu/profiler/__init__.py")),
-            "ops": documented_ops(parse("torch_npu/_op_plugin_docs.py")),
+            # documented ops and every op torch_npu registers (exposed as torch_npu.<name>, documented or not)
+            "ops": sorted(set(documented_ops(parse("torch_npu/_op_plugin_docs.py"))) | set(registered_schemas(wheel))),
             "distributed": public_api(distributed),
         }
 
@@ -437,6 +472,7 @@ class Inventory:
     torch: str | None
     names: dict[str, set[str]] = field(default_factory=dict)
     signatures: dict[str, str | None] = field(default_factory=dict)
+    schemas: dict[str, str] = field(default_factory=dict)
 
 
 def class_members(tree: ast.Module, public: Iterable[str]) -> dict[str, set[str]]:
@@ -466,6 +502,7 @@ def inventory(wheel_path: Path) -> Inventory:
             return ast.parse(wheel.read(path).decode("utf-8"), filename=path)
 
         metadata = wheel_metadata(wheel)
+        schemas = {op: schema for op, schema in registered_schemas(wheel).items() if schema}
         top = parse("torch_npu/__init__.py")
         docs = parse("torch_npu/_op_plugin_docs.py")
         # kind "npu.mstx:mstx": the members of class mstx of torch_npu/npu/mstx.py (torch.npu.mstx.range_push)
@@ -492,6 +529,7 @@ def inventory(wheel_path: Path) -> Inventory:
         torch=torch_requirement(metadata),
         names=names,
         signatures={op: sig for op, sig in op_signatures(docs).items() if op in names["ops"]},
+        schemas=schemas,
     )
 
 
@@ -517,6 +555,10 @@ def compact(inventories: list[Inventory], published: list[dict[str, object]], py
         for op, signature in inv.signatures.items():
             if signature and not op.startswith("_"):
                 signatures.setdefault(op, {}).setdefault(signature, []).append(index)
+    schemas: dict[str, dict[str, list[int]]] = {}
+    for index, inv in enumerate(inventories):
+        for op, schema in inv.schemas.items():
+            schemas.setdefault(op, {}).setdefault(schema, []).append(index)
     return {
         "schema": 1,
         "source": "PyPI torch-npu manylinux x86_64 wheels, read by scripts/extract_torch_npu_api.py --releases",
@@ -538,6 +580,11 @@ def compact(inventories: list[Inventory], published: list[dict[str, object]], py
         "signatures": {
             op: sorted(([sig, *ranges(indexes)] for sig, indexes in history.items()), key=lambda e: e[1:])
             for op, history in sorted(signatures.items())
+        },
+        # public op -> [[schema, first, last, ...], ...]: the schema the wheel registers (what a call binds to)
+        "schemas": {
+            op: sorted(([schema, *ranges(indexes)] for schema, indexes in history.items()), key=lambda e: e[1:])
+            for op, history in sorted(schemas.items())
         },
         "published": published,
     }

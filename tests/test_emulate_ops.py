@@ -22,7 +22,7 @@ def rand(*shape, dtype=torch.float32, seed=0, grad=False):
 
 
 def table(*shape, seed=0, grad=False):
-    """A rotary table's values: in [-1, 1], as npu_rotary_mul documents them."""
+    """A rotary table's values (cos/sin: in [-1, 1])."""
     t = torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).tanh()
     return t.requires_grad_() if grad else t
 
@@ -233,6 +233,9 @@ FA_VIOLATIONS = {
         "1..1024",
     ),
     "tnd_head_num": (lambda: _tnd(head_num=4), OpContractError, "head_num"),
+    # [FA] inner_precise: "当前0、1为保留配置值, 2为使能无效行计算"
+    "inner_precise_3": (lambda: _bsnd(inner_precise=3), OpContractError, "inner_precise must be 0, 1 or 2"),
+    "inner_precise_float": (lambda: _bsnd(inner_precise=2.0), OpTypeError, "inner_precise must be an int"),
 }
 
 
@@ -400,12 +403,6 @@ ROPE_VIOLATIONS = {
         OpContractError,
         "below 1000",
     ),
-    # [ROPE] cos/sin in [-1, 1]: a YaRN-scaled table (mscale 1.2) is outside
-    "scaled_table": (
-        lambda: ops.npu_rotary_mul(rand(1, 1, 2, 8), table(1, 1, 2, 8) * 0 + 1.2, table(1, 1, 2, 8)),
-        OpContractError,
-        r"\[-1, 1\]",
-    ),
     "three_dims": (lambda: ops.npu_rotary_mul(rand(3, 4, 8), rand(1, 4, 8), rand(1, 4, 8)), OpContractError, "4-D"),
     "odd_head_dim": (
         lambda: ops.npu_rotary_mul(rand(1, 1, 2, 7), rand(1, 1, 2, 7), rand(1, 1, 2, 7)),
@@ -545,3 +542,27 @@ def test_rotary_mul_casts_mixed_dtype_tables_to_the_input_dtype():
     assert torch.equal(out, ops.npu_rotary_mul(x, cos.bfloat16(), sin.bfloat16()))
     with pytest.raises(OpTypeError, match="float16"):
         ops.npu_rotary_mul(x, cos.long(), sin)
+
+
+def test_rotary_mul_takes_tables_scaled_above_one():
+    """YaRN's mscale (and LongRoPE's attention factor) scale the cos/sin tables above 1: the real op multiplies by
+    whatever r1 and r2 hold, and so does the reference."""
+    x, cos, sin = rand(1, 1, 2, 8), table(1, 1, 2, 8) * 1.2, table(1, 1, 2, 8) * 1.2
+    x1, x2 = x.chunk(2, dim=-1)
+    expected = cos * x + sin * torch.cat((-x2, x1), dim=-1)
+    torch.testing.assert_close(ops.npu_rotary_mul(x, cos, sin), expected)
+
+
+def test_fully_masked_rows_are_a_contract_note_unless_inner_precise_2(monkeypatch):
+    """[FA] a fully masked row is computed right only with inner_precise=2 (or where the op enables it itself,
+    sparse_mode 3 with Sq > Skv): the reference gives 0 and tells its note hook (the emulator's report)."""
+    notes: list[str] = []
+    monkeypatch.setattr(ops, "note", notes.append)
+    mask = torch.zeros(4, 4, dtype=torch.bool)
+    mask[1] = True  # query 1 attends to no key
+    out = _bsnd(atten_mask=mask, sparse_mode=1)[0]
+    assert len(notes) == 1 and "fully masked rows" in notes[0] and "inner_precise=2" in notes[0]
+    assert torch.count_nonzero(out[:, 1]) == 0
+    _bsnd(atten_mask=mask, sparse_mode=1, inner_precise=2)
+    _bsnd(atten_mask=torch.zeros(4, 4, dtype=torch.bool), sparse_mode=1)
+    assert len(notes) == 1

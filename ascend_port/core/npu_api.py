@@ -55,8 +55,9 @@ def load() -> NpuApi:
 # release order; a name maps to the runs of release indexes that have it ([first, last, first, last, ...]: post
 # releases of older branches come out after newer branches, so a name can go away and come back). Kinds: "npu"
 # (torch.npu), "npu_submodules", "npu.<submodule>", "npu.<submodule>:<Class>" (the public members of a class, e.g.
-# "npu.mstx:mstx" has range_push), "ops" (documented torch_npu ops), "optim", "profiler", "distributed" and
-# "torch_npu" (torch_npu's own __all__).
+# "npu.mstx:mstx" has range_push), "ops" (the ops the wheel registers in libtorch_npu.so, documented or not, and the
+# documented ones), "optim", "profiler", "distributed" and "torch_npu" (torch_npu's own __all__). "signatures": the
+# docs' prototype of each op; "schemas": the schema the wheel registers (what a call binds to).
 
 RELEASES_FILE = "torch_npu_releases.json"
 
@@ -170,6 +171,16 @@ def op_signature(op: str, version: str) -> str | None:
     return None
 
 
+def op_schema(op: str, version: str) -> str | None:
+    """The schema a covered release's wheel registers for the op (what a call binds to: its keywords and
+    defaults, which can differ from the docs' prototype), or None where the data has none."""
+    index = _index(version)
+    for schema, *runs in _releases_data().get("schemas", {}).get(op, []):
+        if _present(runs, index):
+            return str(schema)
+    return None
+
+
 def release_for_torch(torch_version: str) -> Release | None:
     """The covered release built for this torch version (``2.5.1``, ``2.5.1+cpu``), or None."""
     wanted = torch_version.split("+")[0]
@@ -179,10 +190,11 @@ def release_for_torch(torch_version: str) -> Release | None:
 def release_inventory(version: str) -> dict[str, Any]:
     """A covered release's names in torch_npu_api.json's shape (what ``ascend-port emulate --torch-npu`` gives its
     stand-in), with ``members``: the public members of classes, by ``<kind>:<Class>``. ValueError if not covered."""
-    _index(version)
+    index = _index(version)
     kinds = _releases_data()["names"]
     return {
         "torch_npu_version": version,
+        "torch_version": _covered()[index].torch_version,  # below 2.5, torch does not autoload torch_npu
         "npu": sorted(names("npu", version)),
         "npu_submodules": {
             sub: sorted(names(f"npu.{sub}", version)) for sub in sorted(names("npu_submodules", version))
@@ -192,6 +204,9 @@ def release_inventory(version: str) -> dict[str, Any]:
         "profiler": sorted(names("profiler", version)),
         "distributed": sorted(names("distributed", version)),
         "members": {kind: sorted(names(kind, version)) for kind in sorted(kinds) if ":" in kind},
+        # per op: the registered schema (calls bind to it) and the docs' prototype (what the docs say it supports)
+        "schemas": {op: schema for op in _releases_data().get("schemas", {}) if (schema := op_schema(op, version))},
+        "signatures": {op: sig for op in _releases_data()["signatures"] if (sig := op_signature(op, version))},
     }
 
 

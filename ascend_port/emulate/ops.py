@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
 
 import torch
@@ -55,6 +56,8 @@ FLOATS = (torch.float16, torch.bfloat16, torch.float32)
 LAYOUT_RANKS = {"BSH": 3, "SBH": 3, "BSND": 4, "BNSD": 4, "TND": 3}
 MAX_SEQUENCES = 1024  # [FA] actual_seq_qlen/kvlen: "≤1K entries (varlen)"
 _WARNED: set[str] = set()  # ops that have warned about their missing backward (once per process)
+INNER_PRECISE = (0, 1, 2)  # [FA] "当前0、1为保留配置值, 2为使能无效行计算"
+note: Callable[[str], None] | None = None  # where a call's contract notes go (the emulator's report), if anywhere
 
 
 class OpContractError(ValueError, AssertionError):
@@ -156,6 +159,19 @@ def _allowed(sq: int, skv: int, mode: int, atten_mask, pre: int, nxt: int) -> to
     if mode == 0:  # [FA] defaultMask: the band of pre/next_tockens (origin top-left) applies with the mask
         allowed = allowed & (j >= i - pre) & (j <= i + nxt)
     return allowed  # mode 1, allMask: the mask alone
+
+
+def _note_masked_rows(op: str, allowed: torch.Tensor, inner_precise: int, auto: bool) -> None:
+    """[FA] a fully masked row (a query that may attend to no key) is computed right only with inner_precise=2 (the
+    "invalid row" computation, which the op enables by itself where it can tell, e.g. sparse_mode 3 with Sq > Skv);
+    otherwise the docs promise no value ("精度有损失"). The reference gives such a row 0, as with inner_precise=2;
+    the emulator records the call as a contract note rather than inventing the device's value."""
+    if inner_precise == 2 or auto or note is None or bool(allowed.any(dim=-1).all()):
+        return
+    note(
+        f"{op}: fully masked rows (a query attending to no key) without inner_precise=2: undefined on the device "
+        "(the docs: precision loss), 0 here"
+    )
 
 
 def _attend(q, k, v, allowed, scale: float, keep_prob: float) -> torch.Tensor:
@@ -260,7 +276,7 @@ def _seq_ends(op: str, seqs, name: str, total: int) -> list[int]:
     return [int(s) for s in seqs]
 
 
-def _varlen(op, query, key, value, head_num, atten_mask, scale, keep_prob, pre, nxt, sparse_mode, qlen, kvlen):
+def _varlen(op, query, key, value, head_num, atten_mask, scale, keep_prob, pre, nxt, sparse_mode, qlen, kvlen, precise):
     _check(
         query.shape[1] == head_num, op, f"head_num must be the number of query heads ({query.shape[1]}), got {head_num}"
     )  # [FA] "head_num: number of query heads"
@@ -273,6 +289,7 @@ def _varlen(op, query, key, value, head_num, atten_mask, scale, keep_prob, pre, 
     for q1, k1 in zip(q_ends, kv_ends):
         q, k, v = (t.transpose(0, 1).unsqueeze(0) for t in (query[q0:q1], key[k0:k1], value[k0:k1]))
         allowed = _allowed(q1 - q0, k1 - k0, sparse_mode, atten_mask, pre, nxt)
+        _note_masked_rows(op, allowed, precise, sparse_mode == 3 and q1 - q0 > k1 - k0)
         outs.append(_attend(q, k, v, allowed, scale, keep_prob)[0].transpose(0, 1))
         q0, k0 = q1, k1
     return torch.cat(outs, dim=0)
@@ -318,6 +335,9 @@ def npu_fusion_attention(
     head_num, scale, keep_prob, pre_tockens, next_tockens, sparse_mode = _check_scalars(
         op, head_num, input_layout, scale, keep_prob, pre_tockens, next_tockens, sparse_mode
     )
+    _check_type(_is_int(inner_precise), op, f"inner_precise must be an int, got {type(inner_precise).__name__}")
+    inner_precise = int(inner_precise)
+    _check(inner_precise in INNER_PRECISE, op, f"inner_precise must be 0, 1 or 2, got {inner_precise}")
     _check_tensors(op, query, key, value, input_layout)
     if input_layout == "TND":
         out = _varlen(
@@ -334,12 +354,14 @@ def npu_fusion_attention(
             sparse_mode,
             actual_seq_qlen,
             actual_seq_kvlen,
+            inner_precise,
         )
         return out, None, None, None, 0, 0, 0
     q, k, v = _to_bnsd(op, query, key, value, head_num, input_layout)
     _check_heads(op, q.shape[1], k.shape[1], q.shape[3], k.shape[3])
     _check_mask(op, atten_mask, sparse_mode, input_layout, (q.shape[0], q.shape[1], q.shape[2], k.shape[2]))
     allowed = _allowed(q.shape[2], k.shape[2], sparse_mode, atten_mask, pre_tockens, next_tockens)
+    _note_masked_rows(op, allowed, inner_precise, sparse_mode == 3 and q.shape[2] > k.shape[2])
     out = _attend(q, k, v, allowed, scale, keep_prob)  # (B, N, Sq, Dv)
     if input_layout == "BSND":
         out = out.transpose(1, 2)
@@ -475,14 +497,8 @@ def npu_rotary_mul(input, r1, r2, rotary_mode="half", rotate=None):
     _floating(op, input=input)  # [ROPE] "数据类型float16,bfloat16,float32"
     _floating(op, r1=r1, r2=r2)
     _check_rotary_shapes(op, input, r1, r2, rotary_mode)
-    # [ROPE] cos/sin tables in [-1, 1] (a cos/sin of the angles): YaRN's mscale and LongRoPE's attention factor
-    # scale them above 1, outside what the kernel is documented for
-    for name, t in (("r1", r1), ("r2", r2)):
-        _check(
-            not t.numel() or float(t.detach().abs().max()) <= 1.0 + 1e-3,
-            op,
-            f"{name} must hold cos/sin values in [-1, 1], got max |{name}| = {float(t.detach().abs().max()):.4g}",
-        )
+    # r1/r2 may hold any values: the kernel multiplies by them (YaRN's mscale and LongRoPE's attention factor scale
+    # the cos/sin tables above 1, and the real op takes them)
     # Mixed dtypes (a bf16 input under autocast with fp32 tables) are accepted: the op casts r1 and r2 to the
     # input's dtype and returns the input's dtype (op-plugin op_plugin/ops/opapi/RotaryMulKernelNpuOpApi.cpp,
     # isRotaryMulMixDtypeSupport), where the eager expression would have promoted to fp32.

@@ -124,12 +124,20 @@ SECTIONS = {
     "absent": "names the target torch_npu {version} lacks (AttributeError raised)",
     "not_implemented": "not emulated (NotImplementedError raised)",
     "notes": "where the emulator ran differently from a real NPU",
+    "writes": "torch_npu / torch.npu settings written",
 }
+# Counted apart, not shown name by name: calls and lookups made by torch's own code (torch.compile's probes).
+INTERNAL = "torch_internal"
+STAYED_ON_CPU = (
+    "never put a tensor on the npu (stayed on the CPU): the port usually left a "
+    '`"cuda" if torch.cuda.is_available() else "cpu"` choice, or a device string that is not npu'
+)
 
 
 def merge_reports(folder: Path) -> dict:
-    merged: dict[str, Counter[str]] = {section: Counter() for section in SECTIONS}
+    merged: dict[str, Counter[str]] = {section: Counter() for section in [*SECTIONS, INTERNAL]}
     processes = 0
+    stayed: list[str] = []
     for path in sorted(folder.glob("*.json")):
         try:
             data = json.loads(path.read_text("utf-8"))
@@ -138,7 +146,14 @@ def merge_reports(folder: Path) -> dict:
         processes += 1
         for section, counts in merged.items():
             counts.update(data.get(section, {}))
-    return {"processes": processes, **{section: dict(sorted(counts.items())) for section, counts in merged.items()}}
+        if data.get("npu_allocated") is False:
+            stayed.append(f"pid {data.get('pid')}: {' '.join(data.get('argv') or [])}".rstrip(": "))
+    return {
+        "processes": processes,
+        **{section: dict(sorted(counts.items())) for section, counts in merged.items()},
+        "stayed_on_cpu": len(stayed),
+        "stayed_on_cpu_processes": stayed,
+    }
 
 
 def _summary(report: dict, exit_code: int) -> str:
@@ -146,10 +161,17 @@ def _summary(report: dict, exit_code: int) -> str:
         f"ascend-port emulate: exit code {exit_code}, {report['processes']} process(es) reported"
         f" (torch_npu {report['torch_npu']})"
     ]
+    if report.get("stayed_on_cpu"):
+        lines.append(f"  {report['stayed_on_cpu']} process(es) {STAYED_ON_CPU}:")
+        lines += [f"    {process}" for process in report["stayed_on_cpu_processes"]]
     for section, title in SECTIONS.items():
         if report[section]:
             lines.append(f"  {title.format(version=report['torch_npu'])}:")
             lines += [f"    {name}: {count}" for name, count in report[section].items()]
+    if report.get(INTERNAL):
+        lines.append(
+            f"  (not counted: {sum(report[INTERNAL].values())} call(s) and lookup(s) made by torch's own code)"
+        )
     return "\n".join(lines)
 
 

@@ -46,9 +46,60 @@ from torch_npu import distributed, optim, profiler  # noqa: E402
 distributed._register_hccl()
 
 
-# fused ops: reference implementations in ascend_port/emulate/ops.py (loaded when first used)
+# fused ops: reference implementations in ascend_port/emulate/ops.py (loaded when first used), called as the target
+# release's op is called: bound to the schema its wheel registers, on npu tensors only
 
 FUSED_OPS = ("npu_fusion_attention", "npu_rms_norm", "npu_gemma_rms_norm", "npu_rotary_mul", "npu_swiglu")
+_API = _inventory.inventory()
+
+
+def _tensors(values) -> list:
+    found = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found += _tensors(value)
+    return found
+
+
+def _check_devices(name: str, values: list) -> None:
+    """The device check of the real op: registered for the npu only (CPU tensors find no kernel), and all its tensor
+    arguments on one device (op-plugin's generated device check). ``values``: its Tensor arguments (a 0-d tensor for
+    a float or int argument is a number, not one of them)."""
+    tensors = _tensors(values)
+    devices = sorted({str(t.device) for t in tensors})
+    error: RuntimeError | None = None
+    if tensors and not any(t.device.type == "npu" for t in tensors):
+        error = NotImplementedError(
+            f"Could not run 'npu::{name}' with arguments from the '{tensors[0].device.type.upper()}' backend: "
+            f"torch_npu.{name} runs on npu tensors only, got tensors on {', '.join(devices)}"
+        )
+    elif len(devices) > 1:
+        error = RuntimeError(
+            f"torch_npu.{name}: Expected all tensors to be on the same device, but found at least two devices, "
+            f"{' and '.join(devices)}!"
+        )
+    if error is not None:
+        _report.record_violation(f"torch_npu.{name}", error)
+        raise error
+
+
+def _check_release(name: str, arguments: dict) -> None:
+    """What the target release's docs rule out although its schema takes it: the varlen layout TND before the docs
+    of npu_fusion_attention gained actual_seq_qlen (2.2.0.post2 registers the argument but documents BSH, SBH, BSND
+    and BNSD only)."""
+    doc = _API.get("signatures", {}).get(name)
+    if (
+        name == "npu_fusion_attention"
+        and doc
+        and "actual_seq_qlen" not in doc
+        and arguments.get("input_layout") == "TND"
+    ):
+        raise _load_sibling("ops").OpContractError(
+            f"{name}: input_layout TND is not supported by torch_npu {_API['torch_npu_version']} "
+            "(its docs list BSH, SBH, BSND, BNSD)"
+        )
 
 
 def _fused(name: str):
@@ -58,9 +109,22 @@ def _fused(name: str):
         implementation = getattr(ops, name, None) if ops is not None else None
         if implementation is None:
             raise _report.not_emulated(f"torch_npu.{name}")
+        ops.note = _report.record_note  # what the docs leave undefined (fully masked rows) goes to the report
+        from torch_npu import _schema
+
+        schema = _API.get("schemas", {}).get(name)
         try:
+            arguments = _schema.bind(schema, args, kwargs) if schema else None
+            if arguments is not None:
+                _check_release(name, arguments)
+                types = _schema.parse(schema)[2]
+                _check_devices(name, [v for n, v in arguments.items() if types[n].startswith("Tensor")])
+            else:
+                _check_devices(name, [*args, *kwargs.values()])
+            if schema:
+                return _schema.call(implementation, schema, args, kwargs, arguments)
             return implementation(*args, **kwargs)
-        except (ops.OpContractError, ops.OpTypeError) as error:
+        except (ops.OpContractError, ops.OpTypeError, _schema.SchemaError) as error:
             _report.record_violation(f"torch_npu.{name}", error)
             raise
 
@@ -68,7 +132,8 @@ def _fused(name: str):
     return op
 
 
-_emulated = {name: _fused(name) for name in FUSED_OPS}
+# The fused ops the target release has (a release without npu_gemma_rms_norm raises AttributeError for it)
+_emulated = {name: _fused(name) for name in FUSED_OPS if name in _API["ops"]}
 _emulated.update(
     {
         "npu": npu,
@@ -78,6 +143,7 @@ _emulated.update(
     }
 )
 for _name in FUSED_OPS:
-    globals()[_name] = _emulated[_name]
+    if _name in _emulated:
+        globals()[_name] = _emulated[_name]
 
-__getattr__ = _inventory.module_getattr("torch_npu", _inventory.inventory()["ops"], _emulated)
+__getattr__ = _inventory.module_getattr("torch_npu", _API["ops"], _emulated)

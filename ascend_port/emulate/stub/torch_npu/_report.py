@@ -1,5 +1,6 @@
 """What the emulated process used: torch_npu / torch.npu calls with counts, the fused-op calls whose arguments broke
-the op's contract, the names looked up that the target torch_npu lacks, and the NotImplementedErrors raised.
+the op's contract, the names looked up that the target torch_npu lacks, the NotImplementedErrors raised, the settings
+written, and whether it ever allocated npu storage.
 Written at exit as JSON into the folder $ASCEND_PORT_EMULATE_REPORT (one file per process), merged by the runner."""
 
 from __future__ import annotations
@@ -8,7 +9,9 @@ import atexit
 import functools
 import json
 import os
+import sys
 from collections import Counter
+from pathlib import Path
 
 REPORT_ENV = "ASCEND_PORT_EMULATE_REPORT"
 calls: Counter[str] = Counter()
@@ -16,16 +19,69 @@ not_implemented: Counter[str] = Counter()
 violations: Counter[str] = Counter()  # "torch_npu.op: message" (the op raised its contract error)
 absent: Counter[str] = Counter()  # names the target torch_npu lacks (AttributeError raised)
 notes: Counter[str] = Counter()  # what the emulator did differently from a real NPU, in words (e.g. torch.compile)
+writes: Counter[str] = Counter()  # settings the program wrote (torch.npu.matmul.allow_hf32 = True)
+torch_internal: Counter[str] = Counter()  # calls and lookups made by torch's own code (torch.compile's probes)
+
+# Only the program's calls count: a call or lookup whose nearest caller outside the emulator is torch's own code
+# (torch.compile probing torch.npu.is_available, torch_npu.npu.Scheduling) goes to torch_internal instead. Other
+# libraries (transformers, accelerate, deepspeed) count: they call torch_npu for the program, and a port needs what
+# they call as much as what the program's own files call.
+_EMULATOR = str(Path(__file__).resolve().parents[2])  # ascend_port/emulate: the stand-in and the references
+# torch's wrappers that only pass the program's call on (optimizer.step's profiling hook, no_grad as a decorator,
+# Module.__call__, autograd.Function.apply, checkpoint): the caller is the frame beyond them.
+_PASS_THROUGH = frozenset(
+    os.path.join(*parts)
+    for parts in (
+        ("optim", "optimizer.py"),
+        ("utils", "_contextlib.py"),
+        ("nn", "modules", "module.py"),
+        ("autograd", "function.py"),
+        ("utils", "checkpoint.py"),
+        ("utils", "hooks.py"),
+        ("amp", "autocast_mode.py"),
+    )
+)
+
+
+def _torch_dir() -> str | None:
+    torch = sys.modules.get("torch")
+    return os.path.dirname(torch.__file__) + os.sep if torch is not None and torch.__file__ else None
+
+
+def from_program() -> bool:
+    """Is the nearest caller outside the emulator (and the import machinery) the program, not torch?"""
+    torch_dir = _torch_dir()
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith(_EMULATOR) or name.startswith("<frozen ")):
+            if torch_dir is None or not name.startswith(torch_dir):
+                return True
+            if name[len(torch_dir) :] not in _PASS_THROUGH:
+                return False
+        frame = frame.f_back
+    return True
+
+
+def _count(counter: Counter[str], name: str) -> None:
+    if from_program():
+        counter[name] += 1
+    else:
+        torch_internal[name] += 1
 
 
 def record_call(name: str) -> None:
-    calls[name] += 1
+    _count(calls, name)
+
+
+def record_write(name: str) -> None:
+    _count(writes, name)
 
 
 def counted(name: str, function):
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        calls[name] += 1
+        _count(calls, name)
         return function(*args, **kwargs)
 
     return wrapper
@@ -36,7 +92,7 @@ def record_violation(name: str, error: BaseException) -> None:
 
 
 def record_absent(name: str) -> None:
-    absent[name] += 1
+    _count(absent, name)
 
 
 def record_note(text: str) -> None:
@@ -44,14 +100,38 @@ def record_note(text: str) -> None:
 
 
 def not_emulated(name: str) -> NotImplementedError:
-    not_implemented[name] += 1
+    _count(not_implemented, name)
     return NotImplementedError(f"{name} is not emulated by ascend-port emulate")
+
+
+def _helper() -> bool:
+    """A process that never computes by design: a multiprocessing child (a DataLoader worker, spawned) or torchrun's
+    launcher, which import torch (and so the stand-in) but leave the npu to the program's processes. (Read from
+    sys.modules: importing multiprocessing at exit, after autograd's threads, aborts the interpreter.)"""
+    multiprocessing = sys.modules.get("multiprocessing")
+    child = multiprocessing is not None and multiprocessing.parent_process() is not None
+    return child or "torch.distributed.run" in sys.modules
+
+
+def _npu_storage_allocated() -> bool | None:
+    """Did the process ever allocate npu storage (the native device's allocation counters), None if unknown or if
+    the process is a helper."""
+    native = getattr(sys.modules.get("torch"), "_ascend_port_emulate_native", None)
+    if native is None or _helper():
+        return None
+    try:
+        return any(native.memory_stats(i)[2] for i in range(native.device_count()))
+    except Exception:  # a half-initialized device at exit: unknown, not a crash
+        return None
 
 
 @atexit.register
 def _write() -> None:
+    # Every process that imported the stand-in reports, calls or not (helpers only where they called something): one
+    # that never put a tensor on the npu is what the summary must tell (a port that still picks "cpu").
     folder = os.environ.get(REPORT_ENV)
-    if not folder or not (calls or not_implemented or violations or absent or notes):
+    recorded = calls or not_implemented or violations or absent or notes or writes
+    if not folder or (_helper() and not recorded):
         return
     report = {
         "pid": os.getpid(),
@@ -60,6 +140,10 @@ def _write() -> None:
         "contract_violations": dict(violations),
         "absent": dict(absent),
         "notes": dict(notes),
+        "writes": dict(writes),
+        "torch_internal": dict(torch_internal),
+        "npu_allocated": _npu_storage_allocated(),
+        "argv": list(sys.argv),
     }
     try:
         path = os.path.join(folder, f"{os.getpid()}.json")

@@ -371,6 +371,40 @@ def set_autocast_dtype(dtype) -> None:
     torch.set_autocast_dtype("npu", dtype)
 
 
+# settings objects: reads give the value, writes are stored and reported (a name they lack: reported absent)
+
+
+class _Settings:
+    """torch.npu.matmul / conv / config (torch_npu/npu/npu_config.py): the settings the facts name, with their
+    documented defaults (HF32: matmul off, conv on). The emulator computes in float32 whatever they say."""
+
+    def __init__(self, qualname: str, defaults: dict[str, object]):
+        object.__setattr__(self, "_qualname", qualname)
+        object.__setattr__(self, "_values", dict(defaults))
+
+    def __getattr__(self, name: str):
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise _inventory._missing(object.__getattribute__(self, "_qualname"), name)
+
+    def __setattr__(self, name: str, value) -> None:
+        qualname = f"{self._qualname}.{name}"
+        if name in self._values:
+            _report.record_write(qualname)
+        else:  # python would take it; the release has no such setting (a typo, or a later release's)
+            _report.record_absent(qualname)
+        self._values[name] = value
+
+    def __repr__(self) -> str:
+        return f"<{self._qualname}: {self._values}>"
+
+
+matmul = _Settings("torch_npu.npu.matmul", {"allow_hf32": False})
+conv = _Settings("torch_npu.npu.conv", {"allow_hf32": True})
+config = _Settings("torch_npu.npu.config", {"allow_internal_format": False})
+
+
 # counting, the inventory, submodules
 
 _NOT_COUNTED = {"_is_in_bad_fork", "is_initialized", "_lazy_init", "current_device", "device_count"}
@@ -391,8 +425,19 @@ _emulated["amp"] = amp
 _API = _inventory.inventory()
 
 
+class _Submodule(types.ModuleType):
+    """A torch_npu.npu submodule: a write to one of its names (torch.npu.aclnn.allow_hf32 = True) is reported, one
+    to a name the release lacks goes to "absent"; the value is kept either way, as Python would."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if not name.startswith("_"):
+            known = name in _API["npu_submodules"].get(self.__name__.rpartition(".")[2], ())
+            (_report.record_write if known else _report.record_absent)(f"{self.__name__}.{name}")
+        super().__setattr__(name, value)
+
+
 def _submodule(name: str) -> types.ModuleType:
-    submodule = types.ModuleType(f"torch_npu.npu.{name}")
+    submodule = _Submodule(f"torch_npu.npu.{name}")
     names = _API["npu_submodules"][name]
     submodule.__getattr__ = _inventory.module_getattr(
         f"torch_npu.npu.{name}", names, {n: _emulated[n] for n in names if n in _emulated}
