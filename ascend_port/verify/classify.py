@@ -1,0 +1,127 @@
+"""Why a command failed, in words: the innermost frame of the failing traceback in the project's code, and the
+cause, checked in this order: a name missing in the target release, an emulator limit, CUDA left by the port, a
+TODO at the failing line, a missing dependency, a TODO line that ran, else an error in the program."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
+EXCEPTION = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Warning|Interrupt|Failure|error))(?::\s?(?P<text>.*))?$"
+)
+MISSING_MODULE = re.compile(r"No module named '(?P<name>[\w.]+)'")
+CUDA = re.compile(
+    r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|CUDA driver|\bnccl\b|NCCL|torch\.cuda|"
+    r"\bcuda\b|\.cuda\(|CUDA_VISIBLE_DEVICES|cudnn",
+    re.IGNORECASE,
+)
+NOT_EMULATED = "not emulated by ascend-port emulate"
+
+CAUSES = {
+    "absent": "a name missing in the target torch_npu release",
+    "emulator": "an emulator limit (not emulated by ascend-port emulate)",
+    "cuda": "CUDA left by the port",
+    "todo": "an ascend-port TODO on the executed path",
+    "dependency": "a missing dependency",
+    "timeout": "timed out",
+    "program": "an error in the program",
+}
+
+
+@dataclass
+class Frame:
+    file: str
+    line: int
+    function: str
+    source: str = ""
+
+
+@dataclass
+class Failure:
+    cause: str  # a key of CAUSES
+    detail: str  # the cause in words, with the specifics (the exception line, the name, the TODO)
+    frame: Frame | None = None  # the innermost frame in project code
+    exception: str = ""
+
+
+def last_traceback(output: str) -> tuple[list[Frame], str]:
+    """The frames and exception line of the last traceback in ``output`` (a chained one's last part)."""
+    lines = output.splitlines()
+    start = max((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), default=-1)
+    frames: list[Frame] = []
+    exception = ""
+    if start < 0:
+        tail = [line for line in lines if EXCEPTION.match(line.strip())]
+        return [], tail[-1].strip() if tail else ""
+    for index in range(start + 1, len(lines)):
+        line = lines[index]
+        match = FRAME.match(line)
+        if match:
+            source = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            frames.append(Frame(match["file"], int(match["line"]), match["func"], source))
+        elif not line.startswith((" ", "\t")) and line.strip():
+            exception = line.strip()
+            # pytest --tb=native and chained errors: the exception line ends the block
+            if EXCEPTION.match(exception) or ":" in exception:
+                break
+    return frames, exception
+
+
+def project_frame(frames: list[Frame], root: Path) -> Frame | None:
+    real_root = root.resolve()
+    for frame in reversed(frames):
+        try:
+            path = Path(frame.file).resolve()
+        except (OSError, RuntimeError):
+            continue
+        if path.is_relative_to(real_root) and not {"site-packages", ".venv", "venv"} & set(path.parts):
+            return frame
+    return None
+
+
+def _project_packages(root: Path) -> set[str]:
+    names = {p.stem for p in root.glob("*.py")} | {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
+    src = root / "src"
+    if src.is_dir():
+        names |= {p.name for p in src.iterdir() if p.is_dir()}
+    return names
+
+
+def classify(
+    output: str, root: Path, emulator: dict, todo_lines: dict[str, dict[int, int]], hits: dict[str, list[int]]
+) -> Failure:
+    """``todo_lines``: real path -> {code line: TODO comment line}; ``hits``: the TODO code lines that ran."""
+    frames, exception = last_traceback(output)
+    frame = project_frame(frames, root)
+    absent = list(emulator.get("absent", {}))
+    if absent and (
+        not exception or any(name.rsplit(".", 1)[-1] in exception for name in absent) or "AttributeError" in exception
+    ):
+        return Failure("absent", f"{', '.join(absent)} (not in the target release): {exception}", frame, exception)
+    if emulator.get("not_implemented") or NOT_EMULATED in output:
+        names = ", ".join(emulator.get("not_implemented", {})) or exception
+        return Failure("emulator", f"not emulated: {names}", frame, exception)
+    if CUDA.search(exception) or (frame is not None and CUDA.search(frame.source)):
+        where = exception if CUDA.search(exception) else frame.source if frame else exception
+        return Failure("cuda", where, frame, exception)
+    if frame is not None:
+        path = str(Path(frame.file).resolve())
+        todo = todo_lines.get(path, {}).get(frame.line)
+        if todo is not None:
+            return Failure("todo", f"the failing line carries the TODO at line {todo}: {exception}", frame, exception)
+    missing = MISSING_MODULE.search(exception)
+    if missing and exception.startswith(("ModuleNotFoundError", "ImportError")):
+        top = missing["name"].split(".")[0]
+        if top not in _project_packages(root):
+            return Failure("dependency", f"{top} is not installed ({exception})", frame, exception)
+    ran = [(path, line) for path, lines in hits.items() for line in lines]
+    if ran:
+        path, line = ran[-1]
+        comment = todo_lines.get(path, {}).get(line, line)
+        return Failure(
+            "todo", f"TODO line(s) ran before the failure ({Path(path).name}:{comment}): {exception}", frame, exception
+        )
+    return Failure("program", exception or "no traceback (see the output)", frame, exception)

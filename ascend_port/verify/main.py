@@ -1,0 +1,178 @@
+"""`ascend-port verify`: find the commands, run them under the emulator, compare with the original, write the
+report (and the kit). Returns the exit code: 0 all started, 1 one failed, 2 usage errors, 130 interrupted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ascend_port.core.interrupts import test_sigint
+from ascend_port.emulate import runner
+from ascend_port.verify import commands as found
+from ascend_port.verify import execute, render
+from ascend_port.verify.classify import CAUSES
+from ascend_port.verify.session import Result, Verification, run_commands
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class VerifyError(Exception):
+    """A usage error: the message names the file or option and the reason."""
+
+
+@dataclass
+class VerifyOptions:
+    path: Path
+    timeout: float = 120.0
+    torch_npu: str | None = None
+    devices: int = 1
+    compare: bool = False
+    original: Path | None = None
+    base: str | None = None
+    seed: int = 0
+    losses: int = 20
+    reference: Path | None = None
+    kit: Path | None = None
+    output_format: str = "text"
+    output: Path | None = None
+
+
+def _check(options: VerifyOptions) -> Path:
+    if options.output_format not in render.FORMATS:
+        raise VerifyError(f"--format {options.output_format!r}: use one of {', '.join(render.FORMATS)}")
+    if not options.path.is_dir():
+        raise VerifyError(f"{options.path}: not a folder (give the ported project's folder)")
+    if options.timeout <= 0 or options.devices < 1 or options.losses < 1:
+        raise VerifyError("--timeout, --devices and --losses must be positive")
+    if (options.original or options.base) and not options.compare:
+        raise VerifyError("--original and --base go with --compare")
+    if options.original is not None and not options.original.is_dir():
+        raise VerifyError(f"--original {options.original}: not a folder")
+    return options.path.resolve()
+
+
+def _line(result: Result) -> str:
+    line = f"{render.status(result)}: {result.name} ({result.seconds:g} s)"
+    if result.failure is not None:
+        line += f": {CAUSES[result.failure.cause]}"
+    return line
+
+
+def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int:
+    root = _check(options)
+    try:
+        table = found.read_table(root)
+    except found.CommandsError as error:
+        raise VerifyError(str(error)) from None
+    todos = found.find_project_todos(root)
+    commands = found.configured(root, table) or found.discovered(root, todos, options.timeout)
+    for command in commands:
+        command.timeout = command.timeout or options.timeout
+    if not commands:
+        raise VerifyError(f"{root}: nothing to run: no {found.VERIFY_TABLE} commands, no module, script or tests found")
+    if say:
+        say(
+            f"verify: {len(commands)} command(s) in {root}"
+            + (" (from pyproject.toml)" if table.get("commands") else "")
+        )
+    with tempfile.TemporaryDirectory(prefix="ascend-port-verify-") as scratch:
+        try:
+            target, api = runner.target_api(options.torch_npu, Path(scratch))
+        except runner.UsageError as error:
+            raise VerifyError(str(error)) from None
+        verification = Verification(str(root), target)
+        setup = execute.Setup(
+            root, options.devices, api, seed=options.seed if options.compare else None, losses=options.losses
+        )
+
+        def progress(command: found.Command, results: list[Result]) -> None:
+            for result in results:
+                if say:
+                    say(_line(result))
+            test_sigint(f"verify:{len(verification.results)}")
+
+        with _SigintAsKeyboardInterrupt():
+            run_commands(commands, setup, todos, verification, progress)
+            if options.compare and not verification.interrupted:
+                try:
+                    _compare(options, root, commands, verification)
+                except KeyboardInterrupt:
+                    verification.interrupted = True
+    _write_report(options, verification)
+    if options.kit is not None and not verification.interrupted:
+        _write_kit(options, root, commands, verification, target)
+    if verification.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if verification.failed else EXIT_OK
+
+
+class _SigintAsKeyboardInterrupt:
+    """SIGINT raises KeyboardInterrupt here even where a caller installed another handler (the child runs in its
+    own session: the terminal's Ctrl-C reaches only us, and execute.run kills the child's group)."""
+
+    def __enter__(self) -> None:
+        self._saved = None
+        if threading.current_thread() is threading.main_thread():
+            self._saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._saved is not None:
+            signal.signal(signal.SIGINT, self._saved)
+
+
+def _compare(options: VerifyOptions, root: Path, commands: list[found.Command], verification: Verification) -> None:
+    from ascend_port.verify.compare import CompareError, base_ref, compare, extract
+
+    chosen = [c for c in commands if c.kind == "config"] or [c for c in commands if c.kind not in ("import", "help")]
+    with tempfile.TemporaryDirectory(prefix="ascend-port-verify-original-") as scratch:
+        try:
+            original = (
+                options.original.resolve()
+                if options.original
+                else extract(root, options.base or base_ref(root), Path(scratch))
+            )
+        except CompareError as error:
+            raise VerifyError(str(error)) from None
+        entries, reference = compare(chosen, verification.results, original, options.seed, options.losses)
+    verification.compare, verification.reference = entries, reference
+    path = options.reference or root / ".ascend-port" / "verify-reference.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(reference, indent=2) + "\n", "utf-8")
+    except OSError as error:
+        raise VerifyError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def _write_report(options: VerifyOptions, verification: Verification) -> None:
+    text = render.render(verification, options.output_format)
+    if options.output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        options.output.write_text(text, "utf-8")
+    except OSError as error:
+        raise VerifyError(f"cannot write {options.output}: {error.strerror or error}") from None
+
+
+def _write_kit(
+    options: VerifyOptions, root: Path, commands: list[found.Command], verification: Verification, target: str
+) -> None:
+    try:
+        from ascend_port.verify.kit import write_kit  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        raise VerifyError("--kit: this ascend-port has no kit writer (ascend_port/verify/kit.py)") from None
+    runnable = [
+        {"name": c.name, "argv": [os.path.basename(a) if a == sys.executable else a for a in c.argv]}
+        for c in commands
+        if c.kind != "import"
+    ]
+    assert options.kit is not None
+    write_kit(options.kit, root, runnable, verification.reference, target)
