@@ -52,6 +52,9 @@ def summary(verification: Verification) -> str:
             causes[result.failure.cause] = causes.get(result.failure.cause, 0) + 1
     if causes:
         line += ": " + ", ".join(f"{n} {CAUSES[c]}" for c, n in causes.items())
+    on_cpu = sum(1 for r in verification.results if r.stayed_on_cpu)
+    if on_cpu:
+        line += f"; {on_cpu} stayed on CPU (started, but no tensor reached the npu: a device choice the port left)"
     if verification.interrupted:
         line += " (interrupted: the commands after the last one shown did not run)"
     return line

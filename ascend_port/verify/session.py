@@ -156,17 +156,15 @@ def run_commands(
         if todos.by_file:
             setup.todos_file = Path(scratch) / "todos.json"
             setup.todos_file.write_text(json.dumps(todos.code_lines()), "utf-8")
-        for command in commands:
-            try:
-                outcome = execute.run(
-                    command.argv, setup, command.timeout, command.modules if command.kind == "import" else None
-                )
-            except KeyboardInterrupt:
-                verification.interrupted = True
-                return
-            if command.kind == "import":
-                results = _import_results(command, outcome, Path(setup.root), todos)
-            else:
-                results = [_result(command, outcome, Path(setup.root), todos)]
-            verification.results.extend(results)
-            progress(command, results)
+        try:
+            for command in commands:
+                modules = command.modules if command.kind == "import" else None
+                outcome = execute.run(command.argv, setup, command.timeout, modules)
+                if command.kind == "import":
+                    results = _import_results(command, outcome, Path(setup.root), todos)
+                else:
+                    results = [_result(command, outcome, Path(setup.root), todos)]
+                verification.results.extend(results)
+                progress(command, results)
+        except KeyboardInterrupt:  # (execute.run has killed the running command's process group)
+            verification.interrupted = True

@@ -39,6 +39,9 @@ _state: dict = {
 _todos: dict[str, set[int]] = {}
 _max_losses = 20
 _lock = threading.Lock()
+# Set while a wrapper runs: the method it calls re-enters it through __torch_function__ (the dtype mode is on the
+# stack), and the probe's own .cpu() of a loss is no sync of the program's.
+_inside = threading.local()
 
 
 def start() -> None:
@@ -174,15 +177,21 @@ def _hook_torch() -> None:
     backward = torch.Tensor.backward
 
     def watched_backward(self, *args, **kwargs):
+        if getattr(_inside, "active", False):
+            return backward(self, *args, **kwargs)
         with _lock:
             _state["backward_times"].append(time.monotonic())
             record = len(_state["losses"]) < _max_losses and self.numel() == 1
-        if record:
-            try:
-                _state["losses"].append(float(self.detach().float().cpu()))
-            except Exception:
-                pass
-        return backward(self, *args, **kwargs)
+        _inside.active = True
+        try:
+            if record:
+                try:
+                    _state["losses"].append(float(self.detach().float().cpu()))
+                except Exception:
+                    pass
+            return backward(self, *args, **kwargs)
+        finally:
+            _inside.active = False
 
     torch.Tensor.backward = watched_backward  # type: ignore[method-assign]
     for name in SYNCS:
@@ -195,11 +204,17 @@ def _wrap_sync(torch, name: str) -> None:
     method = getattr(torch.Tensor, name)
 
     def watched(self, *args, **kwargs):
+        if getattr(_inside, "active", False):
+            return method(self, *args, **kwargs)
         if _on_npu(self):
             where = _caller()
             if where is not None:
                 _state["syncs"][f"{name} at {where[0]}:{where[1]}"] += 1
-        return method(self, *args, **kwargs)
+        _inside.active = True
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            _inside.active = False
 
     watched.__name__ = name
     setattr(torch.Tensor, name, watched)

@@ -1,0 +1,103 @@
+"""verify's parts that run nothing: the classifier, the command discovery, the configuration table."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from ascend_port.run import config as project_config
+from ascend_port.verify.classify import classify, last_traceback
+from ascend_port.verify.commands import discovered, find_project_todos, launched_scripts
+
+
+def traceback_text(root: Path, frames: list[tuple[str, int, str]], exception: str) -> str:
+    lines = ["Traceback (most recent call last):"]
+    for file, line, source in frames:
+        lines += [f'  File "{file}", line {line}, in f', f"    {source}"]
+    return "\n".join([*lines, exception, ""])
+
+
+def test_innermost_project_frame_and_cuda_from_its_source(tmp_path):
+    (tmp_path / "m.py").write_text("x\n", "utf-8")
+    text = traceback_text(
+        tmp_path,
+        [(str(tmp_path / "m.py"), 3, "torch.cuda.synchronize()"), ("/usr/lib/torch/cuda/__init__.py", 9, "raise")],
+        "RuntimeError: something",
+    )
+    failure = classify("noise\n" + text, tmp_path, {}, {}, {})
+    assert failure.cause == "cuda" and failure.frame is not None and failure.frame.line == 3
+
+
+def test_emulator_limit_dependency_and_program_errors(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "__init__.py").write_text("", "utf-8")
+    limit = traceback_text(
+        tmp_path, [], "NotImplementedError: torch_npu.npu_foo is not emulated by ascend-port emulate"
+    )
+    assert classify(limit, tmp_path, {}, {}, {}).cause == "emulator"
+    dep = traceback_text(tmp_path, [], "ModuleNotFoundError: No module named 'einops.layers'")
+    failure = classify(dep, tmp_path, {}, {}, {})
+    assert failure.cause == "dependency" and "einops is not installed" in failure.detail
+    own = traceback_text(tmp_path, [], "ModuleNotFoundError: No module named 'mine.gone'")
+    assert classify(own, tmp_path, {}, {}, {}).cause == "program"
+    ran = classify(traceback_text(tmp_path, [], "ValueError: bad"), tmp_path, {}, {"/p/a.py": {5: 4}}, {"/p/a.py": [5]})
+    assert ran.cause == "todo" and "a.py:4" in ran.detail
+
+
+def test_chained_traceback_reads_the_last_one():
+    text = (
+        'Traceback (most recent call last):\n  File "a.py", line 1, in x\n    a\nKeyError: 1\n\nDuring handling'
+        " of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n"
+        '  File "b.py", line 2, in y\n    b\nValueError: two\n'
+    )
+    frames, exception = last_traceback(text)
+    assert [f.file for f in frames] == ["b.py"] and exception == "ValueError: two"
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), "utf-8")
+    return root
+
+
+def test_discovery_imports_ported_modules_helps_launched_scripts_runs_pytest(tmp_path):
+    root = write(
+        tmp_path,
+        {
+            "lib/__init__.py": "",
+            "lib/model.py": "import torch_npu\n",
+            "lib/plain.py": "import os\n",
+            "train.py": "import torch_npu\nif __name__ == '__main__':\n    pass\n",
+            "loose.py": "import torch_npu\nprint('trains on import')\n",
+            "scripts/run.sh": "cd ..\ntorchrun --nproc_per_node=$N train.py --device npu\npython -m lib.model\n",
+            "tests/test_a.py": "def test(): pass\n",
+        },
+    )
+    commands = discovered(root, find_project_todos(root), 10)
+    names = [c.name for c in commands]
+    assert names == ["import (2 modules)", "python train.py --help", "python -m lib.model --help", "pytest"]
+    assert [m for _, m in commands[0].modules] == ["lib.model", "train"]  # loose.py would run on import
+    assert "-m" not in commands[-1].argv[3:] and "--tb=native" in commands[-1].argv
+    assert all(c.timeout == 10 for c in commands)
+    assert launched_scripts(root) == [["train.py"], ["-m", "lib.model"]]
+
+
+def test_todo_code_line_is_the_statement_below_the_comment(tmp_path):
+    write(
+        tmp_path,
+        {
+            "a.py": "x = 1\n# TODO(ascend-port): NPU303 [low] fp64\n\n# more\ny = 2  # note\nz = 3  # TODO(ascend-port): NPU101 [low] t\n"
+        },
+    )
+    todos = find_project_todos(tmp_path)
+    assert todos.by_file == {str((tmp_path / "a.py").resolve()): {5: 2, 6: 6}}
+
+
+def test_the_verify_table_is_no_unknown_key_of_the_configuration(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ascend-port]\nignore = ["NPU104"]\n[tool.ascend-port.verify]\ncommands = ["python t.py"]\n', "utf-8"
+    )
+    settings = project_config.resolve([tmp_path])
+    assert settings.ignore == ("NPU104",) or list(settings.ignore) == ["NPU104"]
