@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -101,3 +103,29 @@ def test_the_verify_table_is_no_unknown_key_of_the_configuration(tmp_path):
     )
     settings = project_config.resolve([tmp_path])
     assert settings.ignore == ("NPU104",) or list(settings.ignore) == ["NPU104"]
+
+
+def test_an_exit_message_without_traceback_is_the_error(tmp_path):
+    failure = classify("step 1\nthis trainer needs a CUDA GPU (no GPU found)\n", tmp_path, {}, {}, {})
+    assert failure.cause == "cuda" and failure.detail == "this trainer needs a CUDA GPU (no GPU found)"
+    assert classify("loading\nbad config value\n", tmp_path, {}, {}, {}).detail == "bad config value"
+
+
+def test_the_probe_attributes_a_sync_to_the_program_not_to_the_emulator():
+    """A .item() made inside the emulator's ops (or torch) counts at the program's line that called them."""
+    import importlib.util
+
+    probe_file = Path(__file__).resolve().parent.parent / "ascend_port" / "verify" / "probe" / "_ascend_port_probe.py"
+    spec = importlib.util.spec_from_file_location("_probe_under_test", probe_file)
+    assert spec is not None and spec.loader is not None
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+
+    def wrapper():  # stands for the probe's wrapper of Tensor.item (the frame _caller starts above)
+        return probe._caller()
+
+    namespace = {"wrapper": wrapper}
+    exec(compile("def op():\n    return wrapper()\n", "/venv/ascend_port/emulate/ops.py", "exec"), namespace)
+    line = sys._getframe().f_lineno + 1
+    where = namespace["op"]()
+    assert where == (__file__.replace(os.sep, "/"), line)

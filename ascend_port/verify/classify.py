@@ -95,6 +95,7 @@ def classify(
 ) -> Failure:
     """``todo_lines``: real path -> {code line: TODO comment line}; ``hits``: the TODO code lines that ran."""
     frames, exception = last_traceback(output)
+    exception = exception or last_line(output)  # sys.exit("needs a CUDA GPU"): the last words are the error
     frame = project_frame(frames, root)
     absent = list(emulator.get("absent", {}))
     if absent and (
@@ -124,4 +125,9 @@ def classify(
         return Failure(
             "todo", f"TODO line(s) ran before the failure ({Path(path).name}:{comment}): {exception}", frame, exception
         )
-    return Failure("program", exception or "no traceback (see the output)", frame, exception)
+    return Failure("program", exception or "no output", frame, exception)
+
+
+def last_line(output: str) -> str:
+    """The program's last words (a ``sys.exit("message")`` prints no traceback)."""
+    return next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")

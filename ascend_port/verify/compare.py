@@ -10,6 +10,7 @@ import tarfile
 from pathlib import Path
 
 from ascend_port.verify import execute
+from ascend_port.verify.classify import last_line, last_traceback
 from ascend_port.verify.commands import Command
 from ascend_port.verify.session import Result
 
@@ -73,8 +74,11 @@ def compare(
         ours = port.losses if port is not None else []
         runs.append({"name": command.name, "argv": command.argv, "losses": theirs})
         diffs = [abs(a - b) for a, b in zip(theirs, ours)]
-        if outcome.exit_code != 0:
-            verdict = f"the original failed on CPU (exit {outcome.exit_code}): no reference"
+        if outcome.timed_out:
+            verdict = f"the original timed out on CPU (after {command.timeout:g} s): no reference"
+        elif outcome.exit_code != 0:
+            why = last_traceback(outcome.output)[1] or last_line(outcome.output) or outcome.error or "no output"
+            verdict = f"the original failed on CPU (exit {outcome.exit_code}: {why}): no reference"
         elif not theirs or not ours:
             verdict = "no losses recorded (no .backward() on a scalar)"
         elif all(abs(a - b) <= ATOL + RTOL * abs(a) for a, b in zip(theirs, ours)):

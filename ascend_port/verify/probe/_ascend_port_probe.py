@@ -24,6 +24,7 @@ DEVICES = ("npu",)
 # dtypes the NPU lacks or runs slowly (most NPU operators have no float64 or complex kernels)
 SLOW_DTYPES = ("float64", "complex64", "complex128", "complex32")
 SYNCS = ("item", "cpu", "tolist", "numpy")
+NOT_THE_PROGRAM = ("/torch/", "torch_npu", "/ascend_port/emulate/", "_ascend_port_probe.py", "<frozen ")
 SYNC_REPEATED = 3  # calls from one line that make it "in a loop"
 
 _started = time.monotonic()
@@ -145,11 +146,11 @@ class _TorchImportHook:
 
 
 def _caller() -> tuple[str, int] | None:
-    """The nearest frame outside torch and this probe: the program's line."""
+    """The nearest frame outside torch, torch_npu (the emulator's stand-in too) and this probe: the program's line."""
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
-        name = frame.f_code.co_filename
-        if "/torch/" not in name and not name.endswith("_ascend_port_probe.py") and "torch_npu" not in name:
+        name = frame.f_code.co_filename.replace(os.sep, "/")
+        if not any(part in name for part in NOT_THE_PROGRAM):
             return name, frame.f_lineno
         frame = frame.f_back
     return None
