@@ -129,3 +129,10 @@ def test_the_probe_attributes_a_sync_to_the_program_not_to_the_emulator():
     line = sys._getframe().f_lineno + 1
     where = namespace["op"]()
     assert where == (__file__.replace(os.sep, "/"), line)
+
+
+def test_a_torch_compile_failure_under_the_emulator_is_an_emulator_limit(tmp_path):
+    text = traceback_text(tmp_path, [], "torch._inductor.exc.InductorError: LoweringException: AssertionError:")
+    emulated = classify(text, tmp_path, {"calls": {"torch.npu.is_available": 1}}, {}, {})
+    assert emulated.cause == "emulator" and "torch.compile" in emulated.detail
+    assert classify(text, tmp_path, {}, {}, {}).cause == "program"  # (on plain CPU: the program's own)

@@ -18,6 +18,7 @@ CUDA = re.compile(
     r"\bcuda\b|\.cuda\(|CUDA_VISIBLE_DEVICES|cudnn",
     re.IGNORECASE,
 )
+COMPILER = re.compile(r"^torch\._(?:inductor|dynamo)\.|InductorError|BackendCompilerFailed")
 NOT_EMULATED = "not emulated by ascend-port emulate"
 
 CAUSES = {
@@ -105,6 +106,9 @@ def classify(
     if emulator.get("not_implemented") or NOT_EMULATED in output:
         names = ", ".join(emulator.get("not_implemented", {})) or exception
         return Failure("emulator", f"not emulated: {names}", frame, exception)
+    if emulator and COMPILER.search(exception):
+        # torch.compile's inductor on the emulated device: a real NPU compiles through torchair (or runs eager)
+        return Failure("emulator", f"torch.compile on the emulated npu: {exception}", frame, exception)
     if CUDA.search(exception) or (frame is not None and CUDA.search(frame.source)):
         where = exception if CUDA.search(exception) else frame.source if frame else exception
         return Failure("cuda", where, frame, exception)
