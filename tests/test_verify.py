@@ -189,17 +189,26 @@ def test_probe_facts_of_configured_commands(tmp_path):
 
 @pytest.mark.slow
 def test_compare_runs_the_original_on_cpu_with_the_same_seed(tmp_path):
-    """--compare: the original from git (the commit before the uncommitted port) on plain CPU, the port under the
-    emulator; the losses side by side and the reference JSON of the kit's contract."""
+    """--compare: the original from git (the commit below the uncommitted port) on plain CPU, with its own arguments
+    and the untracked data the port reads too, the port under the emulator; the losses side by side and the
+    reference JSON of the kit's contract."""
     root = tmp_path / "proj"
     original = {
-        "pyproject.toml": '[tool.ascend-port.verify]\ncommands = ["python train.py"]\n',
+        "pyproject.toml": """
+            [tool.ascend-port.verify]
+            commands = [{run = "python train.py", original = "python train.py --device cpu"}]
+        """,
+        ".gitignore": "data/\n",
         "train.py": """
+            import sys
+            from pathlib import Path
+
             import torch
 
-            device = "cuda" if torch.cuda.is_available() else "cpu"
+            device = sys.argv[2] if sys.argv[1:2] == ["--device"] else "cuda"
+            lr = float(Path("data/lr.txt").read_text())
             model = torch.nn.Linear(8, 1).to(device)
-            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            opt = torch.optim.SGD(model.parameters(), lr=lr)
             for step in range(3):
                 x = torch.randn(16, 8, device=device)
                 loss = (model(x) ** 2).mean()
@@ -208,23 +217,29 @@ def test_compare_runs_the_original_on_cpu_with_the_same_seed(tmp_path):
                 opt.step()
         """,
     }
-    write(root, original)
+    write(root, {**original, "data/lr.txt": "0.1"})
     git = ["git", "-C", str(root), "-c", "user.email=t@t", "-c", "user.name=t"]
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "original"], check=True)
     ported = (root / "train.py").read_text("utf-8").replace("import torch\n", "import torch\nimport torch_npu\n")
-    (root / "train.py").write_text(ported.replace('"cuda" if torch.cuda', '"npu" if torch.npu'), "utf-8")
+    (root / "train.py").write_text(ported.replace('else "cuda"', 'else "npu"'), "utf-8")
     result = verify(root, "--compare", "--seed", "7", "--format", "json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     (entry,) = report["compare"]
     assert len(entry["original"]) == 3 and entry["original"] == pytest.approx(entry["port"], rel=1e-4)
     assert entry["verdict"].startswith("match")
+    assert not report["results"][0]["stayed_on_cpu"]
     reference = json.loads((root / ".ascend-port" / "verify-reference.json").read_text("utf-8"))
     assert reference["seed"] == 7 and {"rtol", "atol"} <= set(reference)
     assert reference["runs"] == [
-        {"name": "python train.py", "argv": ["python", "train.py"], "losses": entry["original"]}
+        {
+            "name": "python train.py",
+            "argv": ["python", "train.py"],
+            "original_argv": ["python", "train.py", "--device", "cpu"],
+            "losses": entry["original"],
+        }
     ]
     # the same seed gives the same losses (the probe seeds torch at start-up)
     again = json.loads(verify(root, "--compare", "--seed", "7", "--format", "json").stdout)

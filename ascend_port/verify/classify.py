@@ -23,7 +23,7 @@ NOT_EMULATED = "not emulated by ascend-port emulate"
 
 CAUSES = {
     "absent": "a name missing in the target torch_npu release",
-    "emulator": "an emulator limit (not emulated by ascend-port emulate)",
+    "emulator": "an emulator limit",
     "cuda": "CUDA left by the port",
     "todo": "an ascend-port TODO on the executed path",
     "dependency": "a missing dependency",

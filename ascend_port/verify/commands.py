@@ -29,6 +29,7 @@ class Command:
     kind: str  # "config", "import", "help", "pytest"
     modules: list[tuple[str, str]] = field(default_factory=list)  # kind "import": (sys.path entry, module)
     timeout: float | None = None
+    original_argv: list[str] | None = None  # --compare: the original's own arguments (e.g. --device cpu)
 
 
 @dataclass
@@ -57,19 +58,33 @@ def read_table(root: Path) -> dict:
     if not isinstance(table, dict):
         raise CommandsError(f"{path} {VERIFY_TABLE}: not a table")
     commands = table.get("commands", [])
-    if not isinstance(commands, list) or not all(isinstance(c, str) and c.strip() for c in commands):
-        raise CommandsError(f"{path} {VERIFY_TABLE} commands: a list of command lines (strings)")
+    if not isinstance(commands, list) or not all(_valid_entry(c) for c in commands):
+        raise CommandsError(
+            f"{path} {VERIFY_TABLE} commands: a list of command lines (strings, or tables "
+            '{run = "...", original = "..."} where --compare runs the original with other arguments)'
+        )
     timeout = table.get("timeout")
     if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
         raise CommandsError(f"{path} {VERIFY_TABLE} timeout: a number of seconds")
     return table
 
 
+def _valid_entry(entry: object) -> bool:
+    if isinstance(entry, str):
+        return bool(entry.strip())
+    if not isinstance(entry, dict) or not set(entry) <= {"run", "original"}:
+        return False
+    return all(isinstance(entry.get(k, "-"), str) and entry.get(k, "-").strip() for k in ("run", "original"))
+
+
 def configured(root: Path, table: dict) -> list[Command]:
     commands = []
-    for line in table.get("commands", []):
-        argv = shlex.split(line)
-        commands.append(Command(line, argv, "config", timeout=table.get("timeout")))
+    for entry in table.get("commands", []):
+        line = entry if isinstance(entry, str) else entry["run"]
+        command = Command(line, shlex.split(line), "config", timeout=table.get("timeout"))
+        if isinstance(entry, dict) and "original" in entry:
+            command.original_argv = shlex.split(entry["original"])
+        commands.append(command)
     return commands
 
 

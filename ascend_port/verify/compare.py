@@ -56,7 +56,26 @@ def extract(root: Path, ref: str, folder: Path) -> Path:
         raise CompareError(f"git archive {ref}: {data.stderr.decode('utf-8', 'replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(data.stdout)) as archive:
         archive.extractall(folder, filter="data") if hasattr(tarfile, "data_filter") else archive.extractall(folder)
-    return folder / prefix if prefix else folder
+    original = folder / prefix if prefix else folder
+    _link_untracked(root, original)
+    return original
+
+
+NOT_LINKED = {".git", ".ascend-port", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache", ".pytest_cache"}
+
+
+def _link_untracked(root: Path, original: Path) -> None:
+    """The files git does not hold (a dataset prepared in data/, a checkpoint, ignored or not) are linked into
+    the original's tree where it has no file of that name: the original needs them as much as the port."""
+    listed = subprocess.run(["git", "-C", str(root), "ls-files", "--others", "-z", "."], capture_output=True, text=True)
+    for name in listed.stdout.split("\0") if listed.returncode == 0 else ():
+        if not name or NOT_LINKED & set(Path(name).parts):
+            continue
+        target = original / name
+        if target.exists() or target.is_symlink():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to((root / name).resolve())
 
 
 def compare(
@@ -68,11 +87,14 @@ def compare(
     by_name = {r.name: r for r in results}
     setup = execute.Setup(original, api=None, seed=seed, losses=losses)
     for command in commands:
-        outcome = execute.run(command.argv, setup, command.timeout)
+        outcome = execute.run(command.original_argv or command.argv, setup, command.timeout)
         port = by_name.get(command.name)
         theirs: list[float] = next((p["losses"] for p in outcome.probes if p.get("losses")), [])
         ours = port.losses if port is not None else []
-        runs.append({"name": command.name, "argv": command.argv, "losses": theirs})
+        run = {"name": command.name, "argv": command.argv, "losses": theirs}
+        if command.original_argv:
+            run["original_argv"] = command.original_argv
+        runs.append(run)
         diffs = [abs(a - b) for a, b in zip(theirs, ours)]
         if outcome.timed_out:
             verdict = f"the original timed out on CPU (after {command.timeout:g} s): no reference"
