@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from ascend_port.run import config as project_config
 from ascend_port.verify.classify import classify, last_traceback
 from ascend_port.verify.commands import discovered, find_project_todos, launched_scripts
@@ -136,3 +138,42 @@ def test_a_torch_compile_failure_under_the_emulator_is_an_emulator_limit(tmp_pat
     emulated = classify(text, tmp_path, {"calls": {"torch.npu.is_available": 1}}, {}, {})
     assert emulated.cause == "emulator" and "torch.compile" in emulated.detail
     assert classify(text, tmp_path, {}, {}, {}).cause == "program"  # (on plain CPU: the program's own)
+
+
+def _interpreters() -> list[str]:
+    """This Python, and a 3.12+ where one runs here (its probe traces lines with sys.monitoring)."""
+    import shutil
+    import subprocess
+
+    found = [sys.executable]
+    for name in ("python3.13", "python3.12"):
+        path = shutil.which(name)
+        if path and subprocess.run([path, "-c", "pass"], capture_output=True).returncode == 0:
+            found.append(path)
+            break
+    return found
+
+
+@pytest.mark.parametrize("python", _interpreters())
+def test_probe_records_the_todo_lines_that_ran_only(tmp_path, python):
+    """sys.monitoring (3.12+) or sys.settrace: module-level and function lines that ran, not the others."""
+    import json
+    import subprocess
+
+    script = tmp_path / "m.py"
+    script.write_text(
+        "def f(x):\n    y = x + 1\n    return y\n\ndef g():\n    return 0\n\nZ = 1\nfor i in range(3):\n    f(i)\n",
+        "utf-8",
+    )
+    todos = tmp_path / "todos.json"
+    todos.write_text(json.dumps({str(script.resolve()): [2, 6, 8]}), "utf-8")
+    probe = Path(__file__).resolve().parent.parent / "ascend_port" / "verify" / "probe"
+    env = {
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": str(probe),
+        "ASCEND_PORT_PROBE_OUT": str(tmp_path / "out"),
+        "ASCEND_PORT_PROBE_TODOS": str(todos),
+    }
+    subprocess.run([python, str(script)], env=env, check=True, cwd=tmp_path)
+    (written,) = (tmp_path / "out").glob("probe-*.json")
+    assert json.loads(written.read_text("utf-8"))["todo_lines_hit"] == {str(script.resolve()): [2, 8]}
