@@ -98,6 +98,7 @@ PORTED = {
 }
 
 
+@pytest.mark.slow
 def test_each_failure_is_classified_and_the_rest_starts(tmp_path):
     """Discovered commands: one import process for the ported modules (each failure with its cause and project
     frame), the console script's --help, the pytest suite whose npu test runs on the emulated device."""
@@ -166,6 +167,7 @@ TRAIN = {
 }
 
 
+@pytest.mark.slow
 def test_probe_facts_of_configured_commands(tmp_path):
     """The configured commands run (not the discovered ones); the probe says which TODO line ran, the fp64 tensor
     made on the npu, the .item() of every step, the losses, and the script that never reached the npu."""
