@@ -316,6 +316,9 @@ def test_kit_is_written_through_the_kit_helper(tmp_path, monkeypatch):
     ((folder, project, commands, reference, target),) = calls
     assert folder == tmp_path / "kit" and project == root.resolve() and reference is None
     assert commands == [{"name": "python -c pass", "argv": ["python", "-c", "pass"]}] and target
+    monkeypatch.setitem(sys.modules, "ascend_port.verify.kit", None)  # an ascend-port without the kit writer
+    result = CliRunner().invoke(app, ["verify", str(root), "--kit", str(tmp_path / "kit"), "-q"])
+    assert result.exit_code == 2 and "no kit writer" in result.output
 
 
 def test_probe_is_inert_without_its_variable_and_chain_loads_another_sitecustomize(tmp_path):
@@ -331,3 +334,55 @@ def test_probe_is_inert_without_its_variable_and_chain_loads_another_sitecustomi
     (written,) = (tmp_path / "out").glob("probe-*.json")
     data = json.loads(written.read_text("utf-8"))
     assert data["argv"] == ["-c"] and data["losses"] == [] and not data["torch_imported"]
+
+
+def test_ctrl_c_while_a_command_runs_kills_its_process_group(tmp_path):
+    """SIGINT to verify while a command runs: the command (in its own session) and its children are killed, the
+    report says interrupted, exit 130."""
+    import signal
+    import time
+
+    root = write(
+        tmp_path / "p",
+        {
+            "pyproject.toml": """
+            [tool.ascend-port.verify]
+            commands = ["python sleeper.py", "python -c 'print(2)'"]
+        """,
+            "sleeper.py": """
+            import os, subprocess, sys, time
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+            open("pids", "w").write(f"{os.getpid()} {child.pid}")
+            time.sleep(120)
+        """,
+        },
+    )
+    process = subprocess.Popen(
+        [*CLI, "verify", str(root), "--format", "json"],
+        cwd=root,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (root / "pids").is_file() or len((root / "pids").read_text().split()) < 2:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    report = json.loads(stdout)
+    assert report["interrupted"] and report["results"] == []
+    for pid in map(int, (root / "pids").read_text().split()):
+        assert not running(pid)
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan killed is reaped by init, which may take its time, or never in a
+    container whose first process does not reap)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
