@@ -386,3 +386,24 @@ def running(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+def test_the_emulated_release_is_the_one_the_port_targeted(tmp_path):
+    """No --torch-npu: the project's [tool.ascend-port] torch-npu (what the port emitted for) is emulated."""
+    root = write(
+        tmp_path / "p",
+        {
+            "pyproject.toml": """
+            [tool.ascend-port]
+            torch-npu = "2.2.0.post2"
+            [tool.ascend-port.verify]
+            commands = ["python -c pass"]
+        """,
+        },
+    )
+    result = verify(root, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["torch_npu"] == "2.2.0.post2"
+    assert "emulating torch_npu 2.2.0.post2 (" in result.stderr and "pyproject.toml)" in result.stderr
+    flagged = verify(root, "--format", "json", "--torch-npu", "2.5.1.post1")
+    assert json.loads(flagged.stdout)["torch_npu"] == "2.5.1.post1"

@@ -72,7 +72,7 @@ def test_discovery_imports_ported_modules_helps_launched_scripts_runs_pytest(tmp
         {
             "lib/__init__.py": "",
             "lib/model.py": "import torch_npu\n",
-            "lib/plain.py": "import os\n",
+            "lib/plain.py": "import os\nx = input\n",  # ("input" holds "npu": no NPU name)
             "train.py": "import torch_npu\nif __name__ == '__main__':\n    pass\n",
             "loose.py": "import torch_npu\nprint('trains on import')\n",
             "scripts/run.sh": "cd ..\ntorchrun --nproc_per_node=$N train.py --device npu\npython -m lib.model\n",

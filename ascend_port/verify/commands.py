@@ -160,11 +160,13 @@ def _safe_to_import(path: Path) -> bool:
     return True
 
 
+NPU_NAME = re.compile(r"\btorch_npu\b|\.npu\b|[\"']npu\b")  # (not "input")
+
+
 def _ported(path: Path, todos: Todos) -> bool:
     if str(path.resolve()) in todos.by_file:
         return True
-    text = path.read_text("utf-8", errors="replace")
-    return "torch_npu" in text or "npu" in text
+    return NPU_NAME.search(path.read_text("utf-8", errors="replace")) is not None
 
 
 def import_command(root: Path, todos: Todos) -> Command | None:

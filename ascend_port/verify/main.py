@@ -82,9 +82,12 @@ def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int
             f"verify: {len(commands)} command(s) in {root}"
             + (" (from pyproject.toml)" if table.get("commands") else "")
         )
+    release, origin = _target(root, options.torch_npu)
+    if say:
+        say(f"verify: emulating torch_npu {release} ({origin})")
     with tempfile.TemporaryDirectory(prefix="ascend-port-verify-") as scratch:
         try:
-            target, api = runner.target_api(options.torch_npu, Path(scratch))
+            target, api = runner.target_api(release, Path(scratch))
         except runner.UsageError as error:
             raise VerifyError(str(error)) from None
         verification = Verification(str(root), target)
@@ -111,6 +114,21 @@ def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int
     if verification.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED if verification.failed else EXIT_OK
+
+
+def _target(root: Path, flag: str | None) -> tuple[str | None, str]:
+    """The release to emulate: --torch-npu, else the one the port targeted (the project's [tool.ascend-port]
+    torch-npu, else its torch pin's), else the newest; and where it comes from."""
+    from ascend_port.run import config as project_config
+
+    if flag is not None:
+        return flag, "--torch-npu"
+    try:
+        settings = project_config.resolve([root])
+    except project_config.ConfigError as error:
+        raise VerifyError(str(error)) from None
+    origin = settings.origins.get(project_config.TARGET_KEY, project_config.DEFAULT)
+    return settings.target, project_config.origin_name(settings, origin)
 
 
 class _SigintAsKeyboardInterrupt:
