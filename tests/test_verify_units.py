@@ -113,8 +113,9 @@ def test_an_exit_message_without_traceback_is_the_error(tmp_path):
     assert classify("loading\nbad config value\n", tmp_path, {}, {}, {}).detail == "bad config value"
 
 
-def test_the_probe_attributes_a_sync_to_the_program_not_to_the_emulator():
-    """A .item() made inside the emulator's ops (or torch) counts at the program's line that called them."""
+def test_the_probe_counts_no_sync_the_emulator_makes():
+    """A .item() made inside torch counts at the program's line that called torch; one made inside the emulator's
+    ops (their CPU reference reads npu tensors) is no sync of the program's: not counted."""
     import importlib.util
 
     probe_file = Path(__file__).resolve().parent.parent / "ascend_port" / "verify" / "probe" / "_ascend_port_probe.py"
@@ -128,16 +129,11 @@ def test_the_probe_attributes_a_sync_to_the_program_not_to_the_emulator():
 
     namespace = {"wrapper": wrapper}
     exec(compile("def op():\n    return wrapper()\n", "/venv/ascend_port/emulate/ops.py", "exec"), namespace)
+    exec(compile("def clip():\n    return wrapper()\n", "/venv/torch/nn/utils/clip_grad.py", "exec"), namespace)
+    assert namespace["op"]() is None
     line = sys._getframe().f_lineno + 1
-    where = namespace["op"]()
+    where = namespace["clip"]()
     assert where == (__file__.replace(os.sep, "/"), line)
-
-
-def test_a_torch_compile_failure_under_the_emulator_is_an_emulator_limit(tmp_path):
-    text = traceback_text(tmp_path, [], "torch._inductor.exc.InductorError: LoweringException: AssertionError:")
-    emulated = classify(text, tmp_path, {"calls": {"torch.npu.is_available": 1}}, {}, {})
-    assert emulated.cause == "emulator" and "torch.compile" in emulated.detail
-    assert classify(text, tmp_path, {}, {}, {}).cause == "program"  # (on plain CPU: the program's own)
 
 
 def _interpreters() -> list[str]:
@@ -177,3 +173,10 @@ def test_probe_records_the_todo_lines_that_ran_only(tmp_path, python):
     subprocess.run([python, str(script)], env=env, check=True, cwd=tmp_path)
     (written,) = (tmp_path / "out").glob("probe-*.json")
     assert json.loads(written.read_text("utf-8"))["todo_lines_hit"] == {str(script.resolve()): [2, 8]}
+
+
+def test_a_torch_compile_failure_under_the_emulator_is_an_emulator_limit(tmp_path):
+    text = traceback_text(tmp_path, [], "torch._inductor.exc.InductorError: LoweringException: AssertionError:")
+    emulated = classify(text, tmp_path, {"calls": {"torch.npu.is_available": 1}}, {}, {})
+    assert emulated.cause == "emulator" and "torch.compile" in emulated.detail
+    assert classify(text, tmp_path, {}, {}, {}).cause == "program"  # (on plain CPU: the program's own)

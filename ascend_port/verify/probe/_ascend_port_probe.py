@@ -24,7 +24,8 @@ DEVICES = ("npu",)
 # dtypes the NPU lacks or runs slowly (most NPU operators have no float64 or complex kernels)
 SLOW_DTYPES = ("float64", "complex64", "complex128", "complex32")
 SYNCS = ("item", "cpu", "tolist", "numpy")
-NOT_THE_PROGRAM = ("/torch/", "torch_npu", "/ascend_port/emulate/", "_ascend_port_probe.py", "<frozen ")
+NOT_THE_PROGRAM = ("/torch/", "_ascend_port_probe.py", "<frozen ")
+EMULATOR = ("/ascend_port/emulate/", "/torch_npu/")
 SYNC_REPEATED = 3  # calls from one line that make it "in a loop"
 
 _started = time.monotonic()
@@ -146,10 +147,14 @@ class _TorchImportHook:
 
 
 def _caller() -> tuple[str, int] | None:
-    """The nearest frame outside torch, torch_npu (the emulator's stand-in too) and this probe: the program's line."""
+    """The program's line that made the call: the nearest frame outside torch and this probe; None when the call
+    came from the emulator or the torch_npu stand-in (their own .cpu() of an npu tensor is no sync of the
+    program's, nor a real NPU's)."""
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename.replace(os.sep, "/")
+        if any(part in name for part in EMULATOR):
+            return None
         if not any(part in name for part in NOT_THE_PROGRAM):
             return name, frame.f_lineno
         frame = frame.f_back
