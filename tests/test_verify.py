@@ -254,7 +254,7 @@ def test_timeout_kills_the_command_and_fails_it(tmp_path):
         {
             "pyproject.toml": """
             [tool.ascend-port.verify]
-            commands = ["python -c 'import time; time.sleep(120)'", "python -c 'print(1)'"]
+            commands = ["python -c 'import time; print(\\"waiting\\", flush=True); time.sleep(120)'", "python -c 'print(1)'"]
         """,
         },
     )
@@ -263,6 +263,8 @@ def test_timeout_kills_the_command_and_fails_it(tmp_path):
     first, second = json.loads(result.stdout)["results"]
     assert first["timed_out"] and first["failure"]["cause"] == "timeout" and first["seconds"] < 20
     assert second["started"]
+    text = verify(root, "--timeout", "3", "-q", timeout=60).stdout
+    assert "timed out: python -c 'import time;" in text and "output (last lines):\n    waiting\n" in text
 
 
 def test_ctrl_c_reports_what_finished_and_exits_130(tmp_path):

@@ -180,3 +180,13 @@ def test_a_torch_compile_failure_under_the_emulator_is_an_emulator_limit(tmp_pat
     emulated = classify(text, tmp_path, {"calls": {"torch.npu.is_available": 1}}, {}, {})
     assert emulated.cause == "emulator" and "torch.compile" in emulated.detail
     assert classify(text, tmp_path, {}, {}, {}).cause == "program"  # (on plain CPU: the program's own)
+
+
+def test_a_name_the_release_lacks_is_the_cause_only_where_the_error_names_it(tmp_path):
+    emulator = {"absent": {"torch_npu.npu.MemPool": 1, "torch_npu.npu_foo": 1}}
+    named = traceback_text(tmp_path, [], "AttributeError: module 'torch_npu.npu' has no attribute 'MemPool'")
+    failure = classify(named, tmp_path, emulator, {}, {})
+    assert failure.cause == "absent" and failure.detail.startswith("torch_npu.npu.MemPool (")
+    # a hasattr() probe of npu_foo recorded it, the error is another one
+    other = traceback_text(tmp_path, [], "AttributeError: 'Config' object has no attribute 'depth'")
+    assert classify(other, tmp_path, emulator, {}, {}).cause == "program"

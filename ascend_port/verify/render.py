@@ -8,7 +8,8 @@ from ascend_port.verify.classify import CAUSES
 from ascend_port.verify.session import Result, Verification
 
 FORMATS = ("text", "md", "json")
-FACTS_SHOWN = 8  # entries per fact list in text and markdown (JSON has all)
+FACTS_SHOWN = 8
+OUTPUT_SHOWN = 8  # lines of a failed command's output in the text report  # entries per fact list in text and markdown (JSON has all)
 
 
 def status(result: Result) -> str:
@@ -69,6 +70,10 @@ def text(verification: Verification) -> str:
             if result.failure.frame is not None:
                 frame = result.failure.frame
                 lines.append(f"  at {frame.file}:{frame.line} in {frame.function}: {frame.source}")
+        if result.failure is not None and result.failure.cause in ("program", "timeout") and result.output_tail:
+            # the cause in words says little here: the program's last words say more
+            lines.append("  output (last lines):")
+            lines += [f"    {line}" for line in result.output_tail.splitlines()[-OUTPUT_SHOWN:]]
         lines += [f"  {fact}" for fact in _facts(result)]
     lines += _compare_lines(verification)
     lines.append(summary(verification))

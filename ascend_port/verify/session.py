@@ -112,6 +112,7 @@ def _result(command: Command, outcome: execute.Outcome, root: Path, todos: Todos
         result.failure = Failure("program", outcome.error)
     elif outcome.timed_out:
         result.failure = Failure("timeout", f"no exit within {command.timeout:g} s (killed)")
+        result.output_tail = "\n".join(outcome.output.splitlines()[-OUTPUT_TAIL:])
     elif not started:
         result.failure = classify(outcome.output, root, outcome.emulator, todos.by_file, hits)
         result.output_tail = "\n".join(outcome.output.splitlines()[-OUTPUT_TAIL:])
