@@ -162,7 +162,7 @@ TRAIN = {
         import torch_npu
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
-        print(torch.ones(2, device=device).sum())
+        print(torch.npu.is_available(), torch.ones(2, device=device).sum())  # (asks, and stays on the CPU)
     """,
 }
 

@@ -93,11 +93,13 @@ def _facts(result: Result, outcome: execute.Outcome, root: Path, todos: Todos) -
     result.syncs_in_loops = {
         f"{k.split(' at ')[0]} at {_relative(k.split(' at ', 1)[1], root)}": v for k, v in sorted(syncs.items())
     }
-    torch_used = [p for p in outcome.probes if p.get("torch_imported")]
-    if "stayed_on_cpu" in report:
-        result.stayed_on_cpu = bool(report.get("stayed_on_cpu"))
+    # (the probe sees the devices only while it watches dtypes: ASCEND_PORT_PROBE_DTYPES=0 leaves this unknown)
+    torch_used = [p for p in outcome.probes if p.get("torch_imported") and p.get("device_watch", True)]
+    # (an import or a --help need not touch the device: only what runs the program can stay on the CPU)
+    if result.kind in ("config", "pytest") and "stayed_on_cpu" in report:  # the emulator's own verdict, when it has one
+        result.stayed_on_cpu = bool(report["stayed_on_cpu"])
     elif result.kind in ("config", "pytest") and torch_used:
-        result.stayed_on_cpu = not any(p.get("npu_tensors") for p in torch_used) and not result.npu_calls
+        result.stayed_on_cpu = not any(p.get("npu_tensors") for p in torch_used)
     return {path: sorted(lines) for path, lines in hits.items()}
 
 

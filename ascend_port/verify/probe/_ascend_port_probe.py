@@ -37,6 +37,7 @@ _state: dict = {
     "syncs": Counter(),  # "item at file:line" -> count
     "npu_tensors": False,
     "torch_imported": False,
+    "device_watch": False,  # the dtype mode is on: "npu_tensors" means something
 }
 _todos: dict[str, set[int]] = {}
 _max_losses = 20
@@ -247,6 +248,7 @@ def _watch_dtypes(torch) -> None:
             return result
 
     DtypeWatch().__enter__()  # for the life of the process (the main thread's mode stack)
+    _state["device_watch"] = True
 
 
 def _max_memory():
@@ -281,6 +283,7 @@ def _write() -> None:
         "syncs_in_loops": {k: v for k, v in _state["syncs"].items() if v >= SYNC_REPEATED},
         "torch_imported": _state["torch_imported"],
         "npu_tensors": _state["npu_tensors"],
+        "device_watch": _state["device_watch"],
         "wall_s": round(time.monotonic() - _started, 3),
         "step_times_s": [round(b - a, 6) for a, b in zip(times, times[1:])],
         "max_memory_bytes": _max_memory() if _state["torch_imported"] else None,
