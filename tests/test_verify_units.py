@@ -190,3 +190,18 @@ def test_a_name_the_release_lacks_is_the_cause_only_where_the_error_names_it(tmp
     # a hasattr() probe of npu_foo recorded it, the error is another one
     other = traceback_text(tmp_path, [], "AttributeError: 'Config' object has no attribute 'depth'")
     assert classify(other, tmp_path, emulator, {}, {}).cause == "program"
+
+
+def test_only_a_command_that_started_can_have_stayed_on_the_cpu(tmp_path):
+    from ascend_port.verify.commands import Command, Todos
+    from ascend_port.verify.execute import Outcome
+    from ascend_port.verify.session import _result
+
+    probe = {"torch_imported": True, "device_watch": True, "npu_tensors": False}
+    command = Command("python t.py", ["python", "t.py"], "config", timeout=5)
+    started = _result(command, Outcome(0, 1.0, "", probes=[probe]), tmp_path, Todos())
+    failed = _result(command, Outcome(1, 1.0, "ValueError: x\n", probes=[probe]), tmp_path, Todos())
+    assert started.stayed_on_cpu and not failed.stayed_on_cpu
+    watched_npu = _result(command, Outcome(0, 1.0, "", probes=[{**probe, "npu_tensors": True}]), tmp_path, Todos())
+    unwatched = _result(command, Outcome(0, 1.0, "", probes=[{**probe, "device_watch": False}]), tmp_path, Todos())
+    assert not watched_npu.stayed_on_cpu and not unwatched.stayed_on_cpu

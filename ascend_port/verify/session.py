@@ -110,6 +110,7 @@ def _result(command: Command, outcome: execute.Outcome, root: Path, todos: Todos
         command.name, command.argv, command.kind, started, outcome.exit_code, outcome.seconds, outcome.timed_out
     )
     hits = _facts(result, outcome, root, todos)
+    result.stayed_on_cpu = result.stayed_on_cpu and started  # (a failure may come before the device is chosen)
     if outcome.error is not None:
         result.failure = Failure("program", outcome.error)
     elif outcome.timed_out:
