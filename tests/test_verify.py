@@ -313,8 +313,9 @@ def test_kit_is_written_through_the_kit_helper(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ascend_port.verify.kit", fake)
     monkeypatch.setenv("ASCEND_PORT_CACHE_DIR", environment()["ASCEND_PORT_CACHE_DIR"])
     root = write(tmp_path / "p", {"pyproject.toml": '[tool.ascend-port.verify]\ncommands = ["python -c pass"]\n'})
-    result = CliRunner().invoke(app, ["verify", str(root), "--kit", str(tmp_path / "kit"), "-q"])
+    result = CliRunner().invoke(app, ["verify", str(root), "--kit", str(tmp_path / "kit")])
     assert result.exit_code == 0, result.output
+    assert f"kit for the Ascend host written: {tmp_path / 'kit'}" in result.output
     ((folder, project, commands, reference, target),) = calls
     assert folder == tmp_path / "kit" and project == root.resolve() and reference is None
     assert commands == [{"name": "python -c pass", "argv": ["python", "-c", "pass"]}] and target

@@ -110,7 +110,9 @@ def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int
                     verification.interrupted = True
     _write_report(options, verification)
     if options.kit is not None and not verification.interrupted:
-        _write_kit(options, root, commands, verification, target)
+        kit = _write_kit(options, root, commands, verification, target)
+        if say:
+            say(f"verify: kit for the Ascend host written: {kit}")
     if verification.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED if verification.failed else EXIT_OK
@@ -182,7 +184,7 @@ def _write_report(options: VerifyOptions, verification: Verification) -> None:
 
 def _write_kit(
     options: VerifyOptions, root: Path, commands: list[found.Command], verification: Verification, target: str
-) -> None:
+) -> Path:
     try:
         from ascend_port.verify.kit import write_kit  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
@@ -193,4 +195,4 @@ def _write_kit(
         if c.kind != "import"
     ]
     assert options.kit is not None
-    write_kit(options.kit, root, runnable, verification.reference, target)
+    return Path(write_kit(options.kit, root, runnable, verification.reference, target))
