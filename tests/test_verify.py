@@ -283,6 +283,9 @@ def test_ctrl_c_reports_what_finished_and_exits_130(tmp_path):
     assert report["interrupted"] and [r["name"] for r in report["results"]] == ["python -c 'print(1)'"]
 
 
+CONFIGURED = '[tool.ascend-port.verify]\ncommands = ["python -c pass"]\n'
+
+
 @pytest.mark.parametrize(
     ("args", "files", "message"),
     [
@@ -291,12 +294,25 @@ def test_ctrl_c_reports_what_finished_and_exits_130(tmp_path):
         ([], {"pyproject.toml": "[tool.ascend-port.verify]\ncommands = 3\n"}, "commands: a list of command lines"),
         ([], {"README.md": "nothing"}, "nothing to run"),
         (["--torch-npu", "0.1"], {"a.py": "import torch_npu\n"}, "--torch-npu 0.1"),
+        (["--compare"], {"pyproject.toml": CONFIGURED}, "not a git repository"),
     ],
 )
 def test_usage_errors_exit_2(tmp_path, args, files, message):
+    """Before any command runs: a usage error does not come after minutes of runs."""
     root = write(tmp_path / "p", files or {"x.txt": ""})
     result = verify(root, *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert "started" not in result.stderr
+
+
+def test_a_reference_that_cannot_be_written_keeps_the_report(tmp_path):
+    root = write(tmp_path / "p", {"pyproject.toml": CONFIGURED, "original/x.txt": ""})
+    blocked = tmp_path / "file"
+    blocked.write_text("", "utf-8")
+    args = ["--compare", "--original", str(root / "original"), "--reference", str(blocked / "ref.json")]
+    result = verify(root, *args, "--format", "json")
+    assert result.returncode == 2 and "cannot write the reference" in result.stderr
+    assert json.loads(result.stdout)["results"][0]["started"]
 
 
 def test_kit_is_written_through_the_kit_helper(tmp_path, monkeypatch):

@@ -101,11 +101,13 @@ def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int
                     say(_line(result))
             test_sigint(f"verify:{len(verification.results)}")
 
+        # the original is found (and extracted) first: a usage error must not come after minutes of runs
+        original = _original(options, root, Path(scratch) / "original") if options.compare else None
         with _SigintAsKeyboardInterrupt():
             run_commands(commands, setup, todos, verification, progress)
-            if options.compare and not verification.interrupted:
+            if original is not None and not verification.interrupted:
                 try:
-                    _compare(options, root, commands, verification)
+                    _compare(options, root, original, commands, verification)
                 except KeyboardInterrupt:
                     verification.interrupted = True
     _write_report(options, verification)
@@ -113,8 +115,12 @@ def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int
         kit = _write_kit(options, root, commands, verification, target)
         if say:
             say(f"verify: kit for the Ascend host written: {kit}")
+    for error in verification.errors:
+        print(f"error: {error}", file=sys.stderr)
     if verification.interrupted:
         return EXIT_INTERRUPTED
+    if verification.errors:
+        return EXIT_USAGE
     return EXIT_FAILED if verification.failed else EXIT_OK
 
 
@@ -147,27 +153,33 @@ class _SigintAsKeyboardInterrupt:
             signal.signal(signal.SIGINT, self._saved)
 
 
-def _compare(options: VerifyOptions, root: Path, commands: list[found.Command], verification: Verification) -> None:
-    from ascend_port.verify.compare import CompareError, base_ref, compare, extract
+def _original(options: VerifyOptions, root: Path, folder: Path) -> Path:
+    """--compare's original project: --original, else --base or the commit before the port, extracted."""
+    from ascend_port.verify.compare import CompareError, base_ref, extract
+
+    if options.original is not None:
+        return options.original.resolve()
+    folder.mkdir()
+    try:
+        return extract(root, options.base or base_ref(root), folder)
+    except CompareError as error:
+        raise VerifyError(str(error)) from None
+
+
+def _compare(
+    options: VerifyOptions, root: Path, original: Path, commands: list[found.Command], verification: Verification
+) -> None:
+    from ascend_port.verify.compare import compare
 
     chosen = [c for c in commands if c.kind == "config"] or [c for c in commands if c.kind not in ("import", "help")]
-    with tempfile.TemporaryDirectory(prefix="ascend-port-verify-original-") as scratch:
-        try:
-            original = (
-                options.original.resolve()
-                if options.original
-                else extract(root, options.base or base_ref(root), Path(scratch))
-            )
-        except CompareError as error:
-            raise VerifyError(str(error)) from None
-        entries, reference = compare(chosen, verification.results, original, options.seed, options.losses)
+    entries, reference = compare(chosen, verification.results, original, options.seed, options.losses)
     verification.compare, verification.reference = entries, reference
     path = options.reference or root / ".ascend-port" / "verify-reference.json"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(reference, indent=2) + "\n", "utf-8")
-    except OSError as error:
-        raise VerifyError(f"cannot write {path}: {error.strerror or error}") from None
+    except OSError as error:  # (the report still comes: it holds the reference too)
+        verification.errors.append(f"cannot write the reference {path}: {error.strerror or error}")
 
 
 def _write_report(options: VerifyOptions, verification: Verification) -> None:

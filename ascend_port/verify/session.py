@@ -51,6 +51,7 @@ class Verification:
     interrupted: bool = False
     compare: list[dict] = field(default_factory=list)
     reference: dict | None = None
+    errors: list[str] = field(default_factory=list)  # what could not be written (the report is written anyway)
 
     @property
     def failed(self) -> list[Result]:
