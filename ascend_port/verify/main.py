@@ -115,8 +115,8 @@ def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int
         kit = _write_kit(options, root, commands, verification, target)
         if say:
             say(f"verify: kit for the Ascend host written: {kit}")
-    for error in verification.errors:
-        print(f"error: {error}", file=sys.stderr)
+    for problem in verification.errors:
+        print(f"error: {problem}", file=sys.stderr)
     if verification.interrupted:
         return EXIT_INTERRUPTED
     if verification.errors:
