@@ -815,6 +815,7 @@ def verify(
         kit,
         output_format,
         output,
+        verbose,
     )
     try:
         code = run_verify(options, None if quiet else lambda line: err.print(escape(line), soft_wrap=True))

@@ -265,6 +265,8 @@ def test_timeout_kills_the_command_and_fails_it(tmp_path):
     assert second["started"]
     text = verify(root, "--timeout", "3", "-q", timeout=60).stdout
     assert "timed out: python -c 'import time;" in text and "output (last lines):\n    waiting\n" in text
+    verbose = verify(root, "--timeout", "3", "-v", timeout=60).stderr
+    assert "  | waiting\n" in verbose and "  argv: python -c 'import time;" in verbose
 
 
 def test_ctrl_c_reports_what_finished_and_exits_130(tmp_path):

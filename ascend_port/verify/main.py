@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sys
 import tempfile
@@ -42,6 +43,7 @@ class VerifyOptions:
     kit: Path | None = None
     output_format: str = "text"
     output: Path | None = None
+    verbose: bool = False  # -v: a failed command's output (its traceback) on stderr, and each command's argv
 
 
 def _check(options: VerifyOptions) -> Path:
@@ -99,6 +101,10 @@ def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int
             for result in results:
                 if say:
                     say(_line(result))
+                if say and options.verbose:
+                    say(f"  argv: {shlex.join(result.argv)}")
+                    for line in result.output_tail.splitlines() if not result.started else ():
+                        say(f"  | {line}")
             test_sigint(f"verify:{len(verification.results)}")
 
         # the original is found (and extracted) first: a usage error must not come after minutes of runs
