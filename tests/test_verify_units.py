@@ -205,3 +205,23 @@ def test_only_a_command_that_started_can_have_stayed_on_the_cpu(tmp_path):
     watched_npu = _result(command, Outcome(0, 1.0, "", probes=[{**probe, "npu_tensors": True}]), tmp_path, Todos())
     unwatched = _result(command, Outcome(0, 1.0, "", probes=[{**probe, "device_watch": False}]), tmp_path, Todos())
     assert not watched_npu.stayed_on_cpu and not unwatched.stayed_on_cpu
+
+
+def test_a_console_script_entry_point_may_name_an_attribute_path(tmp_path):
+    """``pkg.cli:App.main [extra]``: the --help command calls App.main, as the installed script would (from src/
+    where the project has that layout and is not installed)."""
+    import subprocess
+
+    from ascend_port.verify.commands import Todos
+
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "p"\nversion = "0"\n[project.scripts]\np-cli = "pkg.cli:App.main [x]"\n',
+            "pkg/__init__.py": "",
+            "pkg/cli.py": "import sys\nclass App:\n    @staticmethod\n    def main():\n        print(sys.argv)\n        return 0\n",
+        },
+    )
+    (command,) = [c for c in discovered(tmp_path, Todos(), 10) if c.kind == "help"]
+    result = subprocess.run(command.argv, cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "['p-cli', '--help']", result.stderr

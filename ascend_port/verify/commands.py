@@ -246,9 +246,13 @@ def discovered(root: Path, todos: Todos, timeout: float) -> list[Command]:
     if imports is not None:
         commands.append(imports)
     python = sys.executable
+    paths = ["src"] if (root / "src").is_dir() else []  # a src layout, not installed: its package is there
     for name, target in sorted(console_scripts(root).items()):
-        module, _, function = target.partition(":")
-        code = f"import sys; sys.argv = [{name!r}, '--help']; from {module} import {function.split('.')[0]} as f; sys.exit(f())"
+        module, _, function = target.split("[")[0].strip().partition(":")  # (an entry point may name extras)
+        code = (
+            f"import functools, importlib, sys; sys.argv = [{name!r}, '--help']; sys.path[:0] = {paths!r}; "
+            f"sys.exit(functools.reduce(getattr, {function.strip()!r}.split('.'), importlib.import_module({module.strip()!r}))())"
+        )
         commands.append(Command(f"{name} --help", [python, "-c", code], "help"))
     for argv in launched_scripts(root):
         commands.append(Command(f"python {' '.join(argv)} --help", [python, *argv, "--help"], "help"))
