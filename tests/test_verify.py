@@ -248,6 +248,7 @@ def test_compare_runs_the_original_on_cpu_with_the_same_seed(tmp_path):
     assert again["compare"][0]["original"] == entry["original"]
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_command_and_fails_it(tmp_path):
     root = write(
         tmp_path / "slow",
@@ -258,15 +259,16 @@ def test_timeout_kills_the_command_and_fails_it(tmp_path):
         """,
         },
     )
-    result = verify(root, "--timeout", "3", "--format", "json", timeout=60)
+    report = tmp_path / "report.json"
+    result = verify(root, "--timeout", "3", "--format", "json", "--output", str(report), "-v", timeout=60)
     assert result.returncode == 1, result.stderr
-    first, second = json.loads(result.stdout)["results"]
+    first, second = json.loads(report.read_text("utf-8"))["results"]
     assert first["timed_out"] and first["failure"]["cause"] == "timeout" and first["seconds"] < 20
     assert second["started"]
+    # -v: the argv and the output of the failed command on stderr
+    assert "  | waiting\n" in result.stderr and "  argv: python -c 'import time;" in result.stderr
     text = verify(root, "--timeout", "3", "-q", timeout=60).stdout
     assert "timed out: python -c 'import time;" in text and "output (last lines):\n    waiting\n" in text
-    verbose = verify(root, "--timeout", "3", "-v", timeout=60).stderr
-    assert "  | waiting\n" in verbose and "  argv: python -c 'import time;" in verbose
 
 
 def test_ctrl_c_reports_what_finished_and_exits_130(tmp_path):
