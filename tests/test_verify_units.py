@@ -225,3 +225,28 @@ def test_a_console_script_entry_point_may_name_an_attribute_path(tmp_path):
     (command,) = [c for c in discovered(tmp_path, Todos(), 10) if c.kind == "help"]
     result = subprocess.run(command.argv, cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "['p-cli', '--help']", result.stderr
+
+
+PYTEST_COLLECTION_ERROR = """\
+_______________________ ERROR collecting tests/test_a.py _______________________
+ImportError while importing test module '/p/tests/test_a.py'.
+Traceback:
+/usr/lib/python3.11/importlib/__init__.py:126: in import_module
+    return _bootstrap._gcd_import(name[level:], package, level)
+tests/test_a.py:2: in <module>
+    import notinstalled_pkg
+E   ModuleNotFoundError: No module named 'notinstalled_pkg'
+=========================== short test summary info ============================
+ERROR tests/test_a.py
+1 error in 2.28s
+"""
+
+
+def test_a_pytest_collection_error_is_read_from_pytest_s_own_traceback(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("import torch_npu\nimport notinstalled_pkg\n", "utf-8")
+    failure = classify(PYTEST_COLLECTION_ERROR, tmp_path, {}, {}, {})
+    assert failure.cause == "dependency" and "notinstalled_pkg is not installed" in failure.detail
+    assert failure.frame is not None and (failure.frame.file, failure.frame.line) == ("tests/test_a.py", 2)
+    todo = {str((tmp_path / "tests" / "test_a.py").resolve()): {2: 1}}
+    assert classify(PYTEST_COLLECTION_ERROR, tmp_path, {}, todo, {}).cause == "todo"  # (the failing line's TODO)

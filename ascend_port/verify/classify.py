@@ -12,6 +12,7 @@ FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func
 EXCEPTION = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Warning|Interrupt|Failure|error))(?::\s?(?P<text>.*))?$"
 )
+PYTEST_FRAME = re.compile(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+): in (?P<func>.+)$")
 MISSING_MODULE = re.compile(r"No module named '(?P<name>[\w.]+)'")
 CUDA = re.compile(
     r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|CUDA driver|\bnccl\b|NCCL|torch\.cuda|"
@@ -55,6 +56,8 @@ def last_traceback(output: str) -> tuple[list[Frame], str]:
     frames: list[Frame] = []
     exception = ""
     if start < 0:
+        if any(line.startswith("E   ") for line in lines):
+            return _pytest_short(lines)
         tail = [line for line in lines if EXCEPTION.match(line.strip())]
         return [], tail[-1].strip() if tail else ""
     for index in range(start + 1, len(lines)):
@@ -71,11 +74,38 @@ def last_traceback(output: str) -> tuple[list[Frame], str]:
     return frames, exception
 
 
+def _pytest_short(lines: list[str]) -> tuple[list[Frame], str]:
+    """pytest's own traceback (a collection error is shown so whatever --tb says): ``path:line: in function``
+    frames, each followed by its source, and the error on the ``E   `` lines after the last frame."""
+    last_error = max(i for i, line in enumerate(lines) if line.startswith("E   "))
+    first_error = last_error
+    while first_error > 0 and lines[first_error - 1].startswith("E   "):
+        first_error -= 1
+    frames: list[Frame] = []
+    for index in range(first_error - 1, -1, -1):
+        if lines[index].startswith("___") or lines[index].startswith("Traceback:"):
+            break
+        match = PYTEST_FRAME.match(lines[index])
+        if match:
+            source = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            frames.insert(0, Frame(match["file"], int(match["line"]), match["func"], source))
+    error = next(
+        (line[4:].strip() for line in lines[first_error : last_error + 1] if EXCEPTION.match(line[4:].strip())), None
+    )
+    return frames, error or lines[first_error][4:].strip()
+
+
+def frame_path(frame: Frame, root: Path) -> Path:
+    """A frame's file, real; a relative one (pytest's) is relative to the root the command ran in."""
+    path = Path(frame.file)
+    return (path if path.is_absolute() else root / path).resolve()
+
+
 def project_frame(frames: list[Frame], root: Path) -> Frame | None:
     real_root = root.resolve()
     for frame in reversed(frames):
         try:
-            path = Path(frame.file).resolve()
+            path = frame_path(frame, root)
         except (OSError, RuntimeError):
             continue
         if path.is_relative_to(real_root) and not {"site-packages", ".venv", "venv"} & set(path.parts):
@@ -113,8 +143,7 @@ def classify(
         where = exception if CUDA.search(exception) else frame.source if frame else exception
         return Failure("cuda", where, frame, exception)
     if frame is not None:
-        path = str(Path(frame.file).resolve())
-        todo = todo_lines.get(path, {}).get(frame.line)
+        todo = todo_lines.get(str(frame_path(frame, root)), {}).get(frame.line)
         if todo is not None:
             return Failure("todo", f"the failing line carries the TODO at line {todo}: {exception}", frame, exception)
     missing = MISSING_MODULE.search(exception)
