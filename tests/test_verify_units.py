@@ -205,6 +205,11 @@ def test_only_a_command_that_started_can_have_stayed_on_the_cpu(tmp_path):
     watched_npu = _result(command, Outcome(0, 1.0, "", probes=[{**probe, "npu_tensors": True}]), tmp_path, Todos())
     unwatched = _result(command, Outcome(0, 1.0, "", probes=[{**probe, "device_watch": False}]), tmp_path, Todos())
     assert not watched_npu.stayed_on_cpu and not unwatched.stayed_on_cpu
+    # the emulator's report says so itself (its "stayed_on_cpu" section, when it has one): its word wins
+    emulated = Outcome(0, 1.0, "", emulator={"calls": {}, "stayed_on_cpu": {"python t.py": 1}})
+    assert _result(command, emulated, tmp_path, Todos()).stayed_on_cpu
+    emulated.emulator["stayed_on_cpu"] = {}
+    assert not _result(command, emulated, tmp_path, Todos()).stayed_on_cpu
 
 
 def test_a_console_script_entry_point_may_name_an_attribute_path(tmp_path):

@@ -15,7 +15,8 @@ from ascend_port.run.discovery import discover
 from ascend_port.run.todos import find_todos
 
 VERIFY_TABLE = "[tool.ascend-port.verify]"
-SKIPPED_FOLDERS = {"tests", "test", "docs", "examples", "benchmarks", "scripts", "build", "dist", "setup.py"}
+# folders whose modules are no part of what the project ships (their scripts run, or are run by, something else)
+SKIPPED_FOLDERS = {"tests", "test", "docs", "examples", "benchmarks", "scripts", "build", "dist"}
 
 
 class CommandsError(Exception):
