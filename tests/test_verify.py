@@ -299,6 +299,7 @@ CONFIGURED = '[tool.ascend-port.verify]\ncommands = ["python -c pass"]\n'
         ([], {"README.md": "nothing"}, "nothing to run"),
         (["--torch-npu", "0.1"], {"a.py": "import torch_npu\n"}, "--torch-npu 0.1"),
         (["--compare"], {"pyproject.toml": CONFIGURED}, "not a git repository"),
+        ([], {"pyproject.toml": CONFIGURED.replace("python -c pass", "bash run.sh")}, "'bash' is not a supported"),
     ],
 )
 def test_usage_errors_exit_2(tmp_path, args, files, message):

@@ -67,8 +67,8 @@ def _line(result: Result) -> str:
     return line
 
 
-def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int:
-    root = _check(options)
+def _commands(options: VerifyOptions, root: Path) -> tuple[dict, found.Todos, list[found.Command]]:
+    """The project's verify table, its TODOs and the commands to run (the table's, else those found)."""
     try:
         table = found.read_table(root)
     except found.CommandsError as error:
@@ -77,8 +77,19 @@ def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int
     commands = found.configured(root, table) or found.discovered(root, todos, options.timeout)
     for command in commands:
         command.timeout = command.timeout or options.timeout
+        if command.kind == "config":  # (a command the emulator cannot run is the table's error, said before any run)
+            try:
+                runner.resolve_command(list(command.argv))
+            except runner.UsageError as error:
+                raise VerifyError(f"{root / 'pyproject.toml'} {found.VERIFY_TABLE} {command.name!r}: {error}") from None
     if not commands:
         raise VerifyError(f"{root}: nothing to run: no {found.VERIFY_TABLE} commands, no module, script or tests found")
+    return table, todos, commands
+
+
+def run_verify(options: VerifyOptions, say: Callable[[str], None] | None) -> int:
+    root = _check(options)
+    table, todos, commands = _commands(options, root)
     if say:
         say(
             f"verify: {len(commands)} command(s) in {root}"
