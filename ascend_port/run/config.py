@@ -45,6 +45,7 @@ from ascend_port.run.project_facts import facts as project_facts
 
 TABLE = "ascend-port"
 KEYS = ("select", "ignore", "min-confidence", "exclude", "attention-backend", "branch", "other-devices", "torch-npu")
+SUBTABLES = ("verify",)  # [tool.ascend-port.verify]: the commands `verify` runs, read by verify/commands.py
 # keep: a project that also runs on other devices (python/device_model.supports_npu) gets its CUDA code reported, not
 # rewritten; drop: rewritten in place all the same (the port is an NPU-only fork). Other vendors' code is never edited.
 OTHER_DEVICES = ("keep", "drop")
@@ -197,11 +198,15 @@ def _value(where: str, key: str, value: Any) -> Any:
 
 def _values(where: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """Validated settings (dataclass field names) from a table or from flags; None values are absent."""
-    for key in sorted(set(raw) - set(KEYS)):
+    for key in sorted(set(raw) - set(KEYS) - set(SUBTABLES)):
         close = difflib.get_close_matches(key.replace("_", "-").lower(), KEYS, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(KEYS)}"
         raise ConfigError(f"{where}: unknown key {key!r} ({hint})")
-    out = {key.replace("-", "_"): _value(where, key, value) for key, value in raw.items() if value is not None}
+    out = {
+        key.replace("-", "_"): _value(where, key, value)
+        for key, value in raw.items()
+        if value is not None and key not in SUBTABLES
+    }
     if "select" in out and not out["select"]:
         raise ConfigError(f'{_at(where, "select")}: empty (use "ALL" for every rule)')
     return out

@@ -1,0 +1,1 @@
+"""``ascend-port verify``: the ported project's commands run under the emulator, and what stops them."""
