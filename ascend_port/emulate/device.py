@@ -144,3 +144,58 @@ def _route_collectives(native: types.ModuleType) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             native.route_c10d(names)
+            _reduce_scatter_from_all_reduce()
+
+
+_libraries: list = []  # the torch.library registrations below live as long as the process
+
+
+def _reduce_scatter_from_all_reduce() -> None:
+    """Gloo's reduce-scatter gives a Work without a future (``get_future()`` raises) where HCCL's has one: on the
+    emulated device, every reduce-scatter is an all-reduce of a copy of the input (gloo's, whose Work has a future)
+    and the rank's slice of it, copied into the output when the all-reduce completes. The slice of an all-reduce is
+    the reduce-scatter for every ReduceOp (elementwise), so the values are exact."""
+    import torch.distributed as dist
+
+    library = torch.library.Library("c10d", "IMPL")  # noqa: TOR901 (overrides the route_c10d kernels)
+    library.impl("_reduce_scatter_base_", _reduce_scatter_base, "PrivateUse1")
+    library.impl("reduce_scatter_", _reduce_scatter_lists, "PrivateUse1")
+    library.impl("reduce_scatter_tensor_coalesced_", _reduce_scatter_coalesced, "PrivateUse1")
+    _libraries.append(library)
+    del dist
+
+
+def _scatter_after_all_reduce(outputs, inputs, group, reduce_op, async_op, timeout):
+    """All-reduce the flattened ``inputs`` (each ``group.size()`` slices along dim 0, one per rank) as one tensor;
+    when it completes, copy this rank's slice of each into its output. Returns the Work, whose future gives
+    ``outputs``."""
+    import torch.distributed as dist
+
+    size, rank = dist.ProcessGroup.unbox(group).size(), dist.ProcessGroup.unbox(group).rank()
+    full = torch.cat([tensor.reshape(size, -1) for tensor in inputs], dim=1)
+    _, work = torch.ops.c10d.allreduce_([full], group, reduce_op, None, async_op, timeout)
+
+    def scatter(_future):
+        mine = full[rank]
+        start = 0
+        for output in outputs:
+            output.copy_(mine[start : start + output.numel()].view_as(output))
+            start += output.numel()
+        return outputs
+
+    future = dist.Work.unbox(work).get_future().then(scatter)
+    return torch._C._distributed_c10d._create_work_from_future(future).boxed()
+
+
+def _reduce_scatter_base(output, input, process_group, reduce_op, async_op=True, timeout=-1):
+    return output, _scatter_after_all_reduce([output], [input], process_group, reduce_op, async_op, timeout)
+
+
+def _reduce_scatter_lists(output_tensors, input_tensors, process_group, reduce_op, async_op=True, timeout=-1):
+    inputs = [torch.stack(list(per_rank)) for per_rank in input_tensors]
+    work = _scatter_after_all_reduce(output_tensors, inputs, process_group, reduce_op, async_op, timeout)
+    return output_tensors, work
+
+
+def _reduce_scatter_coalesced(outputs, inputs, process_group, reduce_op, async_op=True, timeout=-1):
+    return _scatter_after_all_reduce(outputs, inputs, process_group, reduce_op, async_op, timeout)
