@@ -27,6 +27,7 @@ SOURCE = r"""
 #include <mutex>
 #include <optional>
 #include <unordered_set>
+#include <thread>
 
 namespace {
 
@@ -145,6 +146,16 @@ c10::DeviceIndex index_of(std::optional<c10::Device> device) {
   return (device.has_value() && device->has_index()) ? device->index() : g_current;
 }
 
+// The threads that have set an npu device: autograd's device threads do it once their Python thread state is made
+// (see device.py's _start_autograd_threads).
+std::atomic<int64_t> g_threads_seen{0};
+thread_local bool t_seen = false;
+std::thread::id g_main_thread;
+
+void seen() {
+  if (!t_seen && std::this_thread::get_id() != g_main_thread) { t_seen = true; g_threads_seen.fetch_add(1); }
+}
+
 struct NpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kNpu; }
   c10::Device exchangeDevice(c10::Device d) const override {
@@ -154,6 +165,7 @@ struct NpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
   c10::Device getDevice() const override { return c10::Device(kNpu, g_current); }
   void setDevice(c10::Device d) const override {
+    seen();
     if (d.has_index()) { check_index(d.index()); g_current = d.index(); }
   }
   void uncheckedSetDevice(c10::Device d) const noexcept override {
@@ -630,6 +642,7 @@ void install(int64_t device_count) {
   g_device_count = static_cast<c10::DeviceIndex>(device_count);
   if (done) return;
   done = true;
+  g_main_thread = std::this_thread::get_id();
   c10::SetAllocator(kNpu, &g_alloc);
   at::RegisterPrivateUse1HooksInterface(new NpuHooks());
 }
@@ -645,6 +658,7 @@ void reset_peak_memory(int64_t idx) {
 }
 
 int64_t device_count() { return g_device_count; }
+int64_t threads_seen() { return g_threads_seen.load(); }
 int64_t current_device() { return g_current; }
 void set_device(int64_t idx) { check_index(static_cast<c10::DeviceIndex>(idx)); g_current = static_cast<c10::DeviceIndex>(idx); }
 
@@ -673,4 +687,5 @@ FUNCTIONS = [
     "route_c10d",
     "memory_stats",
     "reset_peak_memory",
+    "threads_seen",
 ]

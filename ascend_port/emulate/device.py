@@ -121,8 +121,23 @@ def install(device_module: types.ModuleType, devices: int | None = None) -> type
     torch._register_device_module("npu", device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True, for_packed_sequence=True)
     _route_collectives(native)
+    _start_autograd_threads(native, count)
     torch._ascend_port_emulate_native = native  # type: ignore[attr-defined]  # (found by the stand-in torch_npu)
     return native
+
+
+def _start_autograd_threads(native: types.ModuleType, count: int) -> None:
+    """Start autograd's device threads now and wait until they are ready. The first backward starts one per npu
+    device, and each must take the GIL once to make its Python thread state: a program that exits right after its
+    first backward can begin finalizing first, and the interpreter then ends that thread inside C++, which aborts
+    the process ("terminate called without an active exception", exit code 134, after a run that succeeded).
+    ``threads_seen``: the threads other than this one that have set an npu device (each device thread does, once
+    its thread state is made)."""
+    for index in range(count):  # a thread per device, started by the first backward on that device
+        torch.ones(1, device=torch.device("npu", index), requires_grad=True).sum().backward()
+    deadline = time.monotonic() + 5.0
+    while native.threads_seen() < count and time.monotonic() < deadline:
+        time.sleep(0.001)  # lets the threads take the GIL
 
 
 def _route_collectives(native: types.ModuleType) -> None:
