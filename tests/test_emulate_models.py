@@ -272,10 +272,12 @@ def test_exit_right_after_the_first_backward_does_not_abort(tmp_path):
     """Autograd's npu device thread, started by the first backward, was still waiting for the GIL when a short
     program ended: the interpreter ended it inside C++ and the process aborted (exit code 134, "terminate called
     without an active exception") after a run that succeeded, five runs in six on this machine."""
-    code = """
-    x = torch.ones(2, 3, device="npu", requires_grad=True)
-    torch.nn.Linear(3, 4).npu()(x).sum().backward()
-    """
-    for _ in range(3):
-        out = emulate(tmp_path, code)
+    script = tmp_path / "short.py"
+    script.write_text(
+        "import torch, torch_npu\nx = torch.ones(2, 3).npu().requires_grad_()\n"
+        "torch.nn.Linear(3, 4).npu()(x).sum().backward()\n",
+        "utf-8",
+    )
+    for _ in range(5):
+        out = run([*CLI, "emulate", "--", sys.executable, str(script)], cwd=tmp_path)
         assert out.returncode == 0 and "terminate called" not in out.stderr, out.stderr
