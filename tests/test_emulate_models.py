@@ -281,3 +281,120 @@ def test_exit_right_after_the_first_backward_does_not_abort(tmp_path):
     for _ in range(5):
         out = run([*CLI, "emulate", "--", sys.executable, str(script)], cwd=tmp_path)
         assert out.returncode == 0 and "terminate called" not in out.stderr, out.stderr
+
+
+# --- ported CUDA programs (tests/data/emulate_models): the port under the emulator, the original on plain CPU
+
+PROGRAMS = Path(__file__).resolve().parent / "data" / "emulate_models"
+# The original cannot run on a CPU host as written; the reference is the original with its device moved to the CPU
+# by these source edits and nothing else (torch.cuda.amp.GradScaler disables itself without CUDA: with fp32 losses
+# and a power-of-two scale, the port's enabled npu scaler gives the same steps).
+CPU_EDITS = ((".cuda(", '.to("cpu", '), ('"cuda"', '"cpu"'))
+# fp32 on both sides, the npu's kernels are the CPU's: what differs is summation order in a few fused places (the
+# RNN cells, reduce-scatter through all-reduce), far below the losses' step-to-step change.
+TOLERANCE = 1e-5
+
+
+def _port(tmp_path: Path) -> tuple[Path, Path]:
+    original, ported = tmp_path / "original", tmp_path / "ported"
+    shutil.copytree(PROGRAMS, original)
+    shutil.copytree(PROGRAMS, ported)
+    check(run([*CLI, "apply", str(ported), "--no-git"], cwd=tmp_path))
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    for path in original.glob("*.py"):
+        text = path.read_text("utf-8")
+        for cuda, cpu in CPU_EDITS:
+            text = text.replace(cuda, cpu)
+        (reference / path.name).write_text(text, "utf-8")
+    return ported, reference
+
+
+def _emulated(ported: Path, tmp_path: Path, *command: str, devices: int = 1) -> tuple[dict, dict]:
+    report = tmp_path / "report.json"
+    out = check(run([*CLI, "emulate", "--devices", str(devices), "--report", str(report), "--", *command], cwd=ported))
+    data = json.loads(report.read_text("utf-8"))
+    assert not data["not_implemented"] and not data["contract_violations"], data
+    return json.loads(out.strip().splitlines()[-1]), data
+
+
+def _reference(reference: Path, script: str, **env: str) -> dict:
+    from emulation import environment
+
+    out = check(run([sys.executable, script], cwd=reference, env={**environment(), **env}))
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _close(port: list[float], original: list[float]) -> None:
+    assert len(port) == len(original) and original[0] != original[-1], (port, original)
+    for npu, cpu in zip(port, original, strict=True):
+        assert abs(npu - cpu) <= TOLERANCE * max(1.0, abs(cpu)), (port, original)
+
+
+@pytest.mark.slow
+def test_ported_resnet_trains_like_the_original(tmp_path):
+    """Convolutions, BatchNorm in train and eval, max and adaptive pooling, residuals; .cuda(), device="cuda",
+    torch.cuda.amp.GradScaler."""
+    ported, reference = _port(tmp_path)
+    assert "torch.npu.amp.GradScaler()" in (ported / "train_resnet.py").read_text("utf-8")
+    port, _ = _emulated(ported, tmp_path, sys.executable, "train_resnet.py")
+    assert port["device"] == "npu:0"
+    _close(port["losses"], _reference(reference, "train_resnet.py")["losses"])
+
+
+@pytest.mark.slow
+def test_ported_unet_trains_like_the_original(tmp_path):
+    """A diffusion UNet: timestep embedding, GroupNorm, SiLU, adaLN scale and shift, strided and transposed
+    convolutions, SDPA attention, nearest and bilinear interpolation, randn_like noise, AdamW, gradient clipping."""
+    ported, reference = _port(tmp_path)
+    port, _ = _emulated(ported, tmp_path, sys.executable, "train_unet.py")
+    assert port["device"] == "npu:0"
+    _close(port["losses"], _reference(reference, "train_unet.py")["losses"])
+
+
+@pytest.mark.slow
+def test_ported_compiled_model_trains_like_the_original(tmp_path):
+    """torch.compile(model) and @torch.compile(backend="cudagraphs") (ported to npugraphs) run eagerly under the
+    emulator, with a note each. The reference runs the original with TORCHDYNAMO_DISABLE=1: inductor's CPU code
+    would take a minute to build on 2 cores, and its results are the eager ones up to rounding."""
+    ported, reference = _port(tmp_path)
+    assert 'backend="npugraphs"' in (ported / "train_compiled.py").read_text("utf-8")
+    port, report = _emulated(ported, tmp_path, sys.executable, "train_compiled.py")
+    notes = " ".join(report["notes"])
+    assert "backend='inductor') ran eagerly" in notes and "backend='npugraphs') ran eagerly" in notes, notes
+    _close(port["losses"], _reference(reference, "train_compiled.py", TORCHDYNAMO_DISABLE="1")["losses"])
+
+
+# DDP on 2 ranks computes, per step, the gradient of the mean of the ranks' losses: the reference does that on one
+# CPU process with the original's model and batches; rank 0's loss and the squared norm of the averaged gradient.
+DDP_REFERENCE = """
+import json, sys
+import torch
+import torch.nn.functional as F
+import train_ddp
+
+torch.manual_seed(0)
+model = train_ddp.make_model()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+losses, norms = [], []
+for step in range(3):
+    rank_losses = [F.cross_entropy(model(x), y) for x, y in (train_ddp.batch(rank, step) for rank in range(2))]
+    optimizer.zero_grad()
+    (sum(rank_losses) / 2).backward()
+    norms.append(sum(p.grad.square().sum() for p in model.parameters()).item())
+    optimizer.step()
+    losses.append(rank_losses[0].item())
+print(json.dumps({"losses": losses, "norms": norms}))
+"""
+
+
+@pytest.mark.slow
+def test_ported_ddp_step_with_async_reduce_scatter(tmp_path):
+    """torchrun, NCCL ported to hccl, DDP with allreduce_hook (a future-based comm hook) and an async
+    reduce_scatter_tensor whose future's value is used."""
+    ported, reference = _port(tmp_path)
+    (reference / "ddp_reference.py").write_text(DDP_REFERENCE, "utf-8")
+    port, _ = _emulated(ported, tmp_path, torchrun(), "--nproc-per-node", "2", "train_ddp.py", devices=2)
+    original = _reference(reference, "ddp_reference.py")
+    _close(port["losses"], original["losses"])
+    _close(port["norms"], original["norms"])
