@@ -146,6 +146,47 @@ def test_recurrent_layers_match_cpu(tmp_path):
     assert check(out).strip() == "equal"
 
 
+def test_vision_diffusion_and_audio_ops_match_cpu(tmp_path):
+    """The rest of the audit (these ran before convolutions did): normalization, pooling, resampling, attention,
+    spectral and audio ops, embedding, dropout, distances; values and gradients equal to the CPU's."""
+    out = emulate(
+        tmp_path,
+        """
+        image = (2, 3, 8, 8)
+        same("batch norm train", module(lambda: nn.BatchNorm2d(3)), image)
+        same("batch norm eval", module(lambda: nn.BatchNorm2d(3).eval()), image)
+        same("group norm, silu", module(lambda: nn.Sequential(nn.GroupNorm(3, 3), nn.SiLU())), image)
+        same("max, avg, adaptive pools", lambda x, device: F.max_pool2d(x, 2) + F.avg_pool2d(x, 2)
+             + F.adaptive_avg_pool2d(x, 4) + F.adaptive_max_pool2d(x, 4), image)
+        same("interpolate", lambda x, device: F.interpolate(x, scale_factor=2) + F.interpolate(
+            x, scale_factor=2, mode="bilinear") + F.interpolate(x, size=(16, 16), mode="bicubic"), image)
+        same("pixel shuffle, unfold, fold", lambda x, device: F.fold(F.unfold(F.pixel_unshuffle(
+            F.pixel_shuffle(x.repeat(1, 4, 1, 1), 2), 2), 2, stride=2), (8, 8), 2, stride=2), image)
+        same("grid sample", lambda x, grid, device: F.grid_sample(x, grid.tanh(), align_corners=False),
+             image, (2, 4, 4, 2))
+        attention = (2, 2, 8, 16)
+        same("sdpa", lambda q, k, v, device: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+             attention, attention, attention)
+        same("fft", lambda x, device: torch.fft.irfft2(torch.fft.rfft2(x)) + torch.fft.fft(x).abs(), (4, 8, 8))
+        def stft(x, device):
+            window = torch.hann_window(16, device=device)
+            spec = torch.stft(x, 16, window=window, return_complex=True)
+            return torch.istft(spec, 16, window=window) + spec.abs().sum()
+        same("stft, istft", stft, (2, 128))
+        def embedding(x, device):
+            torch.manual_seed(3)
+            return nn.Embedding(10, 4).to(device)(torch.arange(5, device=device) % 3) * x
+        same("embedding", embedding, (5, 4))
+        same("dropout", lambda x, device: F.dropout(x, 0.5), (4, 16))
+        same("cdist", lambda x, y, device: torch.cdist(x, y), (4, 5), (6, 5))
+        same("timestep embedding", lambda t, device: torch.cat([torch.sin(t[:, None] * torch.exp(torch.arange(
+            4, device=device) * -0.5)), torch.cos(t[:, None])], 1), (6,))
+        print("equal")
+        """,
+    )
+    assert check(out).strip() == "equal"
+
+
 COMPILED = """
 import json
 class Net(nn.Module):
