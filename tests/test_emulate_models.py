@@ -179,6 +179,11 @@ def test_vision_diffusion_and_audio_ops_match_cpu(tmp_path):
         same("embedding", embedding, (5, 4))
         same("dropout", lambda x, device: F.dropout(x, 0.5), (4, 16))
         same("cdist", lambda x, y, device: torch.cdist(x, y), (4, 5), (6, 5))
+        import warnings
+        with warnings.catch_warnings():  # structured ops ran their out= kernel, which resized with a warning
+            warnings.simplefilter("error")
+            same("losses", lambda x, y, device: F.mse_loss(x, y) + F.smooth_l1_loss(x, y) + F.huber_loss(x, y)
+                 + F.l1_loss(x, y), (4, 8), (4, 8))
         same("timestep embedding", lambda t, device: torch.cat([torch.sin(t[:, None] * torch.exp(torch.arange(
             4, device=device) * -0.5)), torch.cos(t[:, None])], 1), (6,))
         print("equal")

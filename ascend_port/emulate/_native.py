@@ -582,8 +582,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> npu_fused
   return {grad_input_gates, grad_hidden_gates, grad_hx, grad_input_bias, grad_hidden_bias};
 }
 
-std::unique_ptr<torch::Library> g_c10d_lib;
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
@@ -665,15 +663,17 @@ void set_device(int64_t idx) { check_index(static_cast<c10::DeviceIndex>(idx)); 
 // A CPU tensor over the memory of an npu tensor (no copy).
 at::Tensor cpu_alias(const at::Tensor& t) { return cpu_view(t); }
 
-// The c10d collectives have their own PrivateUse1 kernels (which ask for a PrivateUse1 backend): route them like
-// any other operator, to the CPU (gloo) kernels over CPU aliases.
-void route_c10d(std::vector<std::string> names) {
-  if (!g_c10d_lib) {
-    g_c10d_lib = std::make_unique<torch::Library>(torch::Library::IMPL, "c10d", c10::DispatchKey::PrivateUse1,
-                                                  __FILE__, __LINE__);
+// Operators routed to the fallback at start (device.py says which and why): an IMPL library per namespace.
+std::unordered_map<std::string, std::unique_ptr<torch::Library>> g_routed;
+
+void route(std::string ns, std::vector<std::string> names) {
+  auto& lib = g_routed[ns];
+  if (!lib) {
+    lib = std::make_unique<torch::Library>(torch::Library::IMPL, ns, c10::DispatchKey::PrivateUse1, __FILE__,
+                                           __LINE__);
   }
   for (const auto& name : names) {
-    g_c10d_lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
+    lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
   }
 }
 """
@@ -684,7 +684,7 @@ FUNCTIONS = [
     "current_device",
     "set_device",
     "cpu_alias",
-    "route_c10d",
+    "route",
     "memory_stats",
     "reset_peak_memory",
     "threads_seen",

@@ -120,6 +120,7 @@ def install(device_module: types.ModuleType, devices: int | None = None) -> type
     native.install(count)
     torch._register_device_module("npu", device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True, for_packed_sequence=True)
+    _route_structured(native)
     _route_collectives(native)
     _start_autograd_threads(native, count)
     torch._ascend_port_emulate_native = native  # type: ignore[attr-defined]  # (found by the stand-in torch_npu)
@@ -140,6 +141,18 @@ def _start_autograd_threads(native: types.ModuleType, count: int) -> None:
         time.sleep(0.001)  # lets the threads take the GIL
 
 
+def _route_structured(native: types.ModuleType) -> None:
+    """ATen's structured operators give a backend without kernels (PrivateUse1) a generic kernel that makes the
+    output from the shape rules and calls the ``out=`` variant, where the CPU has a kernel of the operator itself;
+    some ``out=`` kernels then resize that output (mse_loss, smooth_l1_loss: a deprecation UserWarning on every
+    program, an error under ``-W error``). Their CPU kernel runs instead, over CPU aliases, as every other op."""
+    registered = torch._C._dispatch_get_registrations_for_dispatch_key
+    generic = set(registered("CompositeExplicitAutogradNonFunctional"))
+    own = set(registered("PrivateUse1"))
+    names = sorted(name.split("::", 1)[1] for name in generic & set(registered("CPU")) - own)
+    native.route("aten", names)
+
+
 def _route_collectives(native: types.ModuleType) -> None:
     """The c10d collectives registered for PrivateUse1 go to their CPU (gloo) kernels over CPU aliases."""
     try:
@@ -158,7 +171,7 @@ def _route_collectives(native: types.ModuleType) -> None:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            native.route_c10d(names)
+            native.route("c10d", names)
             _reduce_scatter_from_all_reduce()
 
 

@@ -11,8 +11,13 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 def make_model():
     return nn.Sequential(
-        nn.Conv1d(2, 8, 5, padding=2), nn.GroupNorm(2, 8), nn.GELU(), nn.Conv1d(8, 8, 3, stride=2),
-        nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(8, 4),
+        nn.Conv1d(2, 8, 5, padding=2),
+        nn.GroupNorm(2, 8),
+        nn.GELU(),
+        nn.Conv1d(8, 8, 3, stride=2),
+        nn.AdaptiveAvgPool1d(1),
+        nn.Flatten(),
+        nn.Linear(8, 4),
     )
 
 

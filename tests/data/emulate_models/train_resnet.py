@@ -1,4 +1,5 @@
 import json
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
