@@ -255,7 +255,8 @@ def test_npu_dynamo_backends_follow_the_target_release(tmp_path):
 
 def test_async_collectives_give_futures_on_hccl(tmp_path):
     """Every async collective's Work on hccl has wait/is_completed/get_future (then, value), with HCCL's values:
-    gloo's reduce-scatter had no future ('Work::getFuture not implemented')."""
+    gloo's reduce-scatter had no future ('Work::getFuture not implemented'). FSDP2 gives the data-parallel
+    gradients."""
     out = emulate(
         tmp_path,
         """
@@ -289,6 +290,20 @@ def test_async_collectives_give_futures_on_hccl(tmp_path):
         done("barrier", dist.barrier(async_op=True), [])
         xs = [torch.empty(2, device=device) for _ in range(2)]
         done("all_gather", dist.all_gather(xs, t(2), async_op=True), xs)
+        # FSDP2 (reduce-scatters its gradients): the gradient of the mean of both ranks' losses, as on one process
+        from torch.distributed.fsdp import fully_shard
+        def make():
+            torch.manual_seed(0)
+            return nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 2))
+        batches = [torch.randn(3, 4, generator=torch.Generator().manual_seed(r)) for r in range(2)]
+        sharded = make().to(device)
+        fully_shard(sharded[0]); fully_shard(sharded)
+        sharded(batches[rank].to(device)).square().mean().backward()
+        reference = make()
+        (sum(reference(b).square().mean() for b in batches) / 2).backward()
+        for p, q in zip(sharded.parameters(), reference.parameters()):
+            assert torch.allclose(p.grad.full_tensor().cpu(), q.grad, atol=1e-6), "fsdp2"
+        results["fsdp2"] = True
         open(f"rank{rank}.json", "w").write(json.dumps(results))
         dist.destroy_process_group()
         """,
@@ -311,6 +326,7 @@ def test_async_collectives_give_futures_on_hccl(tmp_path):
     assert rank0["all_to_all_single"] == [[0.0, 1.0]] and rank1["all_to_all_single"] == [[1.0, 3.0]]
     assert rank0["broadcast"] == rank1["broadcast"] == [[1.0, 3.0]] and rank0["reduce"] == [[1.0, 4.0]]
     assert rank0["all_gather"] == rank1["all_gather"] == [[0.0, 1.0], [1.0, 3.0]]
+    assert rank0["fsdp2"] and rank1["fsdp2"]
 
 
 @pytest.mark.slow
