@@ -27,6 +27,7 @@ SOURCE = r"""
 #include <mutex>
 #include <optional>
 #include <unordered_set>
+#include <thread>
 
 namespace {
 
@@ -145,6 +146,16 @@ c10::DeviceIndex index_of(std::optional<c10::Device> device) {
   return (device.has_value() && device->has_index()) ? device->index() : g_current;
 }
 
+// The threads that have set an npu device: autograd's device threads do it once their Python thread state is made
+// (see device.py's _start_autograd_threads).
+std::atomic<int64_t> g_threads_seen{0};
+thread_local bool t_seen = false;
+std::thread::id g_main_thread;
+
+void seen() {
+  if (!t_seen && std::this_thread::get_id() != g_main_thread) { t_seen = true; g_threads_seen.fetch_add(1); }
+}
+
 struct NpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kNpu; }
   c10::Device exchangeDevice(c10::Device d) const override {
@@ -154,6 +165,7 @@ struct NpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
   c10::Device getDevice() const override { return c10::Device(kNpu, g_current); }
   void setDevice(c10::Device d) const override {
+    seen();
     if (d.has_index()) { check_index(d.index()); g_current = d.index(); }
   }
   void uncheckedSetDevice(c10::Device d) const noexcept override {
@@ -482,7 +494,93 @@ bool npu_has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tens
   return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
 }
 
-std::unique_ptr<torch::Library> g_c10d_lib;
+// Convolutions: aten::convolution picks its kernel by device and sends PrivateUse1 to convolution_overrideable.
+// The emulator runs convolution itself (and its backward) on the CPU kernels over CPU aliases, as the fallback does
+// every op; the overrideable pair (reached from aten::_convolution or called directly) redirect there.
+at::Tensor npu_convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
+                                        const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
+                                        c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+                                        c10::IntArrayRef output_padding, int64_t groups) {
+  return at::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> npu_convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
+    c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask) {
+  std::vector<int64_t> bias_sizes{transposed ? weight.size(1) * groups : weight.size(0)};
+  return at::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                                  output_padding, groups, output_mask);
+}
+
+// LSTM and GRU cells: ATen's RNNs call the fused cell kernels for every non-CPU device (CUDA has them, the CPU has
+// not), so the emulator gives them here, composed of ordinary ops (each one the fallback runs on the CPU), with the
+// CUDA kernels' formulas. The workspace is what the matching backward reads.
+bool given(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> npu_fused_lstm_cell(const at::Tensor& input_gates,
+                                                                   const at::Tensor& hidden_gates, const at::Tensor& cx,
+                                                                   const std::optional<at::Tensor>& input_bias,
+                                                                   const std::optional<at::Tensor>& hidden_bias) {
+  at::Tensor gates = input_gates + hidden_gates;
+  if (given(input_bias)) gates = gates + *input_bias;
+  if (given(hidden_bias)) gates = gates + *hidden_bias;
+  auto chunks = gates.chunk(4, 1);
+  at::Tensor i = chunks[0].sigmoid(), f = chunks[1].sigmoid(), g = chunks[2].tanh(), o = chunks[3].sigmoid();
+  at::Tensor cy = f * cx + i * g;
+  at::Tensor hy = o * cy.tanh();
+  return {hy, cy, at::cat({i, f, g, o}, 1)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> npu_fused_lstm_cell_backward(
+    const std::optional<at::Tensor>& grad_hy, const std::optional<at::Tensor>& grad_cy, const at::Tensor& cx,
+    const at::Tensor& cy, const at::Tensor& workspace, bool has_bias) {
+  auto chunks = workspace.chunk(4, 1);
+  const at::Tensor &i = chunks[0], &f = chunks[1], &g = chunks[2], &o = chunks[3];
+  at::Tensor tanh_cy = cy.tanh();
+  at::Tensor gcx = given(grad_cy) ? grad_cy->clone() : at::zeros_like(cy);
+  at::Tensor go = at::zeros_like(cy);
+  if (given(grad_hy)) {
+    gcx = gcx + *grad_hy * o * (1 - tanh_cy * tanh_cy);
+    go = *grad_hy * tanh_cy * o * (1 - o);
+  }
+  at::Tensor gi = gcx * g * i * (1 - i);
+  at::Tensor gf = gcx * cx * f * (1 - f);
+  at::Tensor gg = gcx * i * (1 - g * g);
+  at::Tensor grad_gates = at::cat({gi, gf, gg, go}, 1);
+  at::Tensor grad_bias = has_bias ? grad_gates.sum(0) : at::Tensor();
+  return {grad_gates, gcx * f, grad_bias};
+}
+
+std::tuple<at::Tensor, at::Tensor> npu_fused_gru_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+                                                      const at::Tensor& hx,
+                                                      const std::optional<at::Tensor>& input_bias,
+                                                      const std::optional<at::Tensor>& hidden_bias) {
+  at::Tensor ig = given(input_bias) ? input_gates + *input_bias : input_gates;
+  at::Tensor hg = given(hidden_bias) ? hidden_gates + *hidden_bias : hidden_gates;
+  auto ic = ig.chunk(3, 1);
+  auto hc = hg.chunk(3, 1);
+  at::Tensor r = (ic[0] + hc[0]).sigmoid();
+  at::Tensor z = (ic[1] + hc[1]).sigmoid();
+  at::Tensor n = (ic[2] + r * hc[2]).tanh();
+  at::Tensor hy = n + z * (hx - n);
+  return {hy, at::cat({r, z, n, hc[2], hx}, 1)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> npu_fused_gru_cell_backward(
+    const at::Tensor& grad_hy, const at::Tensor& workspace, bool has_bias) {
+  auto chunks = workspace.chunk(5, 1);
+  const at::Tensor &r = chunks[0], &z = chunks[1], &n = chunks[2], &hn = chunks[3], &hx = chunks[4];
+  at::Tensor grad_hx = grad_hy * z;
+  at::Tensor gz = grad_hy * (hx - n) * z * (1 - z);
+  at::Tensor gn = grad_hy * (1 - z) * (1 - n * n);
+  at::Tensor gr = gn * hn * r * (1 - r);
+  at::Tensor grad_input_gates = at::cat({gr, gz, gn}, 1);
+  at::Tensor grad_hidden_gates = at::cat({gr, gz, gn * r}, 1);
+  at::Tensor grad_input_bias = has_bias ? grad_input_gates.sum(0) : at::Tensor();
+  at::Tensor grad_hidden_bias = has_bias ? grad_hidden_gates.sum(0) : at::Tensor();
+  return {grad_input_gates, grad_hidden_gates, grad_hx, grad_input_bias, grad_hidden_bias};
+}
 
 }  // namespace
 
@@ -498,6 +596,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage_storage_offset", npu_set_storage);
   m.impl("set_.source_Storage", npu_set_source_storage);
   m.impl("_has_compatible_shallow_copy_type", npu_has_compatible_shallow_copy_type);
+  m.impl("convolution", torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
+  m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
+  m.impl("convolution_overrideable", npu_convolution_overrideable);
+  m.impl("convolution_backward_overrideable", npu_convolution_backward_overrideable);
+  m.impl("_thnn_fused_lstm_cell", npu_fused_lstm_cell);
+  m.impl("_thnn_fused_lstm_cell_backward_impl", npu_fused_lstm_cell_backward);
+  m.impl("_thnn_fused_gru_cell", npu_fused_gru_cell);
+  m.impl("_thnn_fused_gru_cell_backward", npu_fused_gru_cell_backward);
 }
 
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
@@ -534,6 +640,7 @@ void install(int64_t device_count) {
   g_device_count = static_cast<c10::DeviceIndex>(device_count);
   if (done) return;
   done = true;
+  g_main_thread = std::this_thread::get_id();
   c10::SetAllocator(kNpu, &g_alloc);
   at::RegisterPrivateUse1HooksInterface(new NpuHooks());
 }
@@ -549,21 +656,24 @@ void reset_peak_memory(int64_t idx) {
 }
 
 int64_t device_count() { return g_device_count; }
+int64_t threads_seen() { return g_threads_seen.load(); }
 int64_t current_device() { return g_current; }
 void set_device(int64_t idx) { check_index(static_cast<c10::DeviceIndex>(idx)); g_current = static_cast<c10::DeviceIndex>(idx); }
 
 // A CPU tensor over the memory of an npu tensor (no copy).
 at::Tensor cpu_alias(const at::Tensor& t) { return cpu_view(t); }
 
-// The c10d collectives have their own PrivateUse1 kernels (which ask for a PrivateUse1 backend): route them like
-// any other operator, to the CPU (gloo) kernels over CPU aliases.
-void route_c10d(std::vector<std::string> names) {
-  if (!g_c10d_lib) {
-    g_c10d_lib = std::make_unique<torch::Library>(torch::Library::IMPL, "c10d", c10::DispatchKey::PrivateUse1,
-                                                  __FILE__, __LINE__);
+// Operators routed to the fallback at start (device.py says which and why): an IMPL library per namespace.
+std::unordered_map<std::string, std::unique_ptr<torch::Library>> g_routed;
+
+void route(std::string ns, std::vector<std::string> names) {
+  auto& lib = g_routed[ns];
+  if (!lib) {
+    lib = std::make_unique<torch::Library>(torch::Library::IMPL, ns, c10::DispatchKey::PrivateUse1, __FILE__,
+                                           __LINE__);
   }
   for (const auto& name : names) {
-    g_c10d_lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
+    lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
   }
 }
 """
@@ -574,7 +684,8 @@ FUNCTIONS = [
     "current_device",
     "set_device",
     "cpu_alias",
-    "route_c10d",
+    "route",
     "memory_stats",
     "reset_peak_memory",
+    "threads_seen",
 ]

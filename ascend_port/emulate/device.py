@@ -120,9 +120,37 @@ def install(device_module: types.ModuleType, devices: int | None = None) -> type
     native.install(count)
     torch._register_device_module("npu", device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True, for_packed_sequence=True)
+    _route_structured(native)
     _route_collectives(native)
+    _start_autograd_threads(native, count)
     torch._ascend_port_emulate_native = native  # type: ignore[attr-defined]  # (found by the stand-in torch_npu)
     return native
+
+
+def _start_autograd_threads(native: types.ModuleType, count: int) -> None:
+    """Start autograd's device threads now and wait until they are ready. The first backward starts one per npu
+    device, and each must take the GIL once to make its Python thread state: a program that exits right after its
+    first backward can begin finalizing first, and the interpreter then ends that thread inside C++, which aborts
+    the process ("terminate called without an active exception", exit code 134, after a run that succeeded).
+    ``threads_seen``: the threads other than this one that have set an npu device (each device thread does, once
+    its thread state is made)."""
+    for index in range(count):  # a thread per device, started by the first backward on that device
+        torch.ones(1, device=torch.device("npu", index), requires_grad=True).sum().backward()
+    deadline = time.monotonic() + 5.0
+    while native.threads_seen() < count and time.monotonic() < deadline:
+        time.sleep(0.001)  # lets the threads take the GIL
+
+
+def _route_structured(native: types.ModuleType) -> None:
+    """ATen's structured operators give a backend without kernels (PrivateUse1) a generic kernel that makes the
+    output from the shape rules and calls the ``out=`` variant, where the CPU has a kernel of the operator itself;
+    some ``out=`` kernels then resize that output (mse_loss, smooth_l1_loss: a deprecation UserWarning on every
+    program, an error under ``-W error``). Their CPU kernel runs instead, over CPU aliases, as every other op."""
+    registered = torch._C._dispatch_get_registrations_for_dispatch_key
+    generic = set(registered("CompositeExplicitAutogradNonFunctional"))
+    own = set(registered("PrivateUse1"))
+    names = sorted(name.split("::", 1)[1] for name in generic & set(registered("CPU")) - own)
+    native.route("aten", names)
 
 
 def _route_collectives(native: types.ModuleType) -> None:
@@ -143,4 +171,59 @@ def _route_collectives(native: types.ModuleType) -> None:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            native.route_c10d(names)
+            native.route("c10d", names)
+            _reduce_scatter_from_all_reduce()
+
+
+_libraries: list = []  # the torch.library registrations below live as long as the process
+
+
+def _reduce_scatter_from_all_reduce() -> None:
+    """Gloo's reduce-scatter gives a Work without a future (``get_future()`` raises) where HCCL's has one: on the
+    emulated device, every reduce-scatter is an all-reduce of a copy of the input (gloo's, whose Work has a future)
+    and the rank's slice of it, copied into the output when the all-reduce completes. The slice of an all-reduce is
+    the reduce-scatter for every ReduceOp (elementwise), so the values are exact."""
+    import torch.distributed as dist
+
+    library = torch.library.Library("c10d", "IMPL")  # noqa: TOR901 (overrides the route_c10d kernels)
+    library.impl("_reduce_scatter_base_", _reduce_scatter_base, "PrivateUse1")
+    library.impl("reduce_scatter_", _reduce_scatter_lists, "PrivateUse1")
+    library.impl("reduce_scatter_tensor_coalesced_", _reduce_scatter_coalesced, "PrivateUse1")
+    _libraries.append(library)
+    del dist
+
+
+def _scatter_after_all_reduce(outputs, inputs, group, reduce_op, async_op, timeout):
+    """All-reduce the flattened ``inputs`` (each ``group.size()`` slices along dim 0, one per rank) as one tensor;
+    when it completes, copy this rank's slice of each into its output. Returns the Work, whose future gives
+    ``outputs``."""
+    import torch.distributed as dist
+
+    size, rank = dist.ProcessGroup.unbox(group).size(), dist.ProcessGroup.unbox(group).rank()
+    full = torch.cat([tensor.reshape(size, -1) for tensor in inputs], dim=1)
+    _, work = torch.ops.c10d.allreduce_([full], group, reduce_op, None, async_op, timeout)
+
+    def scatter(_future):
+        mine = full[rank]
+        start = 0
+        for output in outputs:
+            output.copy_(mine[start : start + output.numel()].view_as(output))
+            start += output.numel()
+        return outputs
+
+    future = dist.Work.unbox(work).get_future().then(scatter)
+    return torch._C._distributed_c10d._create_work_from_future(future).boxed()
+
+
+def _reduce_scatter_base(output, input, process_group, reduce_op, async_op=True, timeout=-1):
+    return output, _scatter_after_all_reduce([output], [input], process_group, reduce_op, async_op, timeout)
+
+
+def _reduce_scatter_lists(output_tensors, input_tensors, process_group, reduce_op, async_op=True, timeout=-1):
+    inputs = [torch.stack(list(per_rank)) for per_rank in input_tensors]
+    work = _scatter_after_all_reduce(output_tensors, inputs, process_group, reduce_op, async_op, timeout)
+    return output_tensors, work
+
+
+def _reduce_scatter_coalesced(outputs, inputs, process_group, reduce_op, async_op=True, timeout=-1):
+    return _scatter_after_all_reduce(outputs, inputs, process_group, reduce_op, async_op, timeout)

@@ -44,7 +44,7 @@ torch.npu = npu  # torch._register_device_module did this too
 from torch_npu import distributed, optim, profiler  # noqa: E402
 
 distributed._register_hccl()
-
+from torch_npu import _compile  # noqa: E402,F401  (installs torch.compile support: npu graphs run eagerly)
 
 # fused ops: reference implementations in ascend_port/emulate/ops.py (loaded when first used), called as the target
 # release's op is called: bound to the schema its wheel registers, on npu tensors only
