@@ -767,7 +767,12 @@ def verify(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds each command may run (then killed).")] = 120.0,
     torch_npu: Annotated[
         str | None,
-        typer.Option("--torch-npu", metavar="VERSION", help="The torch_npu release to emulate (default: the newest)."),
+        typer.Option(
+            "--torch-npu",
+            metavar="VERSION",
+            help="The torch_npu release to emulate (default: the port's target, from the configuration or the torch "
+            "pin, else the newest).",
+        ),
     ] = None,
     devices: Annotated[int, typer.Option("--devices", help="Number of emulated npu devices.")] = 1,
     compare: Annotated[

@@ -198,9 +198,16 @@ def test_compare_runs_the_original_on_cpu_with_the_same_seed(tmp_path):
     original = {
         "pyproject.toml": """
             [tool.ascend-port.verify]
-            commands = [{run = "python train.py", original = "python train.py --device cpu"}]
+            commands = [{run = "python train.py", original = "python train.py --device cpu"}, "python -m pytest -q"]
         """,
         ".gitignore": "data/\n",
+        # a test suite judges itself: its losses are not compared
+        "test_loss.py": """
+            import torch
+
+            def test_backward():
+                torch.ones(2, requires_grad=True).sum().backward()
+        """,
         "train.py": """
             import sys
             from pathlib import Path

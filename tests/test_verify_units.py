@@ -28,7 +28,7 @@ def test_innermost_project_frame_and_cuda_from_its_source(tmp_path):
         [(str(tmp_path / "m.py"), 3, "torch.cuda.synchronize()"), ("/usr/lib/torch/cuda/__init__.py", 9, "raise")],
         "RuntimeError: something",
     )
-    failure = classify("noise\n" + text, tmp_path, {}, {}, {})
+    failure = classify("noise\n" + text, tmp_path, {}, {})
     assert failure.cause == "cuda" and failure.frame is not None and failure.frame.line == 3
 
 
@@ -38,14 +38,34 @@ def test_emulator_limit_dependency_and_program_errors(tmp_path):
     limit = traceback_text(
         tmp_path, [], "NotImplementedError: torch_npu.npu_foo is not emulated by ascend-port emulate"
     )
-    assert classify(limit, tmp_path, {}, {}, {}).cause == "emulator"
+    assert classify(limit, tmp_path, {}, {}).cause == "emulator"
     dep = traceback_text(tmp_path, [], "ModuleNotFoundError: No module named 'einops.layers'")
-    failure = classify(dep, tmp_path, {}, {}, {})
+    failure = classify(dep, tmp_path, {}, {})
     assert failure.cause == "dependency" and "einops is not installed" in failure.detail
     own = traceback_text(tmp_path, [], "ModuleNotFoundError: No module named 'mine.gone'")
-    assert classify(own, tmp_path, {}, {}, {}).cause == "program"
-    ran = classify(traceback_text(tmp_path, [], "ValueError: bad"), tmp_path, {}, {"/p/a.py": {5: 4}}, {"/p/a.py": [5]})
-    assert ran.cause == "todo" and "a.py:4" in ran.detail
+    assert classify(own, tmp_path, {}, {}).cause == "program"
+    todo = {str(tmp_path / "a.py"): {5: 4}}
+    through = [(str(tmp_path / "a.py"), 5, "helper()"), (str(tmp_path / "b.py"), 9, "raise ValueError")]
+    passed = classify(traceback_text(tmp_path, through, "ValueError: bad"), tmp_path, {}, todo)
+    assert passed.cause == "todo" and "a.py:4" in passed.detail and passed.frame.file.endswith("b.py")
+    # a TODO line that ran earlier (at import) but is not on the failing stack is no cause
+    elsewhere = [(str(tmp_path / "b.py"), 9, "raise ValueError")]
+    assert classify(traceback_text(tmp_path, elsewhere, "ValueError: bad"), tmp_path, {}, todo).cause == "program"
+
+
+def test_pytest_long_traceback_names_the_test_line(tmp_path):
+    """pytest's default (long) traceback closes each section with `path:line: ExceptionType`."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("x\n", "utf-8")
+    text = (
+        "    def test_x():\n>       model.to('cuda')\n\ntests/test_a.py:345: \n_ _ _ _\n\n"
+        "    def _lazy_init():\n>       raise AssertionError('Torch not compiled with CUDA enabled')\n"
+        "E       AssertionError: Torch not compiled with CUDA enabled\n\n"
+        "/venv/lib/python3.11/site-packages/torch/cuda/__init__.py:522: AssertionError\n"
+    )
+    failure = classify(text, tmp_path, {}, {})
+    assert failure.cause == "cuda" and failure.frame is not None
+    assert (failure.frame.file, failure.frame.line) == ("tests/test_a.py", 345)
 
 
 def test_chained_traceback_reads_the_last_one():
@@ -108,9 +128,9 @@ def test_the_verify_table_is_no_unknown_key_of_the_configuration(tmp_path):
 
 
 def test_an_exit_message_without_traceback_is_the_error(tmp_path):
-    failure = classify("step 1\nthis trainer needs a CUDA GPU (no GPU found)\n", tmp_path, {}, {}, {})
+    failure = classify("step 1\nthis trainer needs a CUDA GPU (no GPU found)\n", tmp_path, {}, {})
     assert failure.cause == "cuda" and failure.detail == "this trainer needs a CUDA GPU (no GPU found)"
-    assert classify("loading\nbad config value\n", tmp_path, {}, {}, {}).detail == "bad config value"
+    assert classify("loading\nbad config value\n", tmp_path, {}, {}).detail == "bad config value"
 
 
 def test_the_probe_counts_no_sync_the_emulator_makes():
@@ -177,19 +197,19 @@ def test_probe_records_the_todo_lines_that_ran_only(tmp_path, python):
 
 def test_a_torch_compile_failure_under_the_emulator_is_an_emulator_limit(tmp_path):
     text = traceback_text(tmp_path, [], "torch._inductor.exc.InductorError: LoweringException: AssertionError:")
-    emulated = classify(text, tmp_path, {"calls": {"torch.npu.is_available": 1}}, {}, {})
+    emulated = classify(text, tmp_path, {"calls": {"torch.npu.is_available": 1}}, {})
     assert emulated.cause == "emulator" and "torch.compile" in emulated.detail
-    assert classify(text, tmp_path, {}, {}, {}).cause == "program"  # (on plain CPU: the program's own)
+    assert classify(text, tmp_path, {}, {}).cause == "program"  # (on plain CPU: the program's own)
 
 
 def test_a_name_the_release_lacks_is_the_cause_only_where_the_error_names_it(tmp_path):
     emulator = {"absent": {"torch_npu.npu.MemPool": 1, "torch_npu.npu_foo": 1}}
     named = traceback_text(tmp_path, [], "AttributeError: module 'torch_npu.npu' has no attribute 'MemPool'")
-    failure = classify(named, tmp_path, emulator, {}, {})
+    failure = classify(named, tmp_path, emulator, {})
     assert failure.cause == "absent" and failure.detail.startswith("torch_npu.npu.MemPool (")
     # a hasattr() probe of npu_foo recorded it, the error is another one
     other = traceback_text(tmp_path, [], "AttributeError: 'Config' object has no attribute 'depth'")
-    assert classify(other, tmp_path, emulator, {}, {}).cause == "program"
+    assert classify(other, tmp_path, emulator, {}).cause == "program"
 
 
 def test_only_a_command_that_started_can_have_stayed_on_the_cpu(tmp_path):
@@ -250,8 +270,8 @@ ERROR tests/test_a.py
 def test_a_pytest_collection_error_is_read_from_pytest_s_own_traceback(tmp_path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text("import torch_npu\nimport notinstalled_pkg\n", "utf-8")
-    failure = classify(PYTEST_COLLECTION_ERROR, tmp_path, {}, {}, {})
+    failure = classify(PYTEST_COLLECTION_ERROR, tmp_path, {}, {})
     assert failure.cause == "dependency" and "notinstalled_pkg is not installed" in failure.detail
     assert failure.frame is not None and (failure.frame.file, failure.frame.line) == ("tests/test_a.py", 2)
     todo = {str((tmp_path / "tests" / "test_a.py").resolve()): {2: 1}}
-    assert classify(PYTEST_COLLECTION_ERROR, tmp_path, {}, todo, {}).cause == "todo"  # (the failing line's TODO)
+    assert classify(PYTEST_COLLECTION_ERROR, tmp_path, {}, todo).cause == "todo"  # (the failing line's TODO)

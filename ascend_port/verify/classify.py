@@ -1,6 +1,7 @@
 """Why a command failed, in words: the innermost frame of the failing traceback in the project's code, and the
 cause, checked in this order: a name missing in the target release, an emulator limit, CUDA left by the port, a
-TODO at the failing line, a missing dependency, a TODO line that ran, else an error in the program."""
+TODO at the failing line, a missing dependency, a TODO line further up the failing stack, else an error in the
+program."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func
 EXCEPTION = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Warning|Interrupt|Failure|error))(?::\s?(?P<text>.*))?$"
 )
-PYTEST_FRAME = re.compile(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+): in (?P<func>.+)$")
+# pytest's frames: `path:line: in function` (--tb=short, collection errors) or `path:line: ExceptionType` (the
+# location line that closes a section of the default long traceback)
+PYTEST_FRAME = re.compile(r"^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+):(?: in (?P<func>.+)| \w.*)?\s*$")
 MISSING_MODULE = re.compile(r"No module named '(?P<name>[\w.]+)'")
 CUDA = re.compile(
     r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|CUDA driver|\bnccl\b|NCCL|torch\.cuda|"
@@ -88,7 +91,8 @@ def _pytest_short(lines: list[str]) -> tuple[list[Frame], str]:
         match = PYTEST_FRAME.match(lines[index])
         if match:
             source = lines[index + 1].strip() if index + 1 < len(lines) else ""
-            frames.insert(0, Frame(match["file"], int(match["line"]), match["func"], source))
+            source = source if match["func"] else ""  # (a long traceback's location line closes its section)
+            frames.insert(0, Frame(match["file"], int(match["line"]), match["func"] or "?", source))
     error = next(
         (line[4:].strip() for line in lines[first_error : last_error + 1] if EXCEPTION.match(line[4:].strip())), None
     )
@@ -113,6 +117,13 @@ def project_frame(frames: list[Frame], root: Path) -> Frame | None:
     return None
 
 
+def _real(frame: Frame, root: Path) -> str | None:
+    try:
+        return str(frame_path(frame, root))
+    except (OSError, RuntimeError):
+        return None
+
+
 def _project_packages(root: Path) -> set[str]:
     names = {p.stem for p in root.glob("*.py")} | {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
     src = root / "src"
@@ -121,10 +132,9 @@ def _project_packages(root: Path) -> set[str]:
     return names
 
 
-def classify(
-    output: str, root: Path, emulator: dict, todo_lines: dict[str, dict[int, int]], hits: dict[str, list[int]]
-) -> Failure:
-    """``todo_lines``: real path -> {code line: TODO comment line}; ``hits``: the TODO code lines that ran."""
+def classify(output: str, root: Path, emulator: dict, todo_lines: dict[str, dict[int, int]]) -> Failure:
+    """``todo_lines``: real path -> {code line: TODO comment line}. The TODO lines that ran are reported beside the
+    cause, not as it: an import-time TODO runs before most failures without leading to them."""
     frames, exception = last_traceback(output)
     exception = exception or last_line(output)  # sys.exit("needs a CUDA GPU"): the last words are the error
     frame = project_frame(frames, root)
@@ -151,13 +161,13 @@ def classify(
         top = missing["name"].split(".")[0]
         if top not in _project_packages(root):
             return Failure("dependency", f"{top} is not installed ({exception})", frame, exception)
-    ran = [(path, line) for path, lines in hits.items() for line in lines]
-    if ran:
-        path, line = ran[-1]
-        comment = todo_lines.get(path, {}).get(line, line)
-        return Failure(
-            "todo", f"TODO line(s) ran before the failure ({Path(path).name}:{comment}): {exception}", frame, exception
-        )
+    # A TODO line further up the failing stack led there; one that merely ran before (an import-time TODO) did not.
+    for outer in reversed(frames):
+        path = _real(outer, root)
+        comment = todo_lines.get(path, {}).get(outer.line) if path else None
+        if comment is not None:
+            where = f"{Path(path).name}:{comment}"  # type: ignore[arg-type]
+            return Failure("todo", f"the failing call passes the TODO at {where}: {exception}", frame, exception)
     return Failure("program", exception or "no output", frame, exception)
 
 

@@ -183,12 +183,18 @@ def _original(options: VerifyOptions, root: Path, folder: Path) -> Path:
         raise VerifyError(str(error)) from None
 
 
+def _runs_pytest(argv: list[str]) -> bool:
+    words = [Path(word).name for word in argv[:3]]
+    return bool(words) and (words[0] in ("pytest", "py.test") or words[1:3] == ["-m", "pytest"])
+
+
 def _compare(
     options: VerifyOptions, root: Path, original: Path, commands: list[found.Command], verification: Verification
 ) -> None:
     from ascend_port.verify.compare import compare
 
-    chosen = [c for c in commands if c.kind == "config"] or [c for c in commands if c.kind not in ("import", "help")]
+    # A test suite judges itself: its losses are those of many tests, not one training run to hold a port to.
+    chosen = [c for c in commands if c.kind == "config" and not _runs_pytest(c.argv)]
     entries, reference = compare(chosen, verification.results, original, options.seed, options.losses)
     verification.compare, verification.reference = entries, reference
     path = options.reference or root / ".ascend-port" / "verify-reference.json"

@@ -110,7 +110,7 @@ def _result(command: Command, outcome: execute.Outcome, root: Path, todos: Todos
     result = Result(
         command.name, command.argv, command.kind, started, outcome.exit_code, outcome.seconds, outcome.timed_out
     )
-    hits = _facts(result, outcome, root, todos)
+    _facts(result, outcome, root, todos)
     result.stayed_on_cpu = result.stayed_on_cpu and started  # (a failure may come before the device is chosen)
     if outcome.error is not None:
         result.failure = Failure("program", outcome.error)
@@ -118,7 +118,7 @@ def _result(command: Command, outcome: execute.Outcome, root: Path, todos: Todos
         result.failure = Failure("timeout", f"no exit within {command.timeout:g} s (killed)")
         result.output_tail = "\n".join(outcome.output.splitlines()[-OUTPUT_TAIL:])
     elif not started:
-        result.failure = classify(outcome.output, root, outcome.emulator, todos.by_file, hits)
+        result.failure = classify(outcome.output, root, outcome.emulator, todos.by_file)
         result.output_tail = "\n".join(outcome.output.splitlines()[-OUTPUT_TAIL:])
     return result
 
@@ -141,7 +141,7 @@ def _import_results(command: Command, outcome: execute.Outcome, root: Path, todo
         ok = bool(entry["ok"])
         result = Result(name, ["import", module], "import", ok, 0 if ok else 1, entry.get("seconds", 0.0))
         if not ok:
-            result.failure = classify(entry["traceback"], root, outcome.emulator, todos.by_file, {})
+            result.failure = classify(entry["traceback"], root, outcome.emulator, todos.by_file)
             result.output_tail = entry["traceback"]
         results.append(result)
     if results:
