@@ -134,7 +134,7 @@ def test_each_failure_is_classified_and_the_rest_starts(tmp_path):
 TRAIN = {
     "pyproject.toml": """
         [tool.ascend-port.verify]
-        commands = ["python train.py", "python stays.py"]
+        commands = ["python train.py", "python stays.py", "python half.py"]
     """,
     "train.py": """
         import torch
@@ -164,26 +164,39 @@ TRAIN = {
         device = "cuda" if torch.cuda.is_available() else "cpu"
         print(torch.npu.is_available(), torch.ones(2, device=device).sum())  # (asks, and stays on the CPU)
     """,
+    "half.py": """
+        import torch
+        import torch_npu
+
+        dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32  # (chosen only for CUDA)
+        model = torch.nn.Linear(4, 4).to("npu")
+        with torch.autocast("npu", dtype=dtype, enabled=dtype != torch.float32):
+            model(torch.randn(2, 4, device="npu")).sum().backward()
+    """,
 }
 
 
 @pytest.mark.slow
 def test_probe_facts_of_configured_commands(tmp_path):
     """The configured commands run (not the discovered ones); the probe says which TODO line ran, the fp64 tensor
-    made on the npu, the .item() of every step, the losses, and the script that never reached the npu."""
+    made on the npu, the .item() of every step, the losses, the script that never reached the npu, and the one that
+    computed in float32 where it names bfloat16."""
     root = write(tmp_path / "train", TRAIN)
     output = tmp_path / "report.json"
     result = verify(root, "--format", "json", "--output", str(output))
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     results = by_name(json.loads(output.read_text("utf-8")))
-    assert list(results) == ["python train.py", "python stays.py"]
+    assert list(results) == ["python train.py", "python stays.py", "python half.py"]
     train = results["python train.py"]
     assert train["todo_lines_hit"] == {"train.py": [8]}
     assert train["dtypes_on_npu"] == {"float64 at train.py:9": 1}
     assert train["syncs_in_loops"] == {"item at train.py:15": 4}
     assert len(train["losses"]) == 4 and train["losses"][0] > train["losses"][-1]
     assert not train["stayed_on_cpu"] and results["python stays.py"]["stayed_on_cpu"]
+    # a float32-only run is worth a look where the code it ran names a half-precision dtype (half.py), not elsewhere
+    assert train["compute_dtypes"] == {"float32": 4} and not train["float32_only"]
+    assert results["python half.py"]["compute_dtypes"] == {"float32": 1} and results["python half.py"]["float32_only"]
     text = verify(root, "--format", "md", "-q")
     assert "| `python stays.py` | started |" in text.stdout and "1 stayed on CPU" in text.stdout
     assert text.stderr == ""

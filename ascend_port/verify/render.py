@@ -8,8 +8,8 @@ from ascend_port.verify.classify import CAUSES
 from ascend_port.verify.session import Result, Verification
 
 FORMATS = ("text", "md", "json")
-FACTS_SHOWN = 8
-OUTPUT_SHOWN = 8  # lines of a failed command's output in the text report  # entries per fact list in text and markdown (JSON has all)
+FACTS_SHOWN = 8  # entries per fact list in text and markdown (JSON has all)
+OUTPUT_SHOWN = 8  # lines of a failed command's output in the text report
 
 
 def status(result: Result) -> str:
@@ -24,6 +24,11 @@ def _facts(result: Result) -> list[str]:
     lines = []
     if result.stayed_on_cpu:
         lines.append("stayed on CPU: no tensor reached the npu device")
+    if result.float32_only:
+        lines.append(
+            "computed in float32 only, though the code it ran names bfloat16/float16: is the compute dtype chosen "
+            "only for CUDA (`torch.bfloat16 if torch.cuda.is_available() else torch.float32`)?"
+        )
     for title, facts in (
         (
             "TODO lines that ran",

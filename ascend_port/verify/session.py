@@ -3,7 +3,9 @@ command whether it started, why not, and what the probe saw."""
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable
@@ -35,6 +37,8 @@ class Result:
     notes: dict[str, int] = field(default_factory=dict)
     dtypes_on_npu: dict[str, int] = field(default_factory=dict)
     syncs_in_loops: dict[str, int] = field(default_factory=dict)
+    compute_dtypes: dict[str, int] = field(default_factory=dict)  # dtype of the matmuls/convolutions on the npu
+    float32_only: bool = False  # computed in float32 alone, though the code it ran can compute in bf16/fp16
     stayed_on_cpu: bool = False
     losses: list[float] = field(default_factory=list)
     output_tail: str = ""
@@ -65,16 +69,33 @@ def _relative(path: str, root: Path) -> str:
         return path
 
 
+HALF_PRECISION = re.compile(r"\b(?:bfloat16|float16|bf16|fp16)\b|\.half\(\)")
+
+
+@functools.cache
+def _can_use_half_precision(path: str) -> bool:
+    """The file names a half-precision dtype: a float32-only run through it may have missed a dtype chosen only for
+    CUDA (`dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32`)."""
+    try:
+        return HALF_PRECISION.search(Path(path).read_text("utf-8", "replace")) is not None
+    except OSError:
+        return False
+
+
 def _facts(result: Result, outcome: execute.Outcome, root: Path, todos: Todos) -> dict[str, list[int]]:
     """Fill the run-time facts; returns the TODO code lines that ran (real path -> lines) for the classifier."""
     hits: dict[str, set[int]] = {}
     dtypes: Counter[str] = Counter()
     syncs: Counter[str] = Counter()
+    compute: Counter[str] = Counter()
+    loaded: set[str] = set()
     for probe in outcome.probes:
         for path, lines in probe.get("todo_lines_hit", {}).items():
             hits.setdefault(path, set()).update(lines)
         dtypes.update(probe.get("dtypes_on_npu", {}))
         syncs.update(probe.get("syncs_in_loops", {}))
+        compute.update(probe.get("compute_dtypes", {}))
+        loaded.update(probe.get("project_files", []))
         if probe.get("losses") and not result.losses:
             result.losses = probe["losses"]
     report = outcome.emulator
@@ -94,6 +115,8 @@ def _facts(result: Result, outcome: execute.Outcome, root: Path, todos: Todos) -
     result.syncs_in_loops = {
         f"{k.split(' at ')[0]} at {_relative(k.split(' at ', 1)[1], root)}": v for k, v in sorted(syncs.items())
     }
+    result.compute_dtypes = dict(compute.most_common())
+    result.float32_only = set(compute) == {"float32"} and any(map(_can_use_half_precision, sorted(loaded)))
     # (the probe sees the devices only while it watches dtypes: ASCEND_PORT_PROBE_DTYPES=0 leaves this unknown)
     torch_used = [p for p in outcome.probes if p.get("torch_imported") and p.get("device_watch", True)]
     # (an import or a --help need not touch the device: only what runs the program can stay on the CPU)

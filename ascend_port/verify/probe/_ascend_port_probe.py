@@ -27,6 +27,12 @@ SYNCS = ("item", "cpu", "tolist", "numpy")
 NOT_THE_PROGRAM = ("/torch/", "_ascend_port_probe.py", "<frozen ")
 EMULATOR = ("/ascend_port/emulate/", "/torch_npu/")
 SYNC_REPEATED = 3  # calls from one line that make it "in a loop"
+# The ops whose dtype is "the compute dtype" (a float32-only run of code that can use bf16/fp16 is worth a look)
+COMPUTE_OPS = (
+    ("torch.nn.functional", ("linear", "conv1d", "conv2d", "conv3d", "scaled_dot_product_attention")),
+    ("torch", ("matmul", "mm", "bmm", "addmm", "baddbmm", "einsum")),
+    ("torch.Tensor", ("matmul", "__matmul__", "mm", "bmm")),
+)
 
 _started = time.monotonic()
 _state: dict = {
@@ -34,6 +40,7 @@ _state: dict = {
     "backward_times": [],
     "todo_lines_hit": {},
     "dtypes_on_npu": Counter(),  # "float64 at file:line" -> count
+    "compute_dtypes": Counter(),  # dtype of the matmuls/convolutions/attention computed on the npu -> count
     "syncs": Counter(),  # "item at file:line" -> count
     "npu_tensors": False,
     "torch_imported": False,
@@ -233,6 +240,10 @@ def _watch_dtypes(torch) -> None:
 
     slow = {getattr(torch, name) for name in SLOW_DTYPES if hasattr(torch, name)}
     tensor_type = torch.Tensor
+    compute = set()
+    for owner, names in COMPUTE_OPS:
+        module = sys.modules.get(owner) or (torch.Tensor if owner == "torch.Tensor" else None)
+        compute.update(getattr(module, name) for name in names if hasattr(module, name))
 
     class DtypeWatch(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -241,6 +252,8 @@ def _watch_dtypes(torch) -> None:
                 device = result.device.type
                 if device in DEVICES:
                     _state["npu_tensors"] = True
+                    if func in compute:
+                        _state["compute_dtypes"][str(result.dtype).replace("torch.", "")] += 1
                     if result.dtype in slow:
                         where = _caller()
                         text = f"{str(result.dtype).replace('torch.', '')}"
@@ -269,6 +282,20 @@ def _max_memory():
     return None
 
 
+def _project_files() -> list[str]:
+    """The files of the code this process loaded from the folder it ran in (the project): its modules and script."""
+    root = os.path.realpath(os.getcwd()) + os.sep
+    # (__main__ has lost its __file__ by exit: the script is argv[0]; torch.ops and torch.classes have made-up ones)
+    paths = [getattr(module, "__file__", None) for module in list(sys.modules.values())] + sys.argv[:1]
+    files = set()
+    for path in paths:
+        if isinstance(path, str) and path.endswith(".py") and os.path.isfile(path):
+            real = os.path.realpath(path)
+            if real.startswith(root) and "site-packages" not in real:
+                files.add(real)
+    return sorted(files)
+
+
 def _write() -> None:
     folder = os.environ.get(OUT_ENV)
     if not folder:
@@ -280,6 +307,8 @@ def _write() -> None:
         "losses": _state["losses"],
         "todo_lines_hit": {k: sorted(v) for k, v in _state["todo_lines_hit"].items()},
         "dtypes_on_npu": dict(_state["dtypes_on_npu"]),
+        "compute_dtypes": dict(_state["compute_dtypes"]),
+        "project_files": _project_files(),
         "syncs_in_loops": {k: v for k, v in _state["syncs"].items() if v >= SYNC_REPEATED},
         "torch_imported": _state["torch_imported"],
         "npu_tensors": _state["npu_tensors"],

@@ -120,7 +120,9 @@ def _npu_storage_allocated() -> bool | None:
     if native is None or _helper():
         return None
     try:
-        return any(native.memory_stats(i)[2] for i in range(native.device_count()))
+        warmup = getattr(native, "warmup_allocations", ())  # (the emulator's own, at start: device.py)
+        counts = [native.memory_stats(i)[2] for i in range(native.device_count())]
+        return any(n > (warmup[i] if i < len(warmup) else 0) for i, n in enumerate(counts))
     except Exception:  # a half-initialized device at exit: unknown, not a crash
         return None
 
