@@ -146,6 +146,28 @@ def test_recurrent_layers_match_cpu(tmp_path):
     assert check(out).strip() == "equal"
 
 
+def test_inference_mode_views_of_normal_tensors(tmp_path):
+    """Under torch.inference_mode() a view of a normal tensor is a normal tensor sharing its base's version counter:
+    the emulator made it an inference tensor, and `w.t()`, `w.view()` and so `nn.Linear` raised "Cannot set
+    version_counter for inference tensor" (denoising-diffusion-pytorch's sampling stopped at its time MLP)."""
+    out = emulate(
+        tmp_path,
+        """
+        lin = nn.Linear(4, 3).npu()
+        w = torch.randn(4, 4, device="npu")
+        with torch.inference_mode():
+            x = torch.randn(2, 4, device="npu")
+            y = lin(x)
+            views = (w.t(), w.view(16), w[1:], x.t())
+            assert y.is_inference() and x.is_inference()
+            assert [v.is_inference() for v in views] == [False, False, False, True]
+            reference = x.cpu() @ lin.weight.detach().cpu().t() + lin.bias.detach().cpu()
+            print(float((y.cpu() - reference).abs().max()) < 1e-6)
+        """,
+    )
+    assert check(out).strip() == "True"
+
+
 def test_vision_diffusion_and_audio_ops_match_cpu(tmp_path):
     """The rest of the audit (these ran before convolutions did): normalization, pooling, resampling, attention,
     spectral and audio ops, embedding, dropout, distances; values and gradients equal to the CPU's."""

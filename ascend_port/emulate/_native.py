@@ -16,6 +16,7 @@ SOURCE = r"""
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
+#include <c10/core/InferenceMode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
@@ -241,6 +242,11 @@ c10::Storage alias_storage(const c10::Storage& src, c10::Device device, c10::All
 }
 
 at::Tensor tensor_over(c10::Storage storage, c10::DispatchKey key, const at::Tensor& like) {
+  // Under torch.inference_mode() a new TensorImpl is an inference tensor; a view of a normal tensor must stay normal
+  // (autograd's ADInplaceOrView kernel gives it its base's version counter, which an inference tensor refuses), so
+  // the tensor is made normal or inference as `like` (the argument or the CPU kernel's result) is.
+  std::optional<c10::InferenceMode> as_like;
+  if (c10::InferenceMode::is_enabled() && !like.is_inference()) as_like.emplace(false);
   auto t = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(key), like.dtype());
   t.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
   return t;
