@@ -275,3 +275,15 @@ def test_a_pytest_collection_error_is_read_from_pytest_s_own_traceback(tmp_path)
     assert failure.frame is not None and (failure.frame.file, failure.frame.line) == ("tests/test_a.py", 2)
     todo = {str((tmp_path / "tests" / "test_a.py").resolve()): {2: 1}}
     assert classify(PYTEST_COLLECTION_ERROR, tmp_path, {}, todo).cause == "todo"  # (the failing line's TODO)
+
+
+def test_a_half_precision_choice_counts_only_beside_a_cuda_check(tmp_path):
+    """A float32-only run is flagged for a dtype picked next to a CUDA check, not for any fp16 option."""
+    from ascend_port.verify.session import _half_precision_for_cuda
+
+    chosen = tmp_path / "chosen.py"
+    chosen.write_text("import torch\n\nif torch.cuda.is_available():\n    dtype = torch.bfloat16\n", "utf-8")
+    option = tmp_path / "option.py"
+    option.write_text('def train(mixed_precision="fp16"):\n    pass\n\n\n\n\ndevice = "cuda"\n', "utf-8")
+    assert _half_precision_for_cuda(str(chosen)) == 4
+    assert _half_precision_for_cuda(str(option)) is None

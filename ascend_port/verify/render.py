@@ -26,8 +26,8 @@ def _facts(result: Result) -> list[str]:
         lines.append("stayed on CPU: no tensor reached the npu device")
     if result.float32_only:
         lines.append(
-            "computed in float32 only, though the code it ran names bfloat16/float16: is the compute dtype chosen "
-            "only for CUDA (`torch.bfloat16 if torch.cuda.is_available() else torch.float32`)?"
+            f"computed in float32 only, though {result.float32_only} picks bfloat16/float16 beside a CUDA check: is "
+            "the compute dtype chosen only for CUDA (`torch.bfloat16 if torch.cuda.is_available() else ...`)?"
         )
     for title, facts in (
         (

@@ -38,7 +38,7 @@ class Result:
     dtypes_on_npu: dict[str, int] = field(default_factory=dict)
     syncs_in_loops: dict[str, int] = field(default_factory=dict)
     compute_dtypes: dict[str, int] = field(default_factory=dict)  # dtype of the matmuls/convolutions on the npu
-    float32_only: bool = False  # computed in float32 alone, though the code it ran can compute in bf16/fp16
+    float32_only: str = ""  # computed in float32 alone, and the code it ran picks bf16/fp16 beside a CUDA check here
     stayed_on_cpu: bool = False
     losses: list[float] = field(default_factory=list)
     output_tail: str = ""
@@ -70,16 +70,25 @@ def _relative(path: str, root: Path) -> str:
 
 
 HALF_PRECISION = re.compile(r"\b(?:bfloat16|float16|bf16|fp16)\b|\.half\(\)")
+CUDA_WORD = re.compile(r"cuda", re.IGNORECASE)
+NEAR = 3  # lines either side of a CUDA check where a half-precision choice counts as made for CUDA
 
 
 @functools.cache
-def _can_use_half_precision(path: str) -> bool:
-    """The file names a half-precision dtype: a float32-only run through it may have missed a dtype chosen only for
-    CUDA (`dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32`)."""
+def _half_precision_for_cuda(path: str) -> int | None:
+    """The first line that names a half-precision dtype within NEAR lines of a CUDA mention: a float32-only run
+    through that file may have missed a dtype chosen only for CUDA (`if torch.cuda.is_available(): dtype =
+    torch.bfloat16`). None where there is none (a `mixed_precision="fp16"` option alone is no such choice)."""
     try:
-        return HALF_PRECISION.search(Path(path).read_text("utf-8", "replace")) is not None
+        lines = Path(path).read_text("utf-8", "replace").splitlines()
     except OSError:
-        return False
+        return None
+    cuda = [i for i, line in enumerate(lines) if CUDA_WORD.search(line)]
+    for i in cuda:
+        for j in range(max(0, i - NEAR), min(len(lines), i + NEAR + 1)):
+            if HALF_PRECISION.search(lines[j]):
+                return j + 1
+    return None
 
 
 def _facts(result: Result, outcome: execute.Outcome, root: Path, todos: Todos) -> dict[str, list[int]]:
@@ -116,7 +125,9 @@ def _facts(result: Result, outcome: execute.Outcome, root: Path, todos: Todos) -
         f"{k.split(' at ')[0]} at {_relative(k.split(' at ', 1)[1], root)}": v for k, v in sorted(syncs.items())
     }
     result.compute_dtypes = dict(compute.most_common())
-    result.float32_only = set(compute) == {"float32"} and any(map(_can_use_half_precision, sorted(loaded)))
+    if set(compute) == {"float32"}:
+        found = ((path, _half_precision_for_cuda(path)) for path in sorted(loaded))
+        result.float32_only = next((f"{_relative(path, root)}:{line}" for path, line in found if line), "")
     # (the probe sees the devices only while it watches dtypes: ASCEND_PORT_PROBE_DTYPES=0 leaves this unknown)
     torch_used = [p for p in outcome.probes if p.get("torch_imported") and p.get("device_watch", True)]
     # (an import or a --help need not touch the device: only what runs the program can stay on the CPU)
