@@ -134,7 +134,7 @@ def test_each_failure_is_classified_and_the_rest_starts(tmp_path):
 TRAIN = {
     "pyproject.toml": """
         [tool.ascend-port.verify]
-        commands = ["python train.py", "python stays.py", "python half.py"]
+        commands = ["python train.py", "python stays.py", "python half.py", "python scaled.py"]
     """,
     "train.py": """
         import torch
@@ -173,6 +173,18 @@ TRAIN = {
         with torch.autocast("npu", dtype=dtype, enabled=dtype != torch.float32):
             model(torch.randn(2, 4, device="npu")).sum().backward()
     """,
+    "scaled.py": """
+        import torch
+        import torch_npu
+
+        model = torch.nn.Linear(4, 1).to("npu")
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.npu.amp.GradScaler()
+        loss = model(torch.ones(2, 4, device="npu")).square().mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)  # (GradScaler's own float64 reciprocal of its scale is no dtype the program chose)
+        print(loss.item())
+    """,
 }
 
 
@@ -187,7 +199,7 @@ def test_probe_facts_of_configured_commands(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     results = by_name(json.loads(output.read_text("utf-8")))
-    assert list(results) == ["python train.py", "python stays.py", "python half.py"]
+    assert list(results) == ["python train.py", "python stays.py", "python half.py", "python scaled.py"]
     train = results["python train.py"]
     assert train["todo_lines_hit"] == {"train.py": [8]}
     assert train["dtypes_on_npu"] == {"float64 at train.py:9": 1}
@@ -198,6 +210,8 @@ def test_probe_facts_of_configured_commands(tmp_path):
     assert train["compute_dtypes"] == {"float32": 4} and not train["float32_only"]
     assert results["python half.py"]["compute_dtypes"] == {"float32": 1}
     assert results["python half.py"]["float32_only"] == "half.py:4"
+    scaled = results["python scaled.py"]
+    assert scaled["dtypes_on_npu"] == {} and len(scaled["losses"]) == 1 and scaled["losses"][0] < 100
     text = verify(root, "--format", "md", "-q")
     assert "| `python stays.py` | started |" in text.stdout and "1 stayed on CPU" in text.stdout
     assert text.stderr == ""
@@ -452,3 +466,24 @@ def test_the_emulated_release_is_the_one_the_port_targeted(tmp_path):
     assert "emulating torch_npu 2.2.0.post2 (" in result.stderr and "pyproject.toml)" in result.stderr
     flagged = verify(root, "--format", "json", "--torch-npu", "2.5.1.post1")
     assert json.loads(flagged.stdout)["torch_npu"] == "2.5.1.post1"
+
+
+def test_probe_records_the_loss_a_grad_scaler_scaled_unscaled(tmp_path):
+    """`scaler.scale(loss).backward()`: the recorded loss is the program's, not 65536 times it (timm's NativeScaler
+    on the npu against the original on CPU, where CUDA's GradScaler is disabled, differed by the scale)."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "scaler = torch.amp.GradScaler('cpu', init_scale=1024.0)\n"
+        "loss = (w * 3).sum()\n"
+        "scaled = scaler.scale(loss)\n"
+        "assert float(scaled) == 6144.0\n"
+        "scaled.backward()\n",
+        "utf-8",
+    )
+    env = {k: v for k, v in environment().items() if not k.startswith("ASCEND_PORT_PROBE")}
+    env.update(PYTHONPATH=str(PROBE), ASCEND_PORT_PROBE_OUT=str(tmp_path / "out"))
+    subprocess.run([sys.executable, str(script)], env=env, check=True, cwd=tmp_path)
+    (written,) = (tmp_path / "out").glob("probe-*.json")
+    assert json.loads(written.read_text("utf-8"))["losses"] == [6.0]

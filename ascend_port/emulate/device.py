@@ -7,6 +7,7 @@ and cached under the user's cache directory (``$ASCEND_PORT_CACHE_DIR`` or ``$XD
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
@@ -144,6 +145,32 @@ def _start_autograd_threads(native: types.ModuleType, count: int) -> None:
     deadline = time.monotonic() + 5.0
     while native.threads_seen() < count and time.monotonic() < deadline:
         time.sleep(0.001)  # lets the threads take the GIL
+    atexit.register(_settle_autograd_threads, count)  # (registered first, so it runs after the program's handlers)
+
+
+_SETTLED: list[torch.Tensor] = []  # the exit's own tensors, kept alive for good (freeing them needs no GIL then)
+
+
+def _settle_autograd_threads(count: int) -> None:
+    """At exit, let each device thread drop the program's last graph before the interpreter finalizes. torch 2.13's
+    backward stashes a Python object (the caller's contextvars) in the graph task's thread-local state, and the
+    program's backward returns as soon as its graph has run, while the device thread may still hold the graph task:
+    dropping it then takes the GIL, and a thread that takes the GIL while the interpreter finalizes is ended inside
+    C++ ("terminate called without an active exception", exit code 134, after a run that succeeded: 5 of 15 short
+    runs on a loaded machine). A device thread drops each graph task before it takes the next, so once a graph
+    queued here has run the program's are gone; this one is run through the engine directly, with no Python object
+    in its state, so dropping it needs no GIL."""
+    engine = torch.autograd.Variable._execution_engine  # type: ignore[attr-defined]
+    try:
+        for _ in range(2):
+            for index in range(count):
+                leaf = torch.ones(1, device=torch.device("npu", index), requires_grad=True)
+                root = leaf.sum()
+                grad = torch.ones_like(root)
+                _SETTLED.extend((leaf, root, grad))
+                engine.run_backward((root,), (grad,), False, False, (), True, True)
+    except Exception:  # (a device torn down by the program: nothing to settle)
+        pass
 
 
 def _route_structured(native: types.ModuleType) -> None:

@@ -26,6 +26,8 @@ SLOW_DTYPES = ("float64", "complex64", "complex128", "complex32")
 SYNCS = ("item", "cpu", "tolist", "numpy")
 NOT_THE_PROGRAM = ("/torch/", "_ascend_port_probe.py", "<frozen ")
 EMULATOR = ("/ascend_port/emulate/", "/torch_npu/")
+# torch's own mechanics whose dtypes are no choice of the program's (GradScaler's float64 reciprocal of its scale)
+TORCH_MECHANICS = ("/torch/amp/", "/torch/cuda/amp/")
 SYNC_REPEATED = 3  # calls from one line that make it "in a loop"
 # The ops whose dtype is "the compute dtype" (a float32-only run of code that can use bf16/fp16 is worth a look)
 COMPUTE_OPS = (
@@ -47,6 +49,7 @@ _state: dict = {
     "device_watch": False,  # the dtype mode is on: "npu_tensors" means something
 }
 _todos: dict[str, set[int]] = {}
+_scaled: dict[int, float] = {}  # id of a loss GradScaler.scale returned -> the scale it was multiplied by
 _max_losses = 20
 _lock = threading.Lock()
 # Set while a wrapper runs: the method it calls re-enters it through __torch_function__ (the dtype mode is on the
@@ -154,14 +157,14 @@ class _TorchImportHook:
         return spec
 
 
-def _caller() -> tuple[str, int] | None:
+def _caller(skip: tuple[str, ...] = EMULATOR) -> tuple[str, int] | None:
     """The program's line that made the call: the nearest frame outside torch and this probe; None when the call
-    came from the emulator or the torch_npu stand-in (their own .cpu() of an npu tensor is no sync of the
-    program's, nor a real NPU's)."""
+    came from ``skip``: the emulator or the torch_npu stand-in (their own .cpu() of an npu tensor is no sync of the
+    program's, nor a real NPU's), and for dtypes torch's mechanics too."""
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename.replace(os.sep, "/")
-        if any(part in name for part in EMULATOR):
+        if any(part in name for part in skip):
             return None
         if not any(part in name for part in NOT_THE_PROGRAM):
             return name, frame.f_lineno
@@ -198,9 +201,10 @@ def _hook_torch() -> None:
             record = len(_state["losses"]) < _max_losses and self.numel() == 1
         _inside.active = True
         try:
+            factor = _scaled.pop(id(self), None)
             if record:
                 try:
-                    _state["losses"].append(float(self.detach().float().cpu()))
+                    _state["losses"].append(float(self.detach().float().cpu()) / (factor or 1.0))
                 except Exception:
                     pass
             return backward(self, *args, **kwargs)
@@ -208,10 +212,34 @@ def _hook_torch() -> None:
             _inside.active = False
 
     torch.Tensor.backward = watched_backward  # type: ignore[method-assign]
+    _unscale_losses(torch)
     for name in SYNCS:
         _wrap_sync(torch, name)
     if os.environ.get(DTYPES_ENV) != "0":
         _watch_dtypes(torch)
+
+
+def _unscale_losses(torch) -> None:
+    """`scaler.scale(loss).backward()`: the loss is the scaled one divided by the scale (a GradScaler enabled on one
+    side and not on the other, CUDA's on CPU, must not make the losses differ by 65536)."""
+    scaler = getattr(getattr(torch, "amp", None), "GradScaler", None)
+    if scaler is None:
+        return
+    scale = scaler.scale
+
+    def watched_scale(self, outputs):
+        scaled = scale(self, outputs)
+        if scaled is not outputs and isinstance(scaled, torch.Tensor) and scaled.numel() == 1:
+            outer, _inside.active = getattr(_inside, "active", False), True  # (get_scale's .item() is the probe's)
+            try:
+                _scaled[id(scaled)] = float(self.get_scale())
+            except Exception:
+                pass
+            finally:
+                _inside.active = outer
+        return scaled
+
+    scaler.scale = watched_scale
 
 
 def _wrap_sync(torch, name: str) -> None:
@@ -255,9 +283,10 @@ def _watch_dtypes(torch) -> None:
                     if func in compute:
                         _state["compute_dtypes"][str(result.dtype).replace("torch.", "")] += 1
                     if result.dtype in slow:
-                        where = _caller()
-                        text = f"{str(result.dtype).replace('torch.', '')}"
-                        _state["dtypes_on_npu"][f"{text} at {where[0]}:{where[1]}" if where else text] += 1
+                        where = _caller(EMULATOR + TORCH_MECHANICS)
+                        if where is not None:
+                            text = f"{str(result.dtype).replace('torch.', '')}"
+                            _state["dtypes_on_npu"][f"{text} at {where[0]}:{where[1]}"] += 1
             return result
 
     DtypeWatch().__enter__()  # for the life of the process (the main thread's mode stack)
