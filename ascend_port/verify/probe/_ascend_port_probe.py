@@ -268,7 +268,7 @@ def _watch_dtypes(torch) -> None:
 
     slow = {getattr(torch, name) for name in SLOW_DTYPES if hasattr(torch, name)}
     tensor_type = torch.Tensor
-    compute = set()
+    compute: set[object] = set()
     for owner, names in COMPUTE_OPS:
         module = sys.modules.get(owner) or (torch.Tensor if owner == "torch.Tensor" else None)
         compute.update(getattr(module, name) for name in names if hasattr(module, name))
