@@ -126,7 +126,7 @@ def install(device_module: types.ModuleType, devices: int | None = None) -> type
     _start_autograd_threads(native, count)
     # The threads' start allocated npu memory: what the program allocates is counted from here (its peak too), so
     # that a program that never puts a tensor on the npu is told it stayed on the CPU.
-    native.warmup_allocations = tuple(native.memory_stats(index)[2] for index in range(count))
+    native.warmup_allocations = tuple(native.memory_stats(index)[2] for index in range(count))  # type: ignore[attr-defined]
     for index in range(count):
         native.reset_peak_memory(index)
     torch._ascend_port_emulate_native = native  # type: ignore[attr-defined]  # (found by the stand-in torch_npu)
