@@ -287,3 +287,18 @@ def test_a_half_precision_choice_counts_only_beside_a_cuda_check(tmp_path):
     option.write_text('def train(mixed_precision="fp16"):\n    pass\n\n\n\n\ndevice = "cuda"\n', "utf-8")
     assert _half_precision_for_cuda(str(chosen)) == 4
     assert _half_precision_for_cuda(str(option)) is None
+
+
+def test_losses_are_held_to_the_tolerances_of_the_ports_compute_dtype():
+    """A port that autocasts to bf16 on the npu is compared with the original's float32 on CPU within bf16's
+    rounding (timm's smoke training differed by 0.006 of 2.25 and was said to 'differ'), float32 tightly."""
+    from ascend_port.verify.compare import tolerance
+    from ascend_port.verify.kit import TOLERANCES
+    from ascend_port.verify.session import Result
+
+    def run(**dtypes: int) -> Result:
+        return Result("python train.py", ["python", "train.py"], "config", True, 0, 1.0, compute_dtypes=dtypes)
+
+    assert tolerance(run(float32=4, bfloat16=8)) == ("bf16", *TOLERANCES["bf16"])
+    assert tolerance(run(float16=2, float32=1)) == ("fp16", *TOLERANCES["fp16"])
+    assert tolerance(run(float32=3)) == ("fp32", 1e-3, 1e-5) == tolerance(None)

@@ -12,10 +12,21 @@ from pathlib import Path
 from ascend_port.verify import execute
 from ascend_port.verify.classify import last_line, last_traceback
 from ascend_port.verify.commands import Command
+from ascend_port.verify.kit import TOLERANCES
 from ascend_port.verify.session import Result
 
 MADE_BY = "Made by ascend-port "  # git/workflow.MADE_BY (a layer above verify): the port's commits say so
-RTOL, ATOL = 1e-3, 1e-5
+RTOL, ATOL = 1e-3, 1e-5  # float32: the emulator computes on the CPU, as the original does
+
+
+def tolerance(port: Result | None) -> tuple[str, float, float]:
+    """The compute dtype of the port's run (its matmuls on the npu) and the tolerances its losses are held to: a
+    bf16/fp16 autocast on the npu against the original's float32 on CPU differs by that dtype's rounding."""
+    dtypes = set(port.compute_dtypes) if port is not None else set()
+    for name, dtype in (("bf16", "bfloat16"), ("fp16", "float16")):
+        if dtype in dtypes:
+            return (name, *TOLERANCES[name])
+    return "fp32", RTOL, ATOL
 
 
 class CompareError(Exception):
@@ -91,7 +102,8 @@ def compare(
         port = by_name.get(command.name)
         theirs: list[float] = next((p["losses"] for p in outcome.probes if p.get("losses")), [])
         ours = port.losses if port is not None else []
-        run = {"name": command.name, "argv": command.argv, "losses": theirs}
+        dtype, rtol, atol = tolerance(port)
+        run = {"name": command.name, "argv": command.argv, "losses": theirs, "dtype": dtype, "rtol": rtol, "atol": atol}
         if command.original_argv:
             run["original_argv"] = command.original_argv
         runs.append(run)
@@ -103,11 +115,13 @@ def compare(
             verdict = f"the original failed on CPU (exit {outcome.exit_code}: {why}): no reference"
         elif not theirs or not ours:
             verdict = "no losses recorded (no .backward() on a scalar)"
-        elif all(abs(a - b) <= ATOL + RTOL * abs(a) for a, b in zip(theirs, ours)):
-            verdict = f"match: {len(diffs)} losses, largest difference {max(diffs):.3g}"
+        elif all(abs(a - b) <= atol + rtol * abs(a) for a, b in zip(theirs, ours)):
+            verdict = f"match ({dtype}: rtol {rtol:g}, atol {atol:g}): {len(diffs)} losses, largest difference {max(diffs):.3g}"
         else:
-            first = next(i for i, (a, b) in enumerate(zip(theirs, ours)) if abs(a - b) > ATOL + RTOL * abs(a))
-            verdict = f"differ from step {first}: largest difference {max(diffs):.3g}"
+            first = next(i for i, (a, b) in enumerate(zip(theirs, ours)) if abs(a - b) > atol + rtol * abs(a))
+            verdict = (
+                f"differ from step {first} ({dtype}: rtol {rtol:g}, atol {atol:g}): largest difference {max(diffs):.3g}"
+            )
         entries.append(
             {
                 "name": command.name,
