@@ -3,6 +3,8 @@ run a command and read its result. Test code only."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import json
 import os
 import shutil
@@ -47,3 +49,15 @@ def needs_compiler() -> None:
     """Skip where the emulated device cannot be built."""
     if shutil.which("c++") is None and shutil.which("g++") is None:
         pytest.skip("no C++ compiler: the emulated device cannot be built")
+
+
+def installed(distribution: str, version: str, package: str) -> Path:
+    """The installed package's folder (not imported here); skips where the `test` extra is not installed."""
+    try:
+        found = importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip(f"{distribution}=={version} is not installed (pip install -e '.[test]')")
+    assert found == version, f"{distribution} {found} is installed, pyproject.toml's test extra pins {version}"
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.submodule_search_locations, package
+    return Path(next(iter(spec.submodule_search_locations)))

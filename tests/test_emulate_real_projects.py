@@ -18,8 +18,6 @@ run must have called the torch_npu APIs the port introduced (its --report), and 
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import json
 import math
 import shutil
@@ -34,7 +32,7 @@ import pytest
 pytest.importorskip("torch")
 
 import emulation
-from emulation import CLI, check, last_json, needs_compiler
+from emulation import CLI, check, installed, last_json, needs_compiler
 
 STEPS = 3
 # (distribution, pinned version, import package): the pins of pyproject.toml's `test` extra.
@@ -121,18 +119,6 @@ def run(argv: list[str], cwd: Path, pythonpath: Path | None = None) -> subproces
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
     return emulation.run(argv, cwd=cwd, env=env)
-
-
-def installed(distribution: str, version: str, package: str) -> Path:
-    """The installed package's folder (not imported here); skips where the `test` extra is not installed."""
-    try:
-        found = importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip(f"{distribution}=={version} is not installed (pip install -e '.[test]')")
-    assert found == version, f"{distribution} {found} is installed, pyproject.toml's test extra pins {version}"
-    spec = importlib.util.find_spec(package)
-    assert spec is not None and spec.submodule_search_locations, package
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -5,8 +5,6 @@ under the emulator and the original on plain CPU with the same seed, and the los
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import json
 import shutil
 import textwrap
@@ -16,7 +14,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from emulation import CLI, check, environment, needs_compiler, run
+from emulation import CLI, check, environment, installed, needs_compiler, run
 
 pytestmark = pytest.mark.slow
 
@@ -54,20 +52,8 @@ SMOKE = {
 PINS = {"x_transformers": ("x-transformers", "2.31.10"), "palm_rlhf_pytorch": ("PaLM-rlhf-pytorch", "0.8.0")}
 
 
-def installed(package: str) -> Path:
-    distribution, version = PINS[package]
-    try:
-        found = importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip(f"{distribution}=={version} is not installed (pip install -e '.[test]')")
-    assert found == version, f"{distribution} {found} is installed, pyproject.toml's test extra pins {version}"
-    spec = importlib.util.find_spec(package)
-    assert spec is not None and spec.submodule_search_locations
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def project(folder: Path, package: str) -> Path:
-    shutil.copytree(installed(package), folder / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(installed(*PINS[package], package), folder / package, ignore=shutil.ignore_patterns("__pycache__"))
     (folder / "smoke.py").write_text(textwrap.dedent(SMOKE[package]).lstrip(), "utf-8")
     (folder / "pyproject.toml").write_text('[tool.ascend-port.verify]\ncommands = ["python smoke.py"]\n', "utf-8")
     return folder
