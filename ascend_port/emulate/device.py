@@ -145,13 +145,13 @@ def _start_autograd_threads(native: types.ModuleType, count: int) -> None:
     deadline = time.monotonic() + 5.0
     while native.threads_seen() < count and time.monotonic() < deadline:
         time.sleep(0.001)  # lets the threads take the GIL
-    atexit.register(_settle_autograd_threads, count)  # (registered first, so it runs after the program's handlers)
+    atexit.register(_settle_autograd_threads, native, count)  # (registered first: runs after the program's handlers)
 
 
 _SETTLED: list[torch.Tensor] = []  # the exit's own tensors, kept alive for good (freeing them needs no GIL then)
 
 
-def _settle_autograd_threads(count: int) -> None:
+def _settle_autograd_threads(native: types.ModuleType, count: int) -> None:
     """At exit, let each device thread drop the program's last graph before the interpreter finalizes. torch 2.13's
     backward stashes a Python object (the caller's contextvars) in the graph task's thread-local state, and the
     program's backward returns as soon as its graph has run, while the device thread may still hold the graph task:
@@ -159,8 +159,10 @@ def _settle_autograd_threads(count: int) -> None:
     C++ ("terminate called without an active exception", exit code 134, after a run that succeeded: 5 of 15 short
     runs on a loaded machine). A device thread drops each graph task before it takes the next, so once a graph
     queued here has run the program's are gone; this one is run through the engine directly, with no Python object
-    in its state, so dropping it needs no GIL."""
+    in its state, so dropping it needs no GIL. Its allocations are the emulator's, not the program's (the report
+    written after this tells whether the program ever put a tensor on the npu)."""
     engine = torch.autograd.Variable._execution_engine  # type: ignore[attr-defined]
+    before = [native.memory_stats(index)[2] for index in range(count)]
     try:
         for _ in range(2):
             for index in range(count):
@@ -171,6 +173,9 @@ def _settle_autograd_threads(count: int) -> None:
                 engine.run_backward((root,), (grad,), False, False, (), True, True)
     except Exception:  # (a device torn down by the program: nothing to settle)
         pass
+    made = [native.memory_stats(index)[2] - was for index, was in enumerate(before)]
+    warmup = getattr(native, "warmup_allocations", (0,) * count)
+    native.warmup_allocations = tuple(w + n for w, n in zip(warmup, made))  # type: ignore[attr-defined]
 
 
 def _route_structured(native: types.ModuleType) -> None:
