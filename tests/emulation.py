@@ -24,8 +24,11 @@ BUILD_CACHE = os.environ.get("ASCEND_PORT_CACHE_DIR") or str(
 
 
 def environment() -> dict[str, str]:
-    """This process's environment, with the shared build cache."""
-    return {**os.environ, "ASCEND_PORT_CACHE_DIR": BUILD_CACHE}
+    """This process's environment, with the shared build cache, and this interpreter's folder first on PATH: a
+    command's `python` (verify's configured commands, the kit's) is the interpreter with torch, as in an activated
+    virtualenv (CI runs `.venv/bin/python -m pytest` without activating it)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {**os.environ, "ASCEND_PORT_CACHE_DIR": BUILD_CACHE, "PATH": path}
 
 
 def run(
