@@ -178,3 +178,29 @@ def test_a_rule_that_needs_the_rest_of_the_module_reads_it() -> None:
             return torch.cat((-x2, x1), dim=-1)
         """)
     assert "torch_npu.npu_rotary_mul(q, cos, sin)" in port_source(text, Selection()).new_text
+
+
+TRAINER = textwrap.dedent('''\
+    from lightning import Trainer
+
+
+    class Trainer:
+        def fit(self):
+            return 1
+
+
+    class MyTrainer(Trainer):
+        pass
+
+
+    trainer = Trainer(accelerator="gpu")
+    ''')
+
+
+def test_a_class_named_by_a_statement_trigger_is_no_use_of_the_name() -> None:
+    # `class Trainer:` would make the whole class (transformers' Trainer: 4,500 lines) a chunk for a rule that
+    # rewrites calls: the definition's name is skipped, its bases and the calls are not.
+    assert chunks(Trigger(r"\bTrainer\b", statement), TRAINER) == [(1, 1), (9, 10), (13, 13)]
+    # another scope still sees the class by its name (RMSNorm classes are found so)
+    class_scope = innermost(ast.ClassDef, otherwise=statement)
+    assert chunks(Trigger(r"\bTrainer\b", class_scope), TRAINER) == [(1, 1), (4, 6), (9, 10), (13, 13)]

@@ -30,6 +30,7 @@ from ascend_port.python.chunks import Chunk, Splice, hot_chunks, splice, wrap
 from ascend_port.python.device_model import FAMILY_OPTION, NPU_AWARE_OPTION
 from ascend_port.python.docstrings import inside, triple_quoted_spans
 from ascend_port.python.literals import TriggerFilter
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.parsing import PORT_DOES_NOT_PARSE, parse_or_fail, parse_quietly
 from ascend_port.python.scopes import Scope
@@ -105,10 +106,12 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
             return _port_whole_source(text, selection, options or {}, classes)
     imports = ImportIndex.from_ast(tree)
     module_ast = whole if whole is not None else cache(lambda: parse_quietly(text))
+    facts = ModuleFacts(module_ast, imports, text, head=tree)
     aware = (options or {}).get(NPU_AWARE_OPTION) == "1"
-    devices = cache(lambda: _device_model(whole or module_ast(), family, aware))  # type: ignore[operator]
+    devices = cache(lambda: _device_model(facts, family, aware, text))
     ctx_args: dict[str, Any] = dict(
         imports=imports,
+        module_facts=facts,
         selection=selection,
         options=options or {},
         module_ast=module_ast,
@@ -288,9 +291,15 @@ def _parse_chunk(text: str, first: int) -> cst.Module:
         raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
 
 
-def _device_model(tree: ast.Module | None, family: str, aware: bool = False) -> device_model.DeviceModel | None:
-    """What the module's devices allow; None (port everything) when the module cannot be read whole."""
-    return device_model.read(tree, family, aware) if tree is not None else None
+def _device_model(
+    facts: ModuleFacts, family: str, aware: bool = False, text: str | None = None
+) -> device_model.DeviceModel | None:
+    """What the module's devices allow; None (port everything) when the module cannot be read whole. ``text``: its
+    source, when known: a module whose words name no device but CUDA's has an empty model, read without its tree."""
+    if text is not None and not aware and not family and not device_model.may_keep_anything(text):
+        return device_model.DeviceModel().finish()
+    tree = facts.tree
+    return device_model.read(tree, family, aware, facts.devices) if tree is not None else None
 
 
 def port_module(
@@ -303,9 +312,11 @@ def port_module(
     tree = parse_quietly(module.code)
     imports = ImportIndex.from_ast(tree) if tree is not None else ImportIndex.from_cst(module)
     options = options or {}
-    devices = _device_model(tree, options.get(FAMILY_OPTION, ""), options.get(NPU_AWARE_OPTION) == "1")
+    facts = ModuleFacts(tree, imports, module.code)
+    devices = _device_model(facts, options.get(FAMILY_OPTION, ""), options.get(NPU_AWARE_OPTION) == "1")
     ctx = PortContext(
         imports=imports,
+        module_facts=facts,
         selection=selection,
         options=options or {},
         module_ast=tree,

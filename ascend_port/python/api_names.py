@@ -8,9 +8,13 @@ mstx.range_push`` are found; a name reached through a variable or ``getattr`` is
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
+from ascend_port.core.sources import python_lines
 from ascend_port.python.device_facts import dotted_ast
+from ascend_port.python.module_facts import walk_on_lines
+from ascend_port.python.names import walk_statements
 
 ROOTS = ("torch_npu", "torch.npu")
 
@@ -25,40 +29,45 @@ def _in_scope(qualified: str) -> bool:
     return any(qualified == root or qualified.startswith(root + ".") for root in ROOTS)
 
 
-def _bindings(tree: ast.Module) -> dict[str, str]:
-    """Local name -> what it is bound to by the module's imports (at any depth: a function's own import counts)."""
+def _bind(node: ast.Import | ast.ImportFrom, bound: dict[str, str]) -> None:
+    """Record what an import binds (at any depth: a function's own import counts)."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                bound[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                bound[head] = head  # `import torch.npu` binds torch
+    elif node.module and not node.level:
+        for alias in node.names:
+            if alias.name != "*":
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+
+def api_names(tree: ast.Module, text: str | None = None) -> list[ApiName]:
+    """Every use of a torch_npu / torch.npu name (the longest dotted chain of each use), and every such import.
+    ``text``: the module's source, when the caller has it: then only the statements whose lines can hold such a name
+    are read (a ported module is mostly code that names no torch_npu API)."""
     bound: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    bound[alias.asname] = alias.name
-                else:
-                    head = alias.name.split(".")[0]
-                    bound[head] = head  # `import torch.npu` binds torch
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if alias.name != "*":
-                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return bound
-
-
-def api_names(tree: ast.Module) -> list[ApiName]:
-    """Every use of a torch_npu / torch.npu name (the longest dotted chain of each use), and every such import."""
-    bound = _bindings(tree)
     found: set[ApiName] = set()
+    for statement in walk_statements(tree):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            _bind(statement, bound)
+            if isinstance(statement, ast.Import):
+                found.update(ApiName(statement.lineno, a.name) for a in statement.names if _in_scope(a.name))
+            elif statement.module and not statement.level:
+                for alias in statement.names:
+                    if alias.name != "*" and _in_scope(qualified := f"{statement.module}.{alias.name}"):
+                        found.add(ApiName(statement.lineno, qualified))
+    nodes = ast.walk(tree) if text is None else walk_on_lines(tree, _hint_lines(text, bound))
+    attributes: list[ast.Attribute] = []
     inner: set[int] = set()  # attribute chains that are part of a longer chain
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Attribute):
+            attributes.append(node)
             inner.add(id(node.value))
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if alias.name != "*" and _in_scope(qualified := f"{node.module}.{alias.name}"):
-                    found.add(ApiName(node.lineno, qualified))
-        elif isinstance(node, ast.Import):
-            found.update(ApiName(node.lineno, a.name) for a in node.names if _in_scope(a.name))
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Attribute) or id(node) in inner:
+    for node in attributes:
+        if id(node) in inner:
             continue
         dotted = dotted_ast(node)
         parts = dotted.split(".") if dotted else None
@@ -68,3 +77,13 @@ def api_names(tree: ast.Module) -> list[ApiName]:
         if _in_scope(qualified):
             found.add(ApiName(node.lineno, qualified))
     return sorted(found, key=lambda n: (n.line, n.name))
+
+
+def _hint_lines(text: str, bound: dict[str, str]) -> list[int]:
+    """The lines (1-based, ascending) that can hold a use: those that say ``npu`` (``torch.npu.x``, ``torch_npu.x``,
+    a local named for it), or a local bound to a torch_npu name that does not (``import torch_npu as tn``)."""
+    aliases = [local for local, target in bound.items() if _in_scope(target) and "npu" not in local]
+    other = re.compile(rf"\b(?:{'|'.join(map(re.escape, aliases))})\b") if aliases else None
+    return [
+        i for i, line in enumerate(python_lines(text), 1) if "npu" in line or (other is not None and other.search(line))
+    ]

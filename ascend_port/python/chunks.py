@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ascend_port.core.sources import line_offsets, python_lines
 from ascend_port.python.names import ImportIndex
-from ascend_port.python.scopes import Scope
+from ascend_port.python.scopes import Scope, statement
 
 WRAPPER = "if 1:"
 
@@ -150,6 +151,8 @@ def _span(
     path = _enclosing(members, line, lines, floor=top[0] - 1)
     if not path or _inert(path[-1][0], line, column, lines):
         return None
+    if scope is statement and _class_name(path[-1][0], line, column, lines):
+        return None  # `class Trainer:`: a definition is no use of the name, and the statement is the whole class
     chosen = scope([node for node, _ in path], imports)
     if chosen is None:
         return None
@@ -170,6 +173,19 @@ def _inert(node: ast.stmt, line: int, column: int, lines: Sequence[str]) -> bool
     text = lines[line - 1].encode("utf-8")
     at = len(lines[line - 1][:column].encode("utf-8"))  # ast counts columns in bytes
     return at >= node.end_col_offset and text[node.end_col_offset :].lstrip().startswith(b"#")
+
+
+_CLASS_KEYWORD = re.compile(r"class\s+")
+
+
+def _class_name(node: ast.stmt, line: int, column: int, lines: Sequence[str]) -> bool:
+    """Is the match at ``line``, ``column`` (characters) the name of the class ``node`` defines?"""
+    if not isinstance(node, ast.ClassDef) or node.lineno != line:
+        return False
+    text = lines[line - 1]
+    start = len(text.encode("utf-8")[: node.col_offset].decode("utf-8", "ignore"))  # (ast counts bytes)
+    keyword = _CLASS_KEYWORD.match(text, start)
+    return keyword is not None and keyword.end() <= column < keyword.end() + len(node.name)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 PROPERTY_GAPS = frozenset({"major", "minor", "multi_processor_count"})
 CAPABILITY_CALLS = {"torch.cuda.get_device_capability", "torch.npu.get_device_capability"}
@@ -56,6 +57,35 @@ def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
+class Parents(Protocol):
+    """Each node's parent: a dict, or the module facts' (module_facts.py) behind _ParentsOf."""
+
+    def get(self, node: ast.AST, default: None = None, /) -> ast.AST | None: ...
+
+    def __contains__(self, node: object, /) -> bool: ...
+
+    def __getitem__(self, node: ast.AST, /) -> ast.AST: ...
+
+
+class _ParentsOf:
+    """A parent function read as the mapping ``guard_use`` and ``enclosing_node`` take."""
+
+    def __init__(self, parent: Callable[[ast.AST], ast.AST | None]) -> None:
+        self._parent = parent
+
+    def get(self, node: ast.AST, default: None = None, /) -> ast.AST | None:
+        return self._parent(node)
+
+    def __contains__(self, node: object, /) -> bool:
+        return isinstance(node, ast.AST) and self._parent(node) is not None
+
+    def __getitem__(self, node: ast.AST, /) -> ast.AST:
+        found = self._parent(node)
+        if found is None:
+            raise KeyError(node)
+        return found
+
+
 class Definitions:
     """The functions of a module with their line spans and the classes that hold them (from its ``ast``)."""
 
@@ -93,14 +123,27 @@ class Definitions:
         return False
 
 
-class ModuleFacts:
+class DeviceFacts:
     """What no single statement of a module shows, read from the whole module's ``ast``: which capability probes
     are guards (NPU108) and which names hold Triton's target name (NPU104/NPU105). Each part is computed when first
-    asked for."""
+    asked for; ``calls`` and ``parent`` are the module's calls and each node's parent when the caller has them
+    (module_facts.py: the one walk of the module), ``text`` its source (a module that calls no probe has no guard)."""
 
-    def __init__(self, tree: ast.Module, aliases: dict[str, str], gaps: frozenset[str] = PROPERTY_GAPS) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        aliases: dict[str, str],
+        gaps: frozenset[str] = PROPERTY_GAPS,
+        *,
+        calls: Callable[[], list[ast.Call]] | None = None,
+        parent: Callable[[ast.AST], ast.AST | None] | None = None,
+        text: str = "",
+    ) -> None:
         self.tree = tree
         self.aliases = aliases
+        self._calls = calls
+        self._parent = parent
+        self._text = text
         self.gaps = gaps  # the reads that make a guard (triton-core-count ports the SM count in Triton modules)
         self.definitions = Definitions(tree)
         self._guards: dict[int, str] | None = None
@@ -131,13 +174,21 @@ class ModuleFacts:
         return qualified in self._guarded
 
     def _find_guards(self) -> dict[int, str]:
-        parents: dict[ast.AST, ast.AST] = {}
+        if self._text and not any(name in self._text for name in PROBE_NAMES):
+            return {}  # (no probe is called: most modules)
+        parents: Parents
         probes: list[tuple[ast.Call, str]] = []
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                parents[child] = node
-            if isinstance(node, ast.Call) and (qualified := self.resolve(node.func)) in PROBES:
-                probes.append((node, qualified))
+        if self._calls is not None and self._parent is not None:
+            parents = _ParentsOf(self._parent)
+            probes = [(c, q) for c in self._calls() if (q := self.resolve(c.func)) in PROBES]
+        else:
+            by_child: dict[ast.AST, ast.AST] = {}
+            parents = by_child
+            for node in ast.walk(self.tree):
+                for child in ast.iter_child_nodes(node):
+                    by_child[child] = node
+                if isinstance(node, ast.Call) and (qualified := self.resolve(node.func)) in PROBES:
+                    probes.append((node, qualified))
         guards: dict[int, str] = {}
         for call, qualified in probes:
             properties = qualified in PROPERTIES_CALLS
@@ -150,7 +201,7 @@ class ModuleFacts:
                 guards[line] = "/".join(sorted(set(filter(None, guards.get(line, "").split("/"))) | used))
         return guards
 
-    def _stored_guard_use(self, call: ast.Call, parents: dict[ast.AST, ast.AST], properties: bool) -> set[str] | None:
+    def _stored_guard_use(self, call: ast.Call, parents: Parents, properties: bool) -> set[str] | None:
         """The guard uses of the variable (or `self.` attribute) the probe's result is stored in."""
         parent = parents.get(call)
         if isinstance(parent, ast.Assign) and parent.value is call:
@@ -234,7 +285,7 @@ class ModuleFacts:
         return self._triton
 
 
-def enclosing_node(node: ast.AST, parents: dict[ast.AST, ast.AST], kinds: tuple[type, ...]) -> ast.AST:
+def enclosing_node(node: ast.AST, parents: Parents, kinds: tuple[type, ...]) -> ast.AST:
     """The innermost ancestor of one of ``kinds``, else the module."""
     while node in parents:
         node = parents[node]
@@ -244,7 +295,7 @@ def enclosing_node(node: ast.AST, parents: dict[ast.AST, ast.AST], kinds: tuple[
 
 
 def guard_use(
-    node: ast.AST, parents: dict[ast.AST, ast.AST], properties: bool, gaps: frozenset[str] = PROPERTY_GAPS
+    node: ast.AST, parents: Parents, properties: bool, gaps: frozenset[str] = PROPERTY_GAPS
 ) -> set[str] | None:
     """How a probe's result (``node``: the call, or a use of the variable holding it) is used as a guard: the
     properties read ({"major"}), or {""} for a capability indexed, compared or unpacked; None for any other use."""

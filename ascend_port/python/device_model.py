@@ -26,7 +26,8 @@ import ast
 import bisect
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -68,21 +69,30 @@ ACCELERATORS = OTHER_VENDORS | {"cuda", "npu"}
 _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")  # MPSBackend -> MPS, Backend; torchNpu -> torch, Npu
 
 
-def words(name: str) -> set[str]:
+_NO_DEVICES: frozenset[str] = frozenset()
+
+
+@lru_cache(maxsize=65536)
+def words(name: str) -> frozenset[str]:
     """The device words of an identifier: ``is_torch_npu_available`` -> {npu}, ``HPU_Accelerator`` -> {hpu},
-    ``MPSBackend`` -> {mps}."""
+    ``MPSBackend`` -> {mps}. (Cached: a module repeats its identifiers, and every one of them is asked about.)"""
     found = set()
     for part in re.split(r"[_\W\d]+", name):
         for token in [part, *_TOKEN.findall(part)]:
             device = _DEVICE_WORDS.get(token.lower())
             if device:
                 found.add(device)
-    return found
+    return frozenset(found) if found else _NO_DEVICES
+
+
+_STRING_HEADS = frozenset(("cuda", "npu", "cpu", *OTHER_VENDORS, "nccl", "hccl", "gloo"))
 
 
 def _string_device(value: str) -> str | None:
+    if len(value) > 64:
+        return None  # (a docstring, a message: not a device or backend name; most of a module's strings)
     head = value.strip().lower().split(":", 1)[0]
-    return _DEVICE_WORDS.get(head) if head in ("cuda", "npu", "cpu", *OTHER_VENDORS, "nccl", "hccl", "gloo") else None
+    return _DEVICE_WORDS.get(head) if head in _STRING_HEADS else None
 
 
 def devices_in(node: ast.AST) -> set[str]:
@@ -94,17 +104,93 @@ def devices_in(node: ast.AST) -> set[str]:
     return found
 
 
-def _node_devices(sub: ast.AST) -> set[str]:
-    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-        device = _string_device(sub.value)
-        return {device} if device else set()
-    if isinstance(sub, ast.Name):
-        return words(sub.id)
-    if isinstance(sub, ast.Attribute):
-        return words(sub.attr)
-    if isinstance(sub, (ast.Import, ast.ImportFrom)):  # `import torch_npu` inside the function
-        return {d for alias in sub.names for d in words(alias.name)}
-    return set()
+def _node_devices(sub: ast.AST) -> frozenset[str]:
+    """The devices one node names itself (its children aside)."""
+    kind = type(sub)
+    if kind is ast.Name:
+        return words(sub.id)  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        return words(sub.attr)  # type: ignore[attr-defined]
+    if kind is ast.Constant and isinstance(value := sub.value, str):  # type: ignore[attr-defined]
+        device = _string_device(value)
+        return frozenset((device,)) if device else _NO_DEVICES
+    if kind is ast.Import or kind is ast.ImportFrom:  # `import torch_npu` inside the function
+        return frozenset(d for alias in sub.names for d in words(alias.name))  # type: ignore[attr-defined]
+    return _NO_DEVICES
+
+
+class SubtreeDevices:
+    """``devices_in`` of every node of one module, computed in one pass from the leaves up, so that the model (and the
+    rules after it) ask about any statement or expression of the module without walking it again: asking per node
+    with ``devices_in`` made reading a module cost its nodes times its depth. Also which subtrees call a capability
+    probe (``get_device_capability``), the rare functions whose guards :func:`_devices_beside_guards` must read."""
+
+    def __init__(self, order: list[ast.AST], parents: list[int]) -> None:
+        """``order``: the module's nodes, each after its parent (breadth first, as walk_with_parents gives them);
+        ``parents``: the index in ``order`` of each one's parent (-1 for the root)."""
+        below: list[set[str] | None] = [None] * len(order)
+        probes: list[bool] = [False] * len(order)
+        self._of: dict[int, frozenset[str]] = {}
+        self._probes: set[int] = set()
+        call = ast.Call
+        for k in range(len(order) - 1, -1, -1):  # children before their parents
+            node = order[k]
+            own = _node_devices(node)
+            found = frozenset(below[k] | own) if below[k] else own  # type: ignore[operator]
+            self._of[id(node)] = found
+            probe = probes[k] or (type(node) is call and _is_probe(node))
+            if probe:
+                self._probes.add(id(node))
+            parent = parents[k]
+            if parent >= 0:
+                if found:
+                    if below[parent] is None:
+                        below[parent] = set(found)
+                    else:
+                        below[parent] |= found  # type: ignore[operator]
+                if probe:
+                    probes[parent] = True
+
+    @classmethod
+    def of(cls, tree: ast.AST) -> SubtreeDevices:
+        return cls(*walk_with_parents(tree))
+
+    def __call__(self, node: ast.AST) -> frozenset[str]:
+        """``devices_in(node)``; a node from outside the module (a wrapper built to ask about a block) is read."""
+        found = self._of.get(id(node))
+        if found is not None:
+            return found
+        return frozenset(_node_devices(node).union(*(self(child) for child in ast.iter_child_nodes(node))))
+
+    def probes(self, node: ast.AST) -> bool:
+        """Does ``node``'s subtree call ``get_device_capability``/``get_device_properties``?"""
+        return id(node) in self._probes if id(node) in self._of else any(map(_is_probe, ast.walk(node)))
+
+
+def walk_with_parents(tree: ast.AST) -> tuple[list[ast.AST], list[int]]:
+    """``tree``'s nodes in ``ast.walk``'s (breadth-first) order, and the index of each one's parent (-1: the root)."""
+    order: list[ast.AST] = [tree]
+    parents: list[int] = [-1]
+    node_type = ast.AST
+    i = 0
+    while i < len(order):  # (ast.iter_child_nodes inlined: this walk is most of the cost of reading a module)
+        node = order[i]
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                order.append(value)
+                parents.append(i)
+            elif type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        order.append(item)
+                        parents.append(i)
+        i += 1
+    return order, parents
+
+
+def _is_probe(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PROBES
 
 
 @dataclass(frozen=True)
@@ -199,9 +285,11 @@ def _asks_about_cuda(name: str) -> bool:
 _PROBES = {"get_device_capability", "get_device_properties"}
 
 
-def _devices_beside_guards(function: ast.AST) -> set[str]:
+def _devices_beside_guards(function: ast.AST, devices: SubtreeDevices) -> frozenset[str] | set[str]:
     """The devices a function names outside its capability guards: the port keeps a guard on torch.cuda beside
     the code it moves to the NPU (rules/device.py), and such a port is not a function that handles both devices."""
+    if not devices.probes(function):
+        return devices(function)  # (no guard: most functions)
     guards: set[int] = set()
     for sub in ast.walk(function):
         expression = (
@@ -211,10 +299,7 @@ def _devices_beside_guards(function: ast.AST) -> set[str]:
             if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.Return)) and sub.value is not None
             else None
         )
-        if expression is not None and any(
-            isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _PROBES
-            for c in ast.walk(expression)
-        ):
+        if expression is not None and any(map(_is_probe, ast.walk(expression))):
             guards.update(id(n) for n in ast.walk(expression))
     found: set[str] = set()
     for sub in ast.walk(function):
@@ -239,8 +324,9 @@ def _device_constant(node: ast.AST) -> bool:
 
 
 class _Reader(ast.NodeVisitor):
-    def __init__(self, model: DeviceModel, npu_aware: bool = False) -> None:
+    def __init__(self, model: DeviceModel, devices: SubtreeDevices, npu_aware: bool = False) -> None:
         self.model = model
+        self.devices = devices
         self.npu_aware = npu_aware
         self.elifs: set[int] = set()
         self.siblings: dict[int, set[str]] = {}  # an `if` statement -> the devices its block's `if`s test
@@ -256,7 +342,8 @@ class _Reader(ast.NodeVisitor):
             self.keep(node)  # `class CUDAOpBuilder` in a project that has its NPU counterpart
             return
         if not isinstance(node, ast.ClassDef) and (
-            {"cuda", "npu"} <= _devices_beside_guards(node) or (self.npu_aware and _asks_about_cuda(node.name))
+            {"cuda", "npu"} <= _devices_beside_guards(node, self.devices)
+            or (self.npu_aware and _asks_about_cuda(node.name))
         ):
             # A function that already picks between CUDA and the NPU (DeepSpeed's accelerator detection: a run of
             # `if name is None: try: import torch_npu; name = "npu"` blocks) is multi-device code that works; in a
@@ -269,14 +356,14 @@ class _Reader(ast.NodeVisitor):
         # `NCCL_BACKEND = "nccl"`, `cuda_available = torch.cuda.is_available()`: in a project that supports the
         # NPU, a setting that names CUDA is CUDA's.
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        named_for_cuda = any("cuda" in devices_in(t) for t in targets) and _is_question(node.value)
+        named_for_cuda = any("cuda" in self.devices(t) for t in targets) and _is_question(node.value)
         if self.npu_aware and node.value is not None and (_device_constant(node.value) or named_for_cuda):
             self.keep(node)
             return
         self.generic_visit(node)
 
     def visit_keyword(self, node: ast.keyword) -> None:
-        if node.arg == "device_types" and "cuda" in devices_in(node.value):
+        if node.arg == "device_types" and "cuda" in self.devices(node.value):
             self.keep(node.value)  # `custom_op(..., device_types="cuda")`: a kernel registered for CUDA is CUDA code
             return
         self.generic_visit(node)
@@ -306,19 +393,24 @@ class _Reader(ast.NodeVisitor):
     def generic_visit(self, node: ast.AST) -> None:
         for block in _blocks(node):  # the devices each run of `if` statements tests, for each of them
             for run in _if_runs(block):
-                named = block_devices(run)
+                named = block_devices(run, self.devices)
                 self.siblings.update({id(s): named for s in run})
-        super().generic_visit(node)
+        for child in ast.iter_child_nodes(node):
+            # Every expression the model keeps or forks names CUDA: one that does not is not read (most of a
+            # module's nodes). Statements are, for the names of their functions and classes.
+            if isinstance(child, ast.expr) and "cuda" not in self.devices(child):
+                continue
+            self.visit(child)
 
     def _dispatch(self, node: ast.If, branches: list[ast.If], final: list[ast.stmt]) -> None:
-        tests = [devices_in(b.test) for b in branches]
+        tests = [self.devices(b.test) for b in branches]
         # `if xpu: return "xpu"` / `if cuda: return "cuda"` / `if mps: ...`: the statements of one block dispatch too
         named = set().union(*tests) | self.siblings.get(id(node), set())
         if self.npu_aware and "npu" not in named and "cuda" in named:
             self.keep(node)  # a project that supports the NPU asks "is this CUDA?" on purpose
             return
         if final and len(branches) == 1 and named & OTHER_VENDORS:
-            named |= devices_in(ast.Module(body=final, type_ignores=[])) & {"cuda"}  # `if hpu: ... else: <cuda>`
+            named |= self.devices(ast.Module(body=final, type_ignores=[])) & {"cuda"}  # `if hpu: ... else: <cuda>`
         if "cuda" not in named or not named & (ACCELERATORS - {"cuda"}):
             for branch, devices in zip(branches, tests):  # a test of another vendor alone: its branch is theirs
                 if devices and devices <= OTHER_VENDORS:
@@ -338,20 +430,20 @@ class _Reader(ast.NodeVisitor):
             self.model.kept.append(_block_span(final, _span(final[0]).first - 1))
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        if self.npu_aware and "cuda" in devices_in(node.test) and "npu" not in devices_in(node.test):
+        if self.npu_aware and "cuda" in self.devices(node.test) and "npu" not in self.devices(node.test):
             self.keep(node)  # `assert get_accelerator().device_name() == "cuda", "GDS needs CUDA"`
             return
         self.generic_visit(node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        named = devices_in(node)
+        named = self.devices(node)
         if "cuda" in named and named & OTHER_VENDORS and "npu" not in named:
             self.keep(node)  # `torch.cuda.device_count() > 1 or torch.xpu.device_count() > 1`: several devices
             return
         self.generic_visit(node)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
-        named = devices_in(node)
+        named = self.devices(node)
         if self.npu_aware and "npu" not in named and _names_cuda(node.test):
             self.keep(node)
             return
@@ -374,7 +466,7 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Match(self, node: ast.Match) -> None:
-        named = set().union(*(devices_in(case.pattern) for case in node.cases))
+        named = set().union(*(self.devices(case.pattern) for case in node.cases))
         if "cuda" in named and named & (ACCELERATORS - {"cuda"}):
             self.keep(node)
             if "npu" not in named:
@@ -399,14 +491,14 @@ def _if_runs(block: list[ast.stmt]) -> list[list[ast.stmt]]:
     return [run for run in runs if len(run) > 1]
 
 
-def block_devices(block: list[ast.stmt]) -> set[str]:
+def block_devices(block: list[ast.stmt], devices: Callable[[ast.AST], AbstractSet[str]] = devices_in) -> set[str]:
     """The devices the if/elif chains of one block test (their heads: the statements of the block)."""
     named: set[str] = set()
     for statement in block:
         if isinstance(statement, ast.If):
             branches, _ = _chain(statement)
             for branch in branches:
-                named |= devices_in(branch.test)
+                named |= devices(branch.test)
     return named
 
 
@@ -421,12 +513,35 @@ def is_dispatch(node: ast.If, parent: ast.AST | None = None) -> bool:
     return "cuda" in named and "npu" not in named and bool(named & OTHER_VENDORS)
 
 
-def read(module: ast.Module, family: str | None = None, npu_aware: bool = False) -> DeviceModel:
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A string that a dict could have as a key: `{"cuda": ..., "cpu": ...}` is a dispatch (a fork) even without another
+# accelerator.
+_CUDA_KEY = re.compile(r"""["'][ \t]*cuda[^"'\n]*["'][ \t]*:""", re.IGNORECASE)
+
+
+def may_keep_anything(text: str) -> bool:
+    """Can the model of a module with this source keep or fork anything, outside a project that supports the NPU?
+    Everything it keeps or forks names a device besides CUDA (another vendor's, the NPU, CPU as a key beside CUDA's
+    in a dict) or registers a kernel for CUDA (``device_types``); every device the model can see is a word of one of
+    the text's identifiers (strings included), so a module whose words name no other device has an empty model,
+    known without reading its ``ast`` (most modules)."""
+    if "device_types" in text or _CUDA_KEY.search(text):
+        return True
+    named: set[str] = set()
+    for identifier in set(_IDENTIFIER.findall(text)):
+        named |= words(identifier)
+    return bool(named & (ACCELERATORS - {"cuda"}))
+
+
+def read(
+    module: ast.Module, family: str | None = None, npu_aware: bool = False, devices: SubtreeDevices | None = None
+) -> DeviceModel:
     """The device model of ``module``; ``family``: what :func:`module_family` said of its file; ``npu_aware``: the
-    project supports the NPU already (:func:`supports_npu`)."""
+    project supports the NPU already (:func:`supports_npu`); ``devices``: the module's SubtreeDevices, when the
+    caller has it (module_facts.py)."""
     model = DeviceModel(kept_module=family_reason(family), reports_only=npu_aware)
     if model.kept_module is None:
-        _Reader(model, npu_aware).visit(module)
+        _Reader(model, devices or SubtreeDevices.of(module), npu_aware).visit(module)
     return model.finish()
 
 

@@ -18,7 +18,7 @@ import libcst as cst
 _BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
-def _walk_statements(tree: ast.AST):
+def walk_statements(tree: ast.AST):
     """What ``ast.walk`` yields, in the same (breadth-first) order, minus the expressions: an import is a statement
     and expressions hold none, and skipping them makes this ~10 times faster on a large module."""
     queue = deque([tree])
@@ -40,7 +40,7 @@ class ImportIndex:
     @classmethod
     def from_ast(cls, tree: ast.AST) -> ImportIndex:
         index = cls()
-        for node in _walk_statements(tree):
+        for node in walk_statements(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

@@ -25,6 +25,7 @@ from ascend_port.core.selection import Selection
 from ascend_port.core.suppression import Suppressions
 from ascend_port.python.device_model import DeviceModel
 from ascend_port.python.lines import start_lines
+from ascend_port.python.module_facts import Fact, ModuleFacts, T
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import Scope, Trigger, statement
 
@@ -63,6 +64,9 @@ class PortContext:
     # The module's `# ascend-port: ignore[...]` comments (core/suppression.py): a suppressed rule neither changes
     # nor reports the statement that carries one.
     suppressions: Suppressions = field(default_factory=Suppressions)
+    # The answers about the whole module the rules share (python/module_facts.py): one object for all the chunks of
+    # a module, so that each fact is computed once per module; made from module_ast when not given.
+    module_facts: ModuleFacts | None = None
     _module: cst.Module | None = None  # the chunk being ported (its nodes' lines are computed when first needed)
     _lines: dict[int, int] | None = None
     _todo_stack: list[list[str]] = field(default_factory=list)
@@ -80,6 +84,15 @@ class PortContext:
         if callable(self.module_ast):
             self.module_ast = self.module_ast()
         return self.module_ast
+
+    def facts(self) -> ModuleFacts:
+        if self.module_facts is None:
+            self.module_facts = ModuleFacts(self.module, self.imports, self.source)
+        return self.module_facts
+
+    def fact(self, fact: Fact[T]) -> T:
+        """A fact of the whole module (module_facts.py), computed once per module."""
+        return self.facts().get(fact)
 
     def devices(self) -> DeviceModel | None:
         """The module's device model (read now if it was not yet)."""

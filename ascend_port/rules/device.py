@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterator
 from typing import TypeGuard
@@ -25,8 +26,9 @@ from ascend_port.python.device_facts import (
     PROPERTIES_CALLS,
     PROPERTY_GAPS,
     Definitions,
-    ModuleFacts,
+    DeviceFacts,
 )
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted, dotted
 from ascend_port.python.scopes import FUNCTIONS, Trigger, outermost
 from ascend_port.python.transformer import PortContext, PortTransformer
@@ -365,7 +367,6 @@ OWNED_ELSEWHERE = {
     "graph_pool_handle",
     "is_current_stream_capturing",
 }
-_FACTS_ATTRIBUTE = "_ascend_port_device_facts"
 _DEFINITIONS_ATTRIBUTE = "_ascend_port_device_definitions"
 # torch.backends.cuda's scaled-dot-product-attention kernel switches: unsupported by torch_npu (NPU107's TODO).
 SDP_SWITCHES = {
@@ -382,30 +383,40 @@ SDP_SWITCHES = {
         "cudnn_sdp_enabled",
     )
 }
-_USER_CUDA_ATTRIBUTE = "_ascend_port_user_cuda"
 
 
-def _user_cuda_classes(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
+def _user_cuda_classes(facts: ModuleFacts) -> tuple[frozenset[str], frozenset[str]]:
     """(classes of the module with a ``cuda`` method of their own, names assigned ``Cls(...)`` of one of them)."""
     classes = frozenset(
         node.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ClassDef)
-        and any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "cuda" for item in node.body)
+        for node in facts.statements(ast.ClassDef)
+        if any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "cuda" for item in node.body)
     )
     if not classes:
         return classes, frozenset()
     instances = frozenset(
         target.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Assign)
-        and isinstance(node.value, ast.Call)
-        and isinstance(node.value.func, ast.Name)
-        and node.value.func.id in classes
+        for node in facts.statements(ast.Assign)
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in classes
         for target in node.targets
         if isinstance(target, ast.Name)
     )
     return classes, instances
+
+
+def _device_facts(facts: ModuleFacts, gaps: frozenset[str]) -> DeviceFacts | None:
+    tree = facts.tree
+    if tree is None:
+        return None
+    calls = functools.partial(facts.nodes, ast.Call)
+    return DeviceFacts(tree, facts.imports.aliases, gaps, calls=calls, parent=facts.parent, text=facts.text)
+
+
+# The device facts of a module, by the property reads that make a guard (see DeviceTransformer._gaps).
+_DEVICE_FACTS = {
+    gaps: functools.partial(_device_facts, gaps=gaps)
+    for gaps in (PROPERTY_GAPS, PROPERTY_GAPS - {"multi_processor_count"})
+}
 
 
 def _is_cuda_method(node: ast.stmt) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -755,7 +766,6 @@ class DeviceTransformer(PortTransformer):
         self._kept_comparisons: set[int] = set()  # device comparisons of a chain with a kept guard
         self._chains: set[int] = set()
         self._statements: list[cst.CSTNode] = []  # the enclosing `if`/`while` statements and simple statement lines
-        self._module_facts: ModuleFacts | None | bool = False  # False: not read yet
         self._reads_triton = any(t == "triton" or t.startswith("triton.") for t in ctx.imports.aliases.values())
         # In Triton launch code CORE_COUNT turns `.multi_processor_count` into the NPU's core count: no guard there.
         sm_count = self._reads_triton and ctx.selection.enabled(CORE_COUNT)
@@ -794,19 +804,9 @@ class DeviceTransformer(PortTransformer):
         self._statements.pop()
         return updated
 
-    def _facts(self) -> ModuleFacts | None:
-        """The whole module's facts (None when Python's ``ast`` cannot read it), read once per file: every chunk's
-        transformer shares the module head, which carries them."""
-        if self._module_facts is False:
-            head = self.ctx.module_head
-            facts = getattr(head, _FACTS_ATTRIBUTE, None)
-            if facts is None:
-                tree = self.ctx.module()
-                facts = ModuleFacts(tree, self.ctx.imports.aliases, self._gaps) if tree is not None else None
-                if head is not None:
-                    setattr(head, _FACTS_ATTRIBUTE, facts)
-            self._module_facts = facts
-        return self._module_facts if isinstance(self._module_facts, ModuleFacts) else None
+    def _facts(self) -> DeviceFacts | None:
+        """The whole module's facts (None when Python's ``ast`` cannot read it), read once per file."""
+        return self.ctx.fact(_DEVICE_FACTS[self._gaps])
 
     def _definitions(self) -> Definitions | None:
         """The functions around the lines being ported: the module head has them all (every trigger is in it)."""
@@ -1362,14 +1362,7 @@ class DeviceTransformer(PortTransformer):
 
     def _user_cuda(self) -> tuple[frozenset[str], frozenset[str]]:
         """(the module's classes that define ``cuda``, the names bound to an instance of one), read once per file."""
-        head = self.ctx.module_head
-        found = getattr(head, _USER_CUDA_ATTRIBUTE, None)
-        if found is None:
-            tree = self.ctx.module()
-            found = _user_cuda_classes(tree) if tree is not None else (frozenset(), frozenset())
-            if head is not None:
-                setattr(head, _USER_CUDA_ATTRIBUTE, found)
-        return found
+        return self.ctx.fact(_user_cuda_classes)
 
     def _reaches_user_cuda(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
         classes, instances = self._user_cuda()
@@ -1412,7 +1405,7 @@ class DeviceTransformer(PortTransformer):
         if original is None:
             return text
         classes: set[str] = set()
-        for cls_node in (n for n in ast.walk(original) if isinstance(n, ast.ClassDef)):
+        for cls_node in ctx.facts().statements(ast.ClassDef):
             for item in cls_node.body:
                 if not _is_cuda_method(item) or item.end_lineno is None:
                     continue

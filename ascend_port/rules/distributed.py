@@ -627,8 +627,9 @@ class DistributedTransformer(PortTransformer):
         # The value each variable-name string is set to (env[K] = v, setdefault(K, v), {K: v}); rewritten values.
         self._env_values: dict[int, cst.BaseExpression] = {}
         self._value_rewrites: dict[int, cst.BaseExpression] = {}
-        # per enclosing function: the names that always hold a device index, and those that may
-        self._index_stack: list[tuple[frozenset[str], frozenset[str]]] = []
+        # per enclosing function: the names that always hold a device index, and those that may (read from the
+        # function when a call first asks: most functions have no call that takes a device)
+        self._index_stack: list[tuple[frozenset[str], frozenset[str]] | cst.FunctionDef] = []
 
     # --- marking, top-down ----------------------------------------------------------------------------------
 
@@ -927,22 +928,36 @@ class DistributedTransformer(PortTransformer):
     # --- integer devices (NPU210) ---------------------------------------------------------------------------------
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._index_stack.append(_index_names(node, self.ctx.imports.resolve))
+        self._index_stack.append(node)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         self._index_stack.pop()
         return updated
 
+    def _index_names(self) -> tuple[frozenset[str], frozenset[str]]:
+        """_index_names of the innermost function, read once."""
+        top = self._index_stack[-1]
+        if isinstance(top, cst.FunctionDef):
+            source = self.ctx.source
+            if not source or "device_count" in source or "current_device" in source:
+                top = _index_names(top, self.ctx.imports.resolve)
+            else:  # (an index is made by one of those calls: a module that makes none has no index to read)
+                top = (frozenset(), frozenset())
+            self._index_stack[-1] = top
+        return top
+
     def _device_index_args(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         """Wrap the integer device of ``x.to(device)``, ``x.to(device=device)``, ``torch.zeros(..., device=device)``."""
-        names, maybe = self._index_stack[-1] if self._index_stack else (frozenset(), frozenset())
-        if not (names or maybe) or self.ctx.imports.local_name_for("torch") is None:
+        if not self._index_stack or self.ctx.imports.local_name_for("torch") is None:
             return updated
         func = original.func
         is_to = isinstance(func, cst.Attribute) and func.attr.value == "to"
         qualified = self.ctx.imports.resolve(func) or ""
         factory = qualified.startswith("torch.") and not qualified.startswith(("torch.cuda.", "torch.npu."))
         if not is_to and not factory:
+            return updated
+        names, maybe = self._index_names()
+        if not (names or maybe):
             return updated
         args = list(updated.args)
         changed = False

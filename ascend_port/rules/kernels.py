@@ -20,6 +20,7 @@ import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, declared, rule
 from ascend_port.core.findings import todo_comment
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Scope, Trigger, statement
 from ascend_port.python.transformer import PortTransformer
@@ -259,12 +260,12 @@ BUILTIN_OP_NAMESPACES = {
 _PYTHON_OP = re.compile(r"^(\w+)::\w+")
 
 
-def python_op_namespaces(tree: ast.Module) -> set[str]:
-    """The operator namespaces the module registers from Python: ``torch.library.custom_op("ns::op")``,
-    ``define("ns::op(...)")``, ``Library("ns", "DEF")``; their ops run wherever their Python runs."""
+def python_op_namespaces(calls: Iterable[ast.Call]) -> set[str]:
+    """The operator namespaces a module registers from Python (``calls``: its calls): ``torch.library.custom_op(
+    "ns::op")``, ``define("ns::op(...)")``, ``Library("ns", "DEF")``; their ops run wherever their Python runs."""
     found = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not node.args:
+    for node in calls:
+        if not node.args:
             continue
         first = node.args[0]
         if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
@@ -290,9 +291,10 @@ def _ast_builds_cuda(call: ast.Call) -> bool:
     )
 
 
-def extension_modules(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
+def extension_modules(aliases: Mapping[str, str], assignments: Iterable[ast.Assign]) -> dict[str, str]:
     """Local name -> extension name, for the names bound to a CUDA extension: the result of a JIT build of CUDA
-    sources (``ops = load("ops", ["ops.cu"])``) and an import of a compiled module named for CUDA."""
+    sources (``ops = load("ops", ["ops.cu"])``, among a module's ``assignments``) and an import of a compiled
+    module named for CUDA."""
     found = {}
     for local, qualified in aliases.items():
         parts = qualified.split(".")
@@ -303,8 +305,8 @@ def extension_modules(tree: ast.Module, aliases: dict[str, str]) -> dict[str, st
         if module is not None:
             found[local] = module
     loaders = {f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+    for node in assignments:
+        if not isinstance(node.value, ast.Call):
             continue
         func = node.value.func
         parts = []
@@ -315,6 +317,22 @@ def extension_modules(tree: ast.Module, aliases: dict[str, str]) -> dict[str, st
         if base and ".".join([base, *reversed(parts)]) in loaders and _ast_builds_cuda(node.value):
             found.update({t.id: t.id for t in node.targets if isinstance(t, ast.Name)})
     return found
+
+
+def _extension_modules(facts: ModuleFacts) -> dict[str, str]:
+    # A JIT build is a call of torch.utils.cpp_extension's: a module that never says so builds none (most modules,
+    # which are then not parsed beyond their head for it).
+    builds = not facts.text or "cpp_extension" in facts.text
+    return extension_modules(facts.imports.aliases, facts.statements(ast.Assign) if builds else ())
+
+
+def _python_op_namespaces(facts: ModuleFacts) -> set[str]:
+    return python_op_namespaces(facts.nodes(ast.Call))
+
+
+def _kernel_module_facts(facts: ModuleFacts) -> tuple[bool, set[str], set[str]]:
+    tree = facts.tree
+    return kernel_module_facts(tree, facts.imports.aliases) if tree is not None else (False, set(), set())
 
 
 @lru_cache(maxsize=16)
@@ -588,10 +606,7 @@ class KernelTransformer(PortTransformer):
         self._attr_names: set[int] = set()  # the `.attr` Name of every Attribute: not a reference on its own
         self._ascend_try = 0  # inside a try statement that already imports Triton-Ascend's libdevice
         self._build_context = 0  # inside `cmdclass=...` or a `"build_ext": ...` entry
-        self._extensions: dict[str, str] | None = None  # names bound to CUDA extensions (read when first needed)
-        self._python_namespaces: set[str] | None = None  # operator namespaces the module defines in Python
         self._kernels: list[_KernelScan | None] = []  # the functions being visited: a scan for each Triton kernel
-        self._module_facts: tuple[bool, set[str], set[str]] | None = None  # kernel_module_facts, read once
         aliases = set(ctx.imports.aliases.values())
         # BuildExtension only matters when CUDA sources are built; a setup.py importing CppExtension and not
         # CUDAExtension builds host C++ only.
@@ -649,11 +664,7 @@ class KernelTransformer(PortTransformer):
     # specific change. Nothing in a module that is already an Ascend kernel module.
 
     def _facts(self) -> tuple[bool, set[str], set[str]]:
-        if self._module_facts is None:
-            tree = self.ctx.module()
-            aliases = self.ctx.imports.aliases
-            self._module_facts = kernel_module_facts(tree, aliases) if tree is not None else (False, set(), set())
-        return self._module_facts
+        return self.ctx.fact(_kernel_module_facts)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if not any(self._is_triton_decorator(d.decorator) for d in node.decorators) or self._facts()[0]:
@@ -973,10 +984,7 @@ class KernelTransformer(PortTransformer):
             base = base.value
         if not isinstance(base, cst.Name):
             return None
-        if self._extensions is None:
-            tree = self.ctx.module()
-            self._extensions = extension_modules(tree, self.ctx.imports.aliases) if tree is not None else {}
-        extension = self._extensions.get(base.value)
+        extension = self.ctx.fact(_extension_modules).get(base.value)
         if extension is None or (base is func and extension == base.value):
             return None  # (calling the module itself is no op call)
         op = cst.Module([]).code_for_node(func)
@@ -989,10 +997,7 @@ class KernelTransformer(PortTransformer):
         return project_ops(self.ctx.options.get(EXTENSION_OPS_OPTION, ""))
 
     def _python_ops(self) -> set[str]:
-        if self._python_namespaces is None:
-            tree = self.ctx.module()
-            self._python_namespaces = python_op_namespaces(tree) if tree is not None else set()
-        return self._python_namespaces
+        return self.ctx.fact(_python_op_namespaces)
 
     @staticmethod
     def _extension_way() -> str:

@@ -9,6 +9,7 @@ import libcst as cst
 
 from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Trigger, imported
 from ascend_port.python.transformer import PortTransformer
@@ -296,8 +297,6 @@ class LibraryTransformer(PortTransformer):
         # apex TODOs wait for the end of their statement, since another rule may rewrite the construct meanwhile:
         # (statement depth, message, source text that must still be there).
         self._pending: list[tuple[int, str, str]] = []
-        self._blocked_known = False
-        self._blocked: str | None = None  # see _blocker
 
     # --- pending apex TODOs --------------------------------------------------------------------------------------
 
@@ -355,16 +354,7 @@ class LibraryTransformer(PortTransformer):
 
     def _blocker(self) -> str | None:
         """Why no apex optimizer of this module may be ported (see _module_blocker), computed once."""
-        if not self._blocked_known:
-            self._blocked_known = True
-            module = self.ctx.module()
-            if module is None:
-                self._blocked = "the module could not be read"
-            elif self.ctx.imports.local_name_for("torch") is None:
-                self._blocked = "the module does not import torch"
-            else:
-                self._blocked = _module_blocker(module)
-        return self._blocked
+        return self.ctx.fact(_blocker)
 
     def _import_todos(self, original: cst.Import | cst.ImportFrom, updated: cst.Import | cst.ImportFrom) -> None:
         plain = (
@@ -461,6 +451,14 @@ def _dotted_ast(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and (base := _dotted_ast(node.value)) is not None:
         return f"{base}.{node.attr}"
     return None
+
+
+def _blocker(facts: ModuleFacts) -> str | None:
+    if facts.tree is None:
+        return "the module could not be read"
+    if facts.imports.local_name_for("torch") is None:
+        return "the module does not import torch"
+    return _module_blocker(facts.tree)
 
 
 def _module_blocker(module: ast.Module) -> str | None:

@@ -19,6 +19,7 @@ import libcst as cst
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.comparisons import compared
+from ascend_port.python.module_facts import ModuleFacts, spans_any, statement_blocks
 from ascend_port.python.names import ImportIndex, build_dotted
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing, outermost
 from ascend_port.python.transformer import PortTransformer
@@ -320,16 +321,18 @@ def _ampere_threshold(op: cst.BaseCompOp, bound: cst.BaseExpression, flipped: bo
 
 
 def _walk(node: cst.CSTNode, ancestors: tuple[cst.CSTNode, ...] = ()) -> Iterator[tuple[cst.CSTNode, tuple]]:
-    """Every node under ``node`` with its ancestors, skipping names that are not references (``.attr``, keywords)."""
-    yield node, ancestors
-    inner = (*ancestors, node)
-    if isinstance(node, cst.Attribute):
-        yield from _walk(node.value, inner)
-        return
-    for child in node.children:
-        if isinstance(node, cst.Arg) and child is node.keyword:
+    """Every node under ``node`` with its ancestors, skipping names that are not references (``.attr``, keywords).
+    In pre-order, with a stack: nested generators pass every node through each level above it."""
+    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(node, ancestors)]
+    while stack:
+        node, ancestors = stack.pop()
+        yield node, ancestors
+        inner = (*ancestors, node)
+        if isinstance(node, cst.Attribute):
+            stack.append((node.value, inner))
             continue
-        yield from _walk(child, inner)
+        keyword = node.keyword if isinstance(node, cst.Arg) else None
+        stack.extend((child, inner) for child in reversed(node.children) if child is not keyword or keyword is None)
 
 
 class _CpuTable:
@@ -491,43 +494,47 @@ def _exits(fn: cst.FunctionDef) -> Iterator[tuple[str, cst.BaseExpression]]:
 
 
 DOUBLE_TENSORS = {"torch.cuda.DoubleTensor", "torch.npu.DoubleTensor"}
-_DEVICE_NAMES_ATTRIBUTE = "_ascend_port_fp64_device_names"
 _DEVICE_WORD = re.compile(r"^(cuda|npu)\b")
 
 
-def _goes_to_device(value: ast.expr) -> bool:
-    """Does the expression put a tensor on the device: ``.cuda()``, ``.npu()``, ``.to("cuda")``, ``device="cuda"``?"""
-    for node in ast.walk(value):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in ("cuda", "npu"):
-            return True
-        strings = [a for a in node.args if isinstance(func, ast.Attribute) and func.attr == "to"]
-        strings += [k.value for k in node.keywords if k.arg == "device"]
-        if any(
-            isinstance(s, ast.Constant) and isinstance(s.value, str) and _DEVICE_WORD.match(s.value) for s in strings
-        ):
-            return True
-    return False
+def _sends_to_device(node: ast.Call) -> bool:
+    """Does the call put a tensor on the device: ``.cuda()``, ``.npu()``, ``.to("cuda")``, ``device="cuda"``?"""
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in ("cuda", "npu"):
+        return True
+    strings = [a for a in node.args if isinstance(func, ast.Attribute) and func.attr == "to"]
+    strings += [k.value for k in node.keywords if k.arg == "device"]
+    return any(
+        isinstance(s, ast.Constant) and isinstance(s.value, str) and _DEVICE_WORD.match(s.value) for s in strings
+    )
 
 
-def _device_names_by_function(tree: ast.Module) -> dict[tuple[int, int], frozenset[str]]:
-    """For each function (its line span): the names it assigns a tensor on the device."""
-    found: dict[tuple[int, int], frozenset[str]] = {}
-    for function in ast.walk(tree):
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        names = {
-            target.id
-            for node in ast.walk(function)
-            if isinstance(node, ast.Assign) and _goes_to_device(node.value)
-            for target in node.targets
-            if isinstance(target, ast.Name)
-        }
-        if names:
-            found[(function.lineno, function.end_lineno or function.lineno)] = frozenset(names)
-    return found
+def _device_names_by_function(facts: ModuleFacts) -> dict[tuple[int, int], frozenset[str]]:
+    """For each function (its line span): the names it (or a function inside it) assigns a tensor on the device
+    (``x = batch.cuda()``, anywhere in the assigned expression). Only the statements on lines that say ``cuda`` or
+    ``npu`` are read: every such call does."""
+    lines = facts.lines_with("cuda", "npu")
+    names: dict[tuple[int, int], set[str]] = {}
+
+    def read(block: list[ast.stmt], functions: tuple[tuple[int, int], ...]) -> None:
+        for statement in block:
+            if not spans_any(statement, lines):
+                continue
+            if isinstance(statement, ast.Assign):
+                targets = [t.id for t in statement.targets if isinstance(t, ast.Name)]
+                calls = (n for n in ast.walk(statement.value) if isinstance(n, ast.Call))
+                if targets and functions and any(map(_sends_to_device, calls)):
+                    for span in functions:
+                        names.setdefault(span, set()).update(targets)
+            inner = functions
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = (*functions, (statement.lineno, statement.end_lineno or statement.lineno))
+            for block in statement_blocks(statement):
+                read(block, inner)
+
+    head = facts.head  # (the functions around the calls the rules port are all in it)
+    read(head.body if head is not None else [], ())
+    return {span: frozenset(found) for span, found in names.items()}
 
 
 class _PrecisionTransformer(PortTransformer):
@@ -749,13 +756,7 @@ class PrecisionCallTransformer(_PrecisionTransformer):
         """Is ``receiver`` a name that its function sets to a tensor on the device (``x = batch.cuda()``)?"""
         if not isinstance(receiver, cst.Name):
             return False
-        tree = self.ctx.module()
-        if tree is None:
-            return False
-        names = getattr(tree, _DEVICE_NAMES_ATTRIBUTE, None)
-        if names is None:
-            names = _device_names_by_function(tree)
-            setattr(tree, _DEVICE_NAMES_ATTRIBUTE, names)
+        names = self.ctx.fact(_device_names_by_function)
         line = self.ctx.line_of(call)
         spans = [(start, end) for start, end in names if start <= line <= end]
         return bool(spans) and receiver.value in names[max(spans)]
@@ -826,15 +827,25 @@ class PrecisionTransformer(_PrecisionTransformer):
         self._layer_norms: dict[int, tuple[set[str], bool]] = {}  # class -> (nn.LayerNorm attributes, subclass?)
         self._bf16_checks: set[int] = set()
         self._removed: set[int] = set()
-        self._tables: list[_CpuTable | None] = []  # per enclosing function: its table built on the CPU, if it is one
+        # per enclosing function: its table built on the CPU, if it is one (read when a cast in it first asks)
+        self._tables: list[_CpuTable | cst.FunctionDef | None] = []
 
     def _torch(self) -> str | None:
         return self.ctx.imports.local_name_for("torch")
 
+    def _table(self) -> _CpuTable | None:
+        """cpu_table of the innermost function, read once."""
+        if not self._tables:
+            return None
+        top = self._tables[-1]
+        if isinstance(top, cst.FunctionDef):
+            top = self._tables[-1] = cpu_table(top, self._fp64_dtype, self.ctx.imports.resolve)
+        return top
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         super().visit_FunctionDef(node)
         rotary = any(self._rotary) and self.enabled(ROTARY_FP64)
-        self._tables.append(cpu_table(node, self._fp64_dtype, self.ctx.imports.resolve) if rotary else None)
+        self._tables.append(node if rotary else None)
 
     def leave_FunctionDef(self, original, updated):
         self._tables.pop()
@@ -855,7 +866,7 @@ class PrecisionTransformer(_PrecisionTransformer):
         return updated
 
     def _rotary_dtypes(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        table = self._tables[-1] if self._tables else None
+        table = self._table()
         if table is not None:  # built on the CPU: only the casts that finish it are lowered, once
             if id(original) in table.final_casts:
                 return self._lower_rotary_dtype(original, updated, " (computed in float64 on the CPU, cast once)")

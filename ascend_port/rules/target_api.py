@@ -46,10 +46,10 @@ API_MISSING = rule(
 )
 
 
-def missing_names(tree: ast.Module, version: str) -> list[tuple[ApiName, str]]:
-    """The names of the module the release lacks, each with the TODO message."""
+def missing_names(tree: ast.Module, version: str, text: str | None = None) -> list[tuple[ApiName, str]]:
+    """The names of the module the release lacks, each with the TODO message; ``text``: its source, when known."""
     out = []
-    for name in api_names(tree):
+    for name in api_names(tree, text):
         if npu_api.name_status(name.name, version) is False:
             where = npu_api.availability(name.name)
             out.append((name, f"{name.name} is missing from torch_npu {version} ({where}): port by hand"))
@@ -95,7 +95,7 @@ class TargetApiTransformer(PortTransformer):
     def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
         if not ctx.selection.enabled(API_MISSING) or ("npu" not in text) or text == ctx.source:
             return text  # (the port checks what it changes; `check-api` checks the rest)
-        missing = missing_names(tree(), npu_api.target_version(ctx.options))
+        missing = missing_names(tree(), npu_api.target_version(ctx.options), text)
         if not missing:
             return text
         lines = text.splitlines(keepends=True)

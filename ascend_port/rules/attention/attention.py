@@ -21,6 +21,7 @@ from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding
 from ascend_port.core.porting import PortError
 from ascend_port.python.calls import NO_SPACE, bind, code_of, finish_args, keyword_arg, literal, unbind_arg
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention import padding
 from ascend_port.rules.attention.helpers import BACKENDS, FLASH_HELPER, XFORMERS_HELPER, insert_helpers
@@ -369,7 +370,6 @@ class AttentionTransformer(PortTransformer):
 
     def __init__(self, ctx: PortContext) -> None:
         super().__init__(ctx)
-        self._uses: dict[str, list[tuple[str, bool]]] | None = None
 
     @classmethod
     def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
@@ -594,12 +594,10 @@ class AttentionTransformer(PortTransformer):
 
     def _unported_uses(self, local: str) -> list[str]:
         """Uses of an imported name, in the whole module, that no rule here ports: not a call of a PORTABLE name."""
-        if self._uses is None:
-            self._uses = module_uses(self.ctx.module(), self.ctx.imports.aliases)
         return sorted(
             {
                 q.split(".", 1)[1] if "." in q else q
-                for q, called in self._uses.get(local, ())
+                for q, called in self.ctx.fact(module_uses).get(local, ())
                 if not (called and q in PORTABLE)
             }
         )
@@ -618,27 +616,24 @@ def _pure(node: cst.BaseExpression) -> bool:
     return False
 
 
-def module_uses(tree: ast.Module | None, aliases: dict[str, str]) -> dict[str, list[tuple[str, bool]]]:
+def module_uses(facts: ModuleFacts) -> dict[str, list[tuple[str, bool]]]:
     """For each imported name of flash_attn/xformers: the qualified names of its uses and whether each is called."""
-    wanted = {local: target for local, target in aliases.items() if GPU_ATTENTION_MODULE.match(target)}
+    wanted = {local: target for local, target in facts.imports.aliases.items() if GPU_ATTENTION_MODULE.match(target)}
     uses: dict[str, list[tuple[str, bool]]] = {}
-    if tree is None or not wanted:
+    if not wanted:
         return uses
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in wanted:
+    parent_of = facts.parent
+    for node in facts.nodes(ast.Name):
+        if isinstance(node.ctx, ast.Load) and node.id in wanted:
             top: ast.AST = node
             attrs: list[str] = []
-            while isinstance(parent := parents.get(id(top)), ast.Attribute) and parent.value is top:
+            while isinstance(parent := parent_of(top), ast.Attribute) and parent.value is top:
                 attrs.append(parent.attr)
                 top = parent
-            parent = parents.get(id(top))
+            parent = parent_of(top)
             qualified = ".".join([wanted[node.id], *attrs])
             called = isinstance(parent, ast.Call) and parent.func is top
             if called and qualified.startswith(f"{padding.MODULE}."):  # NPU410 ports some unpad_input calls only
-                called = padding.ast_call_ported(qualified, parent, parents.get(id(parent)))
+                called = padding.ast_call_ported(qualified, parent, parent_of(parent) if parent is not None else None)
             uses.setdefault(node.id, []).append((qualified, called))
     return uses

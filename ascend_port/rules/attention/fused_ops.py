@@ -21,6 +21,7 @@ import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import code_of
+from ascend_port.python.module_facts import ModuleFacts, walk_on_lines
 
 # Names by which a module scales its rotary tables beyond [-1, 1] (see _scales_tables).
 TABLE_SCALING = ("attention_scaling", "mscale", "_mscale", "attention_factor")
@@ -212,9 +213,11 @@ class RotarySwigluMixin:
             return False
         fn = functions[-1]
         assigned = _assignments(fn, operand.value)
+        if not assigned:
+            return False
         body = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else []
         at = _statement_index(body, use)
-        if not assigned or at is None:
+        if at is None:
             return False
         top = [
             a
@@ -233,15 +236,7 @@ class RotarySwigluMixin:
         """The name by which this module scales its rotary tables (YaRN's `mscale`, transformers'
         `attention_scaling`, 1.0 for the default rope but above it for YaRN/LongRoPE), or None. npu_rotary_mul is
         documented for cos/sin in [-1, 1]."""
-        if not hasattr(self, "_table_scaling"):
-            tree = self.ctx.module()
-            names = {
-                n.attr if isinstance(n, ast.Attribute) else n.id
-                for n in (ast.walk(tree) if tree is not None else ())
-                if isinstance(n, (ast.Attribute, ast.Name))
-            }
-            self._table_scaling = next((n for n in TABLE_SCALING if n in names), None)
-        return self._table_scaling
+        return self.ctx.fact(_table_scaling)
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
         if not isinstance(original.operator, cst.Add):
@@ -632,3 +627,16 @@ class _ReplaceCode(cst.CSTTransformer):
         if code_of(original) == self.code:
             return self.replacement.with_changes(lpar=updated.lpar, rpar=updated.rpar)
         return updated
+
+
+def _table_scaling(facts: ModuleFacts) -> str | None:
+    """The first TABLE_SCALING name the module uses (an attribute or a variable), or None."""
+    tree = facts.tree
+    if tree is None or facts.text and not any(name in facts.text for name in TABLE_SCALING):
+        return None  # (the usual case, known without reading the module)
+    names = {
+        n.attr if isinstance(n, ast.Attribute) else n.id
+        for n in walk_on_lines(tree, facts.lines_with(*TABLE_SCALING))  # (the statements that can name one)
+        if isinstance(n, (ast.Attribute, ast.Name))
+    }
+    return next((n for n in TABLE_SCALING if n in names), None)

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterable, Set
 
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding
+from ascend_port.python.module_facts import ModuleFacts
+from ascend_port.python.names import walk_statements
 from ascend_port.python.transformer import PortContext, PortTransformer
 
 UNUSED_GPU_IMPORT = rule(
@@ -115,10 +117,10 @@ def _version_pins(ctx: PortContext, tree: Callable[[], ast.Module]) -> tuple[set
     return (set(), set()) if other else (versions, modules)
 
 
-def _bindings(tree: ast.Module) -> dict[str, list[ast.stmt]]:
+def _bindings(tree: ast.Module, walk: Callable[[ast.AST], Iterable[ast.AST]] = ast.walk) -> dict[str, list[ast.stmt]]:
     """Local name -> the import statements of GPU-only packages that bind it (anywhere in the module)."""
     out: dict[str, list[ast.stmt]] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if GPU_PACKAGES.match(alias.name):
@@ -138,6 +140,17 @@ def _used(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             names.add(node.value)  # a name in a string may be an export (`__all__ = ["flash_attn_func"]`): keep it
     return names
+
+
+def _bindings_before(facts: ModuleFacts) -> dict[str, list[ast.stmt]]:
+    """_bindings of the module before the port (an import is a statement: its expressions are not walked)."""
+    return _bindings(facts.tree, walk_statements) if facts.tree is not None else {}
+
+
+def _used_before(facts: ModuleFacts) -> set[str]:
+    """_used of the module before the port, from the one walk of it that the rules share."""
+    names = {n.id for n in facts.nodes(ast.Name) if isinstance(n.ctx, ast.Load)}
+    return names | {n.value for n in facts.nodes(ast.Constant) if isinstance(n.value, str)}
 
 
 class _Remover(cst.CSTTransformer):
@@ -273,8 +286,8 @@ def _inert(statement: cst.BaseStatement) -> bool:
 def _ported_away(ctx: PortContext, tree: Callable[[], ast.Module]) -> tuple[dict[str, list[ast.stmt]], set[str]]:
     """The GPU-only imports of the module before the port (by the name they bind), and the names among them that
     were used before the port and are not after it."""
-    before, after = _bindings(ctx.module()), _bindings(tree())
-    used_before, used_after = _used(ctx.module()), _used(tree())
+    before, after = ctx.fact(_bindings_before), _bindings(tree())
+    used_before, used_after = ctx.fact(_used_before), _used(tree())
     unused = {name for name in after if name in used_before and name in before and name not in used_after}
     # (an import a `# ascend-port: ignore` comment keeps stays)
     return before, {n for n in unused if not any(ctx.suppressed(UNUSED_GPU_IMPORT, line=s.lineno) for s in before[n])}
