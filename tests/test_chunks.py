@@ -180,7 +180,7 @@ def test_a_rule_that_needs_the_rest_of_the_module_reads_it() -> None:
     assert "torch_npu.npu_rotary_mul(q, cos, sin)" in port_source(text, Selection()).new_text
 
 
-TRAINER = textwrap.dedent('''\
+TRAINER = textwrap.dedent("""\
     from lightning import Trainer
 
 
@@ -194,7 +194,7 @@ TRAINER = textwrap.dedent('''\
 
 
     trainer = Trainer(accelerator="gpu")
-    ''')
+    """)
 
 
 def test_a_class_named_by_a_statement_trigger_is_no_use_of_the_name() -> None:
