@@ -298,7 +298,9 @@ def _device_model(
     source, when known: a module whose words name no device but CUDA's has an empty model, read without its tree."""
     if text is not None and not aware and not family and not device_model.may_keep_anything(text):
         return device_model.DeviceModel().finish()
-    tree = facts.tree
+    # The head holds every statement the rules port, each top-level statement whole (see _cut): what the model
+    # says of them does not depend on the rest.
+    tree = facts.head
     return device_model.read(tree, family, aware, facts.devices) if tree is not None else None
 
 

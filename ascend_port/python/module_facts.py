@@ -116,9 +116,12 @@ class ModuleFacts:
 
     @property
     def devices(self) -> SubtreeDevices:
-        """The devices each node's subtree names (the device model reads them too)."""
+        """The devices each node's subtree names, for the nodes of ``head`` (what the device model reads)."""
         if self._devices is None:
-            self._devices = SubtreeDevices(*self._walk())
+            if self._head is None or self._head is self._tree:
+                self._devices = SubtreeDevices(*self._walk())
+            else:  # (the rest of the module is not parsed for it: the model answers for the lines the rules port)
+                self._devices = SubtreeDevices.of(self._head)
         return self._devices
 
     def _walk(self) -> tuple[list[ast.AST], list[int]]:
@@ -156,3 +159,8 @@ def walk_on_lines(tree: ast.AST, lines: list[int] | None) -> Iterator[ast.AST]:
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, ast.stmt) or spans_any(child, lines):
                 stack.append(child)
+
+
+def last_line(tree: ast.Module) -> int:
+    """The last line of the module's last statement (0 for an empty module)."""
+    return (tree.body[-1].end_lineno or tree.body[-1].lineno) if tree.body else 0

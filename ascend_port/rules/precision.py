@@ -866,6 +866,11 @@ class PrecisionTransformer(_PrecisionTransformer):
         return updated
 
     def _rotary_dtypes(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("double", "register_buffer")) and all(
+            self._fp64_dtype(a.value) is None for a in original.args if a.keyword is None or a.keyword.value == "dtype"
+        ):
+            return updated  # (neither a cast to lower nor a buffer to cast: the table is not read for it)
         table = self._table()
         if table is not None:  # built on the CPU: only the casts that finish it are lowered, once
             if id(original) in table.final_casts:

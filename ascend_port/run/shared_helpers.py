@@ -27,6 +27,10 @@ MODULE_NAME = "_ported_attention"  # (no `npu`/`ascend` part: such a file name m
 MARKER = "# Written by ascend-port"  # the module's first line: how a later run knows the file is its own
 HELPERS = tuple(DEPENDS)  # dependency order
 _CREDIT = re.compile(r"\(written by ascend-port, ([^)]*)\)")
+# A line that can start a helper definition (see _is_helper): a top-level `def <helper>` or the mask cache.
+_HELPER_LINE = re.compile(
+    rf"^(?:def[ \t]+(?:{'|'.join(map(re.escape, DEPENDS))})\b|{re.escape(MASK_CACHE)}[ \t]*=)", re.MULTILINE
+)
 
 HEADER = '''\
 {marker}: the attention helpers of the NPU port, shared by the modules that call them.
@@ -76,6 +80,8 @@ class SharedModule:
 def find_block(text: str) -> Block | None:
     """The top-level helper definitions that helpers.py inserts (one run of statements per rule family that wrote
     some: NPU400's and NPU410's each go in front of their own first caller), or None."""
+    if not _HELPER_LINE.search(text):
+        return None  # (no top-level helper: most ported modules, known without parsing them on every run)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):

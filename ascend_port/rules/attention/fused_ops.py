@@ -21,7 +21,7 @@ import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import code_of
-from ascend_port.python.module_facts import ModuleFacts, walk_on_lines
+from ascend_port.python.module_facts import ModuleFacts, last_line, walk_on_lines
 
 # Names by which a module scales its rotary tables beyond [-1, 1] (see _scales_tables).
 TABLE_SCALING = ("attention_scaling", "mscale", "_mscale", "attention_factor")
@@ -631,12 +631,18 @@ class _ReplaceCode(cst.CSTTransformer):
 
 def _table_scaling(facts: ModuleFacts) -> str | None:
     """The first TABLE_SCALING name the module uses (an attribute or a variable), or None."""
-    tree = facts.tree
-    if tree is None or facts.text and not any(name in facts.text for name in TABLE_SCALING):
+    if facts.text and not any(name in facts.text for name in TABLE_SCALING):
         return None  # (the usual case, known without reading the module)
+    lines = facts.lines_with(*TABLE_SCALING)
+    head = facts.head
+    # the head, when every line that can name one is in it (the rest of the module is then not parsed)
+    in_head = head is not None and lines is not None and (not lines or lines[-1] <= last_line(head))
+    tree = head if in_head else facts.tree
+    if tree is None:
+        return None
     names = {
         n.attr if isinstance(n, ast.Attribute) else n.id
-        for n in walk_on_lines(tree, facts.lines_with(*TABLE_SCALING))  # (the statements that can name one)
+        for n in walk_on_lines(tree, lines)  # (the statements that can name one)
         if isinstance(n, (ast.Attribute, ast.Name))
     }
     return next((n for n in TABLE_SCALING if n in names), None)
