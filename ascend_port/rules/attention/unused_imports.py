@@ -72,11 +72,11 @@ VER = "__version__"
 FLASH_VERSION = "2.8.3"
 
 
-def _flash_names(tree: ast.Module) -> tuple[set[str], set[str], bool]:
+def _flash_names(facts: ModuleFacts) -> tuple[set[str], set[str], bool]:
     """The flash_attn names a module loads: the locals bound to `flash_attn.__version__`, the locals bound to the
     flash_attn package that are loaded only as `X.__version__`, and whether anything else of flash_attn is loaded."""
     kinds: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in (*facts.statements(ast.Import), *facts.statements(ast.ImportFrom)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "flash_attn":
@@ -93,11 +93,10 @@ def _flash_names(tree: ast.Module) -> tuple[set[str], set[str], bool]:
     other = False
     if not kinds:
         return versions, modules, other
-    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in kinds):
+    for node in facts.nodes(ast.Name):
+        if not (isinstance(node.ctx, ast.Load) and node.id in kinds):
             continue
-        parent = parents.get(id(node))
+        parent = facts.parent(node)
         if kinds[node.id] == "version":
             versions.add(node.id)
         elif kinds[node.id] == "module" and isinstance(parent, ast.Attribute) and parent.attr == "__version__":
@@ -110,10 +109,9 @@ def _flash_names(tree: ast.Module) -> tuple[set[str], set[str], bool]:
 def _version_pins(ctx: PortContext, tree: Callable[[], ast.Module]) -> tuple[set[str], set[str]]:
     """The flash_attn version locals and package locals to pin to FLASH_VERSION: only where the module used other
     flash_attn names before the port and none after it (every call the version checks guard was ported)."""
-    before = ctx.module()
-    if before is None or not _flash_names(before)[2]:
+    if ctx.module() is None or not ctx.fact(_flash_names)[2]:
         return set(), set()
-    versions, modules, other = _flash_names(tree())
+    versions, modules, other = _flash_names(ModuleFacts(tree(), ctx.imports))
     return (set(), set()) if other else (versions, modules)
 
 
@@ -132,25 +130,16 @@ def _bindings(tree: ast.Module, walk: Callable[[ast.AST], Iterable[ast.AST]] = a
     return out
 
 
-def _used(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            names.add(node.value)  # a name in a string may be an export (`__all__ = ["flash_attn_func"]`): keep it
-    return names
+def _used(facts: ModuleFacts) -> set[str]:
+    """The names a module loads, and its strings (a name in a string may be an export: `__all__ = ["flash_attn_func"]`:
+    keep it)."""
+    names = {n.id for n in facts.nodes(ast.Name) if isinstance(n.ctx, ast.Load)}
+    return names | {n.value for n in facts.nodes(ast.Constant) if isinstance(n.value, str)}
 
 
 def _bindings_before(facts: ModuleFacts) -> dict[str, list[ast.stmt]]:
     """_bindings of the module before the port (an import is a statement: its expressions are not walked)."""
     return _bindings(facts.tree, walk_statements) if facts.tree is not None else {}
-
-
-def _used_before(facts: ModuleFacts) -> set[str]:
-    """_used of the module before the port, from the one walk of it that the rules share."""
-    names = {n.id for n in facts.nodes(ast.Name) if isinstance(n.ctx, ast.Load)}
-    return names | {n.value for n in facts.nodes(ast.Constant) if isinstance(n.value, str)}
 
 
 class _Remover(cst.CSTTransformer):
@@ -286,8 +275,8 @@ def _inert(statement: cst.BaseStatement) -> bool:
 def _ported_away(ctx: PortContext, tree: Callable[[], ast.Module]) -> tuple[dict[str, list[ast.stmt]], set[str]]:
     """The GPU-only imports of the module before the port (by the name they bind), and the names among them that
     were used before the port and are not after it."""
-    before, after = ctx.fact(_bindings_before), _bindings(tree())
-    used_before, used_after = ctx.fact(_used_before), _used(tree())
+    before, after = ctx.fact(_bindings_before), _bindings(tree(), walk_statements)
+    used_before, used_after = ctx.fact(_used), _used(ModuleFacts(tree(), ctx.imports))
     unused = {name for name in after if name in used_before and name in before and name not in used_after}
     # (an import a `# ascend-port: ignore` comment keeps stays)
     return before, {n for n in unused if not any(ctx.suppressed(UNUSED_GPU_IMPORT, line=s.lineno) for s in before[n])}
