@@ -337,18 +337,16 @@ class LibraryTransformer(PortTransformer):
 
     def _ported_optimizer_names(self, node: cst.Import | cst.ImportFrom) -> set[str]:
         """The apex optimizer paths of ``from apex.optimizers import ...`` whose every use is a ported call."""
-        if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar) or self.ctx.module() is None:
+        if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar):
             return set()
+        if not any(path in APEX_OPTIMIZERS for path in _imported_paths(node)) or self.ctx.module() is None:
+            return set()  # (no apex optimizer: the whole module is not read for it)
         found = set()
         for path, alias in zip(_imported_paths(node), node.names, strict=False):
             local = alias.asname.name if alias.asname is not None else alias.name
             if path in APEX_OPTIMIZERS and isinstance(local, cst.Name):
                 kind = APEX_OPTIMIZERS[path]
-                if self._blocker() is None and _uses_are_ported_calls(
-                    self.ctx.module(),  # type: ignore[arg-type]
-                    local.value,
-                    kind,
-                ):
+                if self._blocker() is None and _uses_are_ported_calls(self.ctx.facts(), local.value, kind):
                     found.add(path)
         return found
 
@@ -483,12 +481,15 @@ def _module_blocker(module: ast.Module) -> str | None:
     return None
 
 
-def _uses_are_ported_calls(module: ast.Module, name: str, kind: str) -> bool:
+def _uses_are_ported_calls(facts: ModuleFacts, name: str, kind: str) -> bool:
     """Does ``name`` occur (at least once) and only as the function of calls whose arguments torch.optim's optimizer
     takes (what _port_adam/_port_sgd accept), in the module as written?"""
-    calls = {id(node.func): node for node in ast.walk(module) if isinstance(node, ast.Call)}
-    uses = [node for node in ast.walk(module) if isinstance(node, ast.Name) and node.id == name]
-    return bool(uses) and all(id(use) in calls and _ast_call_ports(calls[id(use)], kind) for use in uses)
+    uses = [node for node in facts.nodes(ast.Name) if node.id == name]
+    calls = [facts.parent(use) for use in uses]
+    return bool(uses) and all(
+        isinstance(call, ast.Call) and call.func is use and _ast_call_ports(call, kind)
+        for use, call in zip(uses, calls, strict=True)
+    )
 
 
 def _ast_call_ports(call: ast.Call, kind: str) -> bool:
