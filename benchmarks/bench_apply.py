@@ -112,29 +112,40 @@ class ToolRun:
     summary: str
 
 
-def tool(root: Path, jobs: int, cache_home: Path, *extra: str) -> ToolRun:
-    exe = Path(sys.executable).with_name("ascend-port")
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+@dataclass
+class Measured:
+    seconds: float
+    exit_code: int
+    cpu_seconds: float  # user + system of the process and the workers it waited for
+    process_rss_mib: float  # ru_maxrss of wait4: the largest single process among them
+    tree_rss_mib: float  # the peak of the process tree's summed RSS
+    stderr: str
+
+
+def measured(command: list[str], env: dict[str, str]) -> Measured:
+    """Run ``command`` (its output dropped, its errors kept in a file: a pipe could fill and stall it), with its
+    wall time, CPU time and peak memory."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as stderr:
-        process = subprocess.Popen(
-            [str(exe), "apply", str(root), "--dry-run", "--jobs", str(jobs), *extra],
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            env=env,
-        )
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
         sampler = TreeRss(process.pid)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
         tree_peak = sampler.stop()
         stderr.seek(0)
         text = stderr.read().decode("utf-8", "replace")
-    if process.returncode not in (0, 1, 2):
-        raise SystemExit(f"ascend-port failed ({process.returncode}):\n{text}")
-    summary = " ".join(text.split())[-200:]
-    # ru_maxrss of wait4: the largest single process among the tool and the workers it waited for (KiB on Linux).
-    return ToolRun(elapsed, usage.ru_utime + usage.ru_stime, tree_peak / MIB, usage.ru_maxrss / 1024, summary)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measured(elapsed, os.waitstatus_to_exitcode(status), cpu, usage.ru_maxrss / 1024, tree_peak / MIB, text)
+
+
+def tool(root: Path, jobs: int, cache_home: Path, *extra: str) -> ToolRun:
+    exe = Path(sys.executable).with_name("ascend-port")
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    run = measured([str(exe), "apply", str(root), "--dry-run", "--jobs", str(jobs), *extra], env)
+    if run.exit_code not in (0, 1, 2):
+        raise SystemExit(f"ascend-port failed ({run.exit_code}):\n{run.stderr}")
+    summary = " ".join(run.stderr.split())[-200:]
+    return ToolRun(run.seconds, run.cpu_seconds, run.tree_rss_mib, run.process_rss_mib, summary)
 
 
 @dataclass

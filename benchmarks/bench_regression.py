@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpora
-from bench_apply import TreeRss, baseline
+from bench_apply import baseline, measured
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_AGAINST = "f42c16a"  # the last commit before the device model (issue 27's reference)
@@ -71,23 +71,10 @@ class Measure:
 
 def run_tool(package: Path, target: Path, args: Sequence[str], cache_home: Path) -> Run:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": ""}
-    start = time.perf_counter()
-    with tempfile.TemporaryFile() as errors:  # (a pipe could fill and stall the tool)
-        process = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCH, str(package), "apply", str(target), "--dry-run", *args],
-            stdout=subprocess.DEVNULL,
-            stderr=errors,
-            env=env,
-        )
-        sampler = TreeRss(process.pid)
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-        peak = sampler.stop()
-        errors.seek(0)
-        stderr = errors.read().decode("utf-8", "replace")
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        raise SystemExit(f"{package}: apply failed ({os.waitstatus_to_exitcode(status)}):\n{stderr[-2000:]}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, peak / (1024 * 1024))
+    run = measured([sys.executable, "-c", _LAUNCH, str(package), "apply", str(target), "--dry-run", *args], env)
+    if run.exit_code not in (0, 1):
+        raise SystemExit(f"{package}: apply failed ({run.exit_code}):\n{run.stderr[-2000:]}")
+    return Run(run.seconds, run.cpu_seconds, run.tree_rss_mib)
 
 
 def earlier_package(commit: str, into: Path) -> Path:

@@ -6,8 +6,9 @@ from a per-node callback, or once per chunk (each chunk is a statement, ported b
 cost a walk of the whole module, and a port's time grew with the module's nodes times its chunks (issue 27: 12
 million ``ast.walk`` steps for diffusers). ``ModuleFacts`` is made once per module and shared by the contexts of all
 its chunks and its file-level steps: a fact is a function of it, computed the first time a rule asks and kept.
-Facts read the module through ``nodes`` (one walk of the module, grouped by node type), ``parents`` and
-``devices`` (python/device_model.py's SubtreeDevices), never by walking the tree again.
+Facts read the module through ``nodes`` and ``parent`` (one walk of the module, shared), ``statements`` (a walk of
+its statements only), ``lines_with`` (where its text says a word: a fact about rare words reads only the statements
+there) and ``devices`` (python/device_model.py's SubtreeDevices), never by walking the whole tree again.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class ModuleFacts:
         self._tree = tree
         self._head = head
         self.imports = imports
-        self.text = text  # the module's source ("" when not known: then lines_with finds nothing)
+        self.text = text  # the module's source ("" when not known: then lines_with says every line)
         self._statements: dict[type, list[ast.AST]] = {}
         self._lines: dict[tuple[str, ...], list[int]] = {}
         self._line_starts: list[int] | None = None
