@@ -76,16 +76,20 @@ def _flash_names(facts: ModuleFacts) -> tuple[set[str], set[str], bool]:
     """The flash_attn names a module loads: the locals bound to `flash_attn.__version__`, the locals bound to the
     flash_attn package that are loaded only as `X.__version__`, and whether anything else of flash_attn is loaded."""
     kinds: dict[str, str] = {}
-    for node in (*facts.statements(ast.Import), *facts.statements(ast.ImportFrom)):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
+    for statement in (*facts.statements(ast.Import), *facts.statements(ast.ImportFrom)):
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
                 if alias.name.split(".")[0] == "flash_attn":
                     kind = "module" if alias.asname is None or alias.name == "flash_attn" else "other"
                     local = alias.asname or "flash_attn"
                     kinds[local] = kind if kinds.get(local, kind) == kind else "other"
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "flash_attn":
-            for alias in node.names:
-                kind = "version" if node.module == "flash_attn" and alias.name == "__version__" else "other"
+        elif (
+            isinstance(statement, ast.ImportFrom)
+            and statement.level == 0
+            and (statement.module or "").split(".")[0] == "flash_attn"
+        ):
+            for alias in statement.names:
+                kind = "version" if statement.module == "flash_attn" and alias.name == "__version__" else "other"
                 local = alias.asname or alias.name
                 kinds[local] = kind if kinds.get(local, kind) == kind else "other"
     versions: set[str] = set()
