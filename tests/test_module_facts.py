@@ -105,7 +105,8 @@ def test_the_port_walks_a_module_in_time_linear_in_its_size(monkeypatch: pytest.
         assert text.count("+ _npu_flash_attn(q, k, v, causal=True)") == units  # flash-attn's uses (NPU400)
     # Twice the module, twice the visits (some slack for the head); a fact read per chunk made it four times.
     assert large <= 2.3 * small, (small, large)
-    assert small_walks <= 1 and visits.module_walks <= 1  # the facts and the device model share one walk
+    # the facts and the device model share one walk of the module, and NPU408's file step one of the ported module
+    assert small_walks <= 2 and visits.module_walks <= 2
 
 
 def test_facts_are_computed_once_per_module_and_shared_by_its_chunks() -> None:

@@ -529,8 +529,8 @@ def _device_names_by_function(facts: ModuleFacts) -> dict[tuple[int, int], froze
             inner = functions
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 inner = (*functions, (statement.lineno, statement.end_lineno or statement.lineno))
-            for block in statement_blocks(statement):
-                read(block, inner)
+            for statements in statement_blocks(statement):
+                read(statements, inner)
 
     head = facts.head  # (the functions around the calls the rules port are all in it)
     read(head.body if head is not None else [], ())

@@ -110,12 +110,12 @@ def _flash_names(facts: ModuleFacts) -> tuple[set[str], set[str], bool]:
     return versions, modules, other
 
 
-def _version_pins(ctx: PortContext, tree: Callable[[], ast.Module]) -> tuple[set[str], set[str]]:
+def _version_pins(ctx: PortContext, after: ModuleFacts) -> tuple[set[str], set[str]]:
     """The flash_attn version locals and package locals to pin to FLASH_VERSION: only where the module used other
     flash_attn names before the port and none after it (every call the version checks guard was ported)."""
     if ctx.module() is None or not ctx.fact(_flash_names)[2]:
         return set(), set()
-    versions, modules, other = _flash_names(ModuleFacts(tree(), ctx.imports))
+    versions, modules, other = _flash_names(after)
     return (set(), set()) if other else (versions, modules)
 
 
@@ -141,8 +141,8 @@ def _used(facts: ModuleFacts) -> set[str]:
     return names | {n.value for n in facts.nodes(ast.Constant) if isinstance(n.value, str)}
 
 
-def _bindings_before(facts: ModuleFacts) -> dict[str, list[ast.stmt]]:
-    """_bindings of the module before the port (an import is a statement: its expressions are not walked)."""
+def _gpu_bindings(facts: ModuleFacts) -> dict[str, list[ast.stmt]]:
+    """_bindings of a module (an import is a statement: its expressions are not walked)."""
     return _bindings(facts.tree, walk_statements) if facts.tree is not None else {}
 
 
@@ -276,12 +276,12 @@ def _inert(statement: cst.BaseStatement) -> bool:
     return True
 
 
-def _ported_away(ctx: PortContext, tree: Callable[[], ast.Module]) -> tuple[dict[str, list[ast.stmt]], set[str]]:
+def _ported_away(ctx: PortContext, after: ModuleFacts) -> tuple[dict[str, list[ast.stmt]], set[str]]:
     """The GPU-only imports of the module before the port (by the name they bind), and the names among them that
-    were used before the port and are not after it."""
-    before, after = ctx.fact(_bindings_before), _bindings(tree(), walk_statements)
-    used_before, used_after = ctx.fact(_used), _used(ModuleFacts(tree(), ctx.imports))
-    unused = {name for name in after if name in used_before and name in before and name not in used_after}
+    were used before the port and are not after it (``after``: the facts of the ported module)."""
+    before, bound_after = ctx.fact(_gpu_bindings), _gpu_bindings(after)
+    used_before, used_after = ctx.fact(_used), _used(after)
+    unused = {name for name in bound_after if name in used_before and name in before and name not in used_after}
     # (an import a `# ascend-port: ignore` comment keeps stays)
     return before, {n for n in unused if not any(ctx.suppressed(UNUSED_GPU_IMPORT, line=s.lineno) for s in before[n])}
 
@@ -338,8 +338,9 @@ class UnusedImportTransformer(PortTransformer):
             return text
         if not any(GPU_PACKAGES.match(target) for target in ctx.imports.aliases.values()):
             return text  # the usual case, decided without walking the module
-        before, unused = _ported_away(ctx, tree)
-        versions, modules = _version_pins(ctx, tree)
+        after = ModuleFacts(tree(), ctx.imports)  # (one walk of the ported module, for both)
+        before, unused = _ported_away(ctx, after)
+        versions, modules = _version_pins(ctx, after)
         if not unused and not versions and not modules:
             return text
         module = cst.parse_module(text)
