@@ -108,7 +108,7 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     module_ast = whole if whole is not None else cache(lambda: parse_quietly(text))
     facts = ModuleFacts(module_ast, imports, text, head=tree)
     aware = (options or {}).get(NPU_AWARE_OPTION) == "1"
-    devices = cache(lambda: _device_model(facts, family, aware, text))
+    devices = cache(lambda: _device_model(facts, family, aware))
     ctx_args: dict[str, Any] = dict(
         imports=imports,
         module_facts=facts,
@@ -291,12 +291,10 @@ def _parse_chunk(text: str, first: int) -> cst.Module:
         raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
 
 
-def _device_model(
-    facts: ModuleFacts, family: str, aware: bool = False, text: str | None = None
-) -> device_model.DeviceModel | None:
-    """What the module's devices allow; None (port everything) when the module cannot be read whole. ``text``: its
-    source, when known: a module whose words name no device but CUDA's has an empty model, read without its tree."""
-    if text is not None and not aware and not family and not device_model.may_keep_anything(text):
+def _device_model(facts: ModuleFacts, family: str, aware: bool = False) -> device_model.DeviceModel | None:
+    """What the module's devices allow; None (port everything) when the module cannot be read whole. A module whose
+    words name no device but CUDA's has an empty model, known from its source without its tree."""
+    if facts.text and not aware and not family and not device_model.may_keep_anything(facts.text):
         return device_model.DeviceModel().finish()
     # The head holds every statement the rules port, each top-level statement whole (see _cut): what the model
     # says of them does not depend on the rest.

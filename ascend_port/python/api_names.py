@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ascend_port.core.sources import python_lines
 from ascend_port.python.device_facts import dotted_ast
 from ascend_port.python.module_facts import walk_on_lines
-from ascend_port.python.names import walk_statements
+from ascend_port.python.names import ImportIndex, walk_statements
 
 ROOTS = ("torch_npu", "torch.npu")
 
@@ -29,36 +29,19 @@ def _in_scope(qualified: str) -> bool:
     return any(qualified == root or qualified.startswith(root + ".") for root in ROOTS)
 
 
-def _bind(node: ast.Import | ast.ImportFrom, bound: dict[str, str]) -> None:
-    """Record what an import binds (at any depth: a function's own import counts)."""
-    if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.asname:
-                bound[alias.asname] = alias.name
-            else:
-                head = alias.name.split(".")[0]
-                bound[head] = head  # `import torch.npu` binds torch
-    elif node.module and not node.level:
-        for alias in node.names:
-            if alias.name != "*":
-                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-
-
 def api_names(tree: ast.Module, text: str | None = None) -> list[ApiName]:
     """Every use of a torch_npu / torch.npu name (the longest dotted chain of each use), and every such import.
     ``text``: the module's source, when the caller has it: then only the statements whose lines can hold such a name
     are read (a ported module is mostly code that names no torch_npu API)."""
-    bound: dict[str, str] = {}
+    bound = ImportIndex.from_ast(tree).aliases  # (imports at any depth: a function's own import counts)
     found: set[ApiName] = set()
     for statement in walk_statements(tree):
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            _bind(statement, bound)
-            if isinstance(statement, ast.Import):
-                found.update(ApiName(statement.lineno, a.name) for a in statement.names if _in_scope(a.name))
-            elif statement.module and not statement.level:
-                for alias in statement.names:
-                    if alias.name != "*" and _in_scope(qualified := f"{statement.module}.{alias.name}"):
-                        found.add(ApiName(statement.lineno, qualified))
+        if isinstance(statement, ast.Import):
+            found.update(ApiName(statement.lineno, a.name) for a in statement.names if _in_scope(a.name))
+        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+            for alias in statement.names:
+                if alias.name != "*" and _in_scope(qualified := f"{statement.module}.{alias.name}"):
+                    found.add(ApiName(statement.lineno, qualified))
     nodes = ast.walk(tree) if text is None else walk_on_lines(tree, _hint_lines(text, bound))
     attributes: list[ast.Attribute] = []
     inner: set[int] = set()  # attribute chains that are part of a longer chain

@@ -44,6 +44,7 @@ class ModuleFacts:
         self.imports = imports
         self.text = text  # the module's source ("" when not known: then lines_with says every line)
         self._statements: dict[type, list[ast.AST]] = {}
+        self._all_statements: list[ast.AST] | None = None  # (walk_statements' order: ast.walk's, less expressions)
         self._lines: dict[tuple[str, ...], list[int]] = {}
         self._line_starts: list[int] | None = None
         self._memo: dict[Callable[..., Any], Any] = {}
@@ -86,9 +87,10 @@ class ModuleFacts:
         ``Import`` is a statement, and expressions hold none: about ten times cheaper than ``nodes``)."""
         found = self._statements.get(kind)
         if found is None:
-            tree = self.tree
-            found = [n for n in walk_statements(tree) if type(n) is kind] if tree is not None else []  # type: ignore[misc]
-            self._statements[kind] = found
+            if self._all_statements is None:
+                tree = self.tree
+                self._all_statements = list(walk_statements(tree)) if tree is not None else []
+            found = self._statements[kind] = [n for n in self._all_statements if type(n) is kind]
         return found  # type: ignore[return-value]
 
     def lines_with(self, *strings: str) -> list[int] | None:

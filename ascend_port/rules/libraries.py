@@ -485,10 +485,9 @@ def _uses_are_ported_calls(facts: ModuleFacts, name: str, kind: str) -> bool:
     """Does ``name`` occur (at least once) and only as the function of calls whose arguments torch.optim's optimizer
     takes (what _port_adam/_port_sgd accept), in the module as written?"""
     uses = [node for node in facts.nodes(ast.Name) if node.id == name]
-    calls = [facts.parent(use) for use in uses]
     return bool(uses) and all(
-        isinstance(call, ast.Call) and call.func is use and _ast_call_ports(call, kind)
-        for use, call in zip(uses, calls, strict=True)
+        isinstance(call := facts.parent(use), ast.Call) and call.func is use and _ast_call_ports(call, kind)
+        for use in uses
     )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Set
+from collections.abc import Callable, Set
 
 import libcst as cst
 
@@ -119,10 +119,11 @@ def _version_pins(ctx: PortContext, after: ModuleFacts) -> tuple[set[str], set[s
     return (set(), set()) if other else (versions, modules)
 
 
-def _bindings(tree: ast.Module, walk: Callable[[ast.AST], Iterable[ast.AST]] = ast.walk) -> dict[str, list[ast.stmt]]:
-    """Local name -> the import statements of GPU-only packages that bind it (anywhere in the module)."""
+def _gpu_bindings(facts: ModuleFacts) -> dict[str, list[ast.stmt]]:
+    """Local name -> the import statements of GPU-only packages that bind it (anywhere in the module; an import is
+    a statement: its expressions are not walked)."""
     out: dict[str, list[ast.stmt]] = {}
-    for node in walk(tree):
+    for node in walk_statements(facts.tree) if facts.tree is not None else ():
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if GPU_PACKAGES.match(alias.name):
@@ -139,11 +140,6 @@ def _used(facts: ModuleFacts) -> set[str]:
     keep it)."""
     names = {n.id for n in facts.nodes(ast.Name) if isinstance(n.ctx, ast.Load)}
     return names | {n.value for n in facts.nodes(ast.Constant) if isinstance(n.value, str)}
-
-
-def _gpu_bindings(facts: ModuleFacts) -> dict[str, list[ast.stmt]]:
-    """_bindings of a module (an import is a statement: its expressions are not walked)."""
-    return _bindings(facts.tree, walk_statements) if facts.tree is not None else {}
 
 
 class _Remover(cst.CSTTransformer):
