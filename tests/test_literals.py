@@ -155,3 +155,14 @@ def test_the_search_finds_exactly_what_each_fragment_finds(text: str) -> None:
     # and at least every match of the combined patterns (one alternation's matches never overlap) that counts
     combined = {(m.start(), scope) for pattern, scope in trigger_patterns(classes) for m in pattern.finditer(text)}
     assert combined & _reference(classes, text) <= set(found)
+
+
+def test_a_string_that_starts_inside_another_is_found() -> None:
+    # One scan finds the strings that contain no other; a match hides what starts inside it (``torch.double``
+    # hides ``.double(`` in ``torch.double(``, ``float64`` hides ``64bit``), which is then looked for there.
+    search = TriggerFilter([Trigger(r"torch\.double\b", "a"), Trigger(r"\.double\(", "b"), Trigger("64bit", "c")])
+    text = "y = torch.double(x)\nz = float64bit\n"
+    assert [scope for _, scope in search.matches(text)] == ["a", "b", "c"]
+    search = TriggerFilter([Trigger("float64", "a"), Trigger("64bit", "c")])
+    assert [scope for _, scope in search.matches(text)] == ["a", "c"]
+    assert [scope for _, scope in search.matches("z = 64bit + float64\n")] == ["c", "a"]

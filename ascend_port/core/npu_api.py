@@ -328,6 +328,21 @@ def name_status(dotted: str, version: str, *, strict: bool = False) -> bool | No
     return _judge(_known("torch_npu").get(parts[1]), index, True, strict)
 
 
+@cache
+def flaggable_words(version: str) -> frozenset[str]:
+    """The words one of which every name that ``name_status`` (not strict) finds missing from ``version`` spells:
+    a name some release lists first after it, or a class whose members are read from its definition (any member
+    but its own is missing). A module whose identifiers hold none of them has no missing name: the check skips
+    reading it."""
+    index = _index(version)
+    words = set()
+    for kind, known in _releases_data()["names"].items():
+        if ":" in kind:
+            words.add(kind.rsplit(":", 1)[1])
+        words.update(name for name, runs in known.items() if runs and index < runs[0])
+    return frozenset(words)
+
+
 def availability(dotted: str) -> str:
     """Which covered releases have the name, as runs: ``in torch_npu 2.7.1.post11, 2.9.0.post9-2.14.0`` (names
     come and go: post releases of older lines come out after newer lines), or ``in no release ascend-port knows``."""

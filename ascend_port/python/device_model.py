@@ -225,6 +225,10 @@ class DeviceModel:
         self._starts = [s.first for s in merged]
         return self
 
+    def keeps_nothing(self) -> bool:
+        """May the port touch every line (most modules: a caller need not compute a node's line to ask)?"""
+        return self.kept_module is None and not self.kept
+
     def keeps(self, line: int) -> bool:
         """Must the code on ``line`` stay as it is?"""
         if self.kept_module is not None:

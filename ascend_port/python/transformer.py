@@ -70,6 +70,7 @@ class PortContext:
     _module: cst.Module | None = None  # the chunk being ported (its nodes' lines are computed when first needed)
     _lines: dict[int, int] | None = None
     _todo_stack: list[list[str]] = field(default_factory=list)
+    _statements: list[cst.CSTNode] = field(default_factory=list)  # the statements around the node being visited
 
     def line_of(self, node: cst.CSTNode) -> int:
         """1-based line of ``node`` in the whole file."""
@@ -78,6 +79,10 @@ class PortContext:
                 return self.line_offset + 1
             self._lines = start_lines(self._module)
         return self.line_offset + self._lines.get(id(node), 1)
+
+    def enclosing_statements(self) -> Sequence[cst.CSTNode]:
+        """The statements (original nodes) that hold the node being visited, the outermost first."""
+        return self._statements
 
     def module(self) -> ast.Module | None:
         """The whole module before the port (parsed now if it was not yet)."""
@@ -108,7 +113,7 @@ class PortContext:
     def keeps(self, node: cst.CSTNode) -> bool:
         """Must ``node`` stay as it is: code of another device, or of a dispatch that already handles the NPU?"""
         model = self.devices()
-        return model is not None and model.keeps(self.line_of(node))
+        return model is not None and not model.keeps_nothing() and model.keeps(self.line_of(node))
 
     def suppressed(self, rule: Rule, node: cst.CSTNode | None = None, line: int | None = None) -> bool:
         """Is ``rule`` suppressed where ``node`` starts (or on ``line``) by a `# ascend-port: ignore` comment?"""
@@ -235,6 +240,7 @@ class CompositeTransformer(cst.CSTTransformer):
             self._first_statement = node.body[0] if node.body else None
         elif kind in _STATEMENT_CLASSES:
             self.ctx._todo_stack.append([])
+            self.ctx._statements.append(node)
         visitors = self._visits.get(kind.__name__)
         if not visitors:
             return True
@@ -257,6 +263,7 @@ class CompositeTransformer(cst.CSTTransformer):
                 break  # replaced by another kind of node (or removed): the remaining handlers do not apply
         if type(original_node) in _STATEMENT_CLASSES:
             todos = self.ctx._todo_stack.pop()
+            self.ctx._statements.pop()
             if todos and type(updated_node) in _STATEMENT_CLASSES:
                 updated_node = self._with_todos(original_node, updated_node, todos)
         return updated_node

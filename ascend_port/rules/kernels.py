@@ -359,12 +359,33 @@ _IMPORT_LINE = re.compile(
 )
 
 
+def _jit_build_names(text: str) -> set[str]:
+    """The names a module's text assigns the result of a call of torch.utils.cpp_extension's ``load`` or
+    ``load_inline`` (``ops = load("ops", ["ops.cu"])``, ``ext = cpp_extension.load(...)``, a loader imported under
+    another name): a superset of the JIT builds extension_modules finds in the tree, whose op calls (``ops.scale(x)``)
+    name no trigger."""
+    if "cpp_extension" not in text:
+        return set()
+    loaders = {"load", "load_inline"}
+    for match in _IMPORT_LINE.finditer(text):
+        if match.group(1) and match.group(1).endswith("cpp_extension"):
+            for item in (i.split() for i in match.group(2).strip().strip("()").split(",")):
+                if len(item) == 3 and item[0] in loaders and item[1] == "as":
+                    loaders.add(item[2])
+    assigned = re.compile(
+        r"((?:\b\w+[ \t]*=[\s\\]*)+)\(?\s*(?:[\w.\s]*\.\s*)?\b(?:" + "|".join(sorted(loaders)) + r")\s*\("
+    )
+    return {name for match in assigned.finditer(text) for name in re.findall(r"\w+", match.group(1))}
+
+
 def extension_call_sites(text: str, options: Mapping[str, str]) -> list[tuple[int, Scope]]:
     """Trigger matches for the call sites of what a module imports from a CUDA extension (``from x_cuda import
-    fwd``; ``fwd(x)``, or ``import pkg._C as ext``; ``ext.op(x)`` for a module the project's C++ binds): the call
-    line itself names no trigger, and which names are the extension's depends on the module's imports."""
+    fwd``; ``fwd(x)``, or ``import pkg._C as ext``; ``ext.op(x)`` for a module the project's C++ binds) and of what
+    it builds with a JIT build (``ops = load(...)``; ``ops.scale(x)``): the call line itself names no trigger, and
+    which names are the extension's depends on the module's imports and assignments."""
     modules = [m for m in project_ops(options.get(EXTENSION_OPS_OPTION, "")) if not m.startswith("torch.ops.")]
-    if "_cuda" not in text and not any(m.rsplit(".", 1)[-1] in text for m in modules):
+    names = _jit_build_names(text)
+    if not names and "_cuda" not in text and not any(m.rsplit(".", 1)[-1] in text for m in modules):
         return []  # (most modules: one search)
 
     def extension(qualified: str) -> bool:
@@ -373,7 +394,6 @@ def extension_call_sites(text: str, options: Mapping[str, str]) -> list[tuple[in
             parts[0] not in NOT_EXTENSIONS and any(EXTENSION_MODULE.search(p) for p in parts)
         )
 
-    names = set()
     for match in _IMPORT_LINE.finditer(text):
         items = (match.group(2) or match.group(3)).strip().strip("()").split(",")
         for item in (i.split() for i in items):
@@ -588,12 +608,12 @@ class KernelTransformer(PortTransformer):
             r"@[ \t]*jit\b|\bjit\(|\bautotune\b|\bheuristics\b|libdevice|get_active_torch_device", also=("triton",)
         ),
         Trigger(
-            r"CUDAExtension|BuildExtension|load_inline|extra_cuda_cflags|cuda_sources|\.cuh?[\"']",
+            r"CUDAExtension|BuildExtension|load_inline|extra_cuda_cflags|cuda_sources|with_cuda|\.cuh?[\"']",
             also=("cpp_extension",),
         ),
         r"try:[ \t]*(?:#[^\n]*)?\r?\n[ \t]*(?:from|import)[ \t]+triton\.language\.extra\.(?:cann|ascend)",
-        # the call sites of CUDA extension ops: through a JIT build's result, a custom op namespace
-        Trigger(r"\b\w+\.\w+\(", also=("cpp_extension", "load")),
+        # the call sites of CUDA extension ops through a custom op namespace (and through a JIT build's result or an
+        # import: option_triggers)
         r"torch\.ops\.\w+\.",
     )
     RULES = (TRITON_KERNEL, TRITON_LIBDEVICE, CUDA_EXTENSION, TRITON_ACTIVE_DEVICE)

@@ -135,8 +135,8 @@ class MultiDeviceTransformer(PortTransformer):
 
     def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement:
         model = self.ctx.devices()
-        if model is None or id(original) in self._elifs or _is_chunk_wrapper(original):
-            return updated
+        if model is None or not model.forks or id(original) in self._elifs or _is_chunk_wrapper(original):
+            return updated  # (no fork in the module: its lines are not even computed)
         old, _ = _branches(original)
         new, final = _branches(updated)
         lines = [self.ctx.line_of(branch) for branch in old]
@@ -187,7 +187,12 @@ class MultiDeviceTransformer(PortTransformer):
 
     def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.BaseExpression:
         model = self.ctx.devices()
-        if model is None or model.fork_at(self.ctx.line_of(original)) is None or self.ctx.keeps(original):
+        if (
+            model is None
+            or not model.forks
+            or model.fork_at(self.ctx.line_of(original)) is None
+            or self.ctx.keeps(original)
+        ):
             return original if model is not None and self.ctx.keeps(original) else updated
         keys = [_key(e) for e in original.elements]
         if keys.count("cuda") != 1 or "npu" in keys or len(updated.elements) != len(original.elements):
@@ -219,8 +224,11 @@ class MultiDeviceTransformer(PortTransformer):
         return updated
 
     def _by_hand(self, node: cst.CSTNode, what: str) -> None:
-        model, line = self.ctx.devices(), self.ctx.line_of(node)
-        if model is not None and line in model.todo and line not in self._by_hand_lines:
+        model = self.ctx.devices()
+        if model is None or not model.todo:
+            return
+        line = self.ctx.line_of(node)
+        if line in model.todo and line not in self._by_hand_lines:
             self._by_hand_lines.add(line)
             self.todo(
                 MULTI_DEVICE_BY_HAND,

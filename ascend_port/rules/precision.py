@@ -742,8 +742,10 @@ class PrecisionCallTransformer(_PrecisionTransformer):
         while isinstance(node, cst.Call):
             chain.append(node)
             node = node.func.value if isinstance(node.func, cst.Attribute) else cst.Name("_")
-        on_device = any(self._to_device(c) for c in chain) or self._device_name(node, original)
-        if any(self._makes_fp64(c) for c in chain) and on_device:
+        # (the device is asked about only for a chain that makes float64: the name's check reads lines)
+        if any(self._makes_fp64(c) for c in chain) and (
+            any(self._to_device(c) for c in chain) or self._device_name(node, original)
+        ):
             # The message names no trigger of NPU302 (float64, .double(), ...): a second run must not see one.
             self.todo(
                 FP64_ON_DEVICE,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -203,9 +203,9 @@ class RotarySwigluMixin:
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions = [*getattr(self, "_functions", []), node]
 
-    def _four_d(self, operand: cst.BaseExpression, use: cst.CSTNode) -> bool:
+    def _four_d(self, operand: cst.BaseExpression) -> bool:
         """Is ``operand`` a name the enclosing function provably made 4-D for broadcasting (see _broadcast_4d), in
-        the last of its assignments before ``use``? npu_rotary_mul takes 4-D cos/sin only; a (seq, dim) table used
+        the last of its assignments before the use being visited? npu_rotary_mul takes 4-D cos/sin only; a (seq, dim) table used
         as it is (it broadcasts in the original) would make the op raise. The assignments must be straight-line
         statements of the function's body before the use (one under an ``if`` may not run)."""
         functions = getattr(self, "_functions", [])
@@ -216,7 +216,7 @@ class RotarySwigluMixin:
         if not assigned:
             return False
         body = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else []
-        at = _statement_index(body, use)
+        at = _statement_index(body, self.ctx.enclosing_statements())
         if at is None:
             return False
         top = [
@@ -295,7 +295,7 @@ class RotarySwigluMixin:
                 pi = next((i for i in (0, 1) if code_of(plain[i]).strip() == code_of(x).strip()), None)
                 if pi is None or code_of(plain[1 - pi]).strip() == code_of(x).strip():
                     continue
-                if not (self._four_d(plain[1 - pi], original) and self._four_d(rotated[1 - ri], original)):
+                if not (self._four_d(plain[1 - pi]) and self._four_d(rotated[1 - ri])):
                     continue
                 return plain_side, rotated_side, pi, ri, x
         return None
@@ -343,22 +343,10 @@ def _assignments(fn: cst.FunctionDef, name: str) -> list[cst.Assign]:
     return out
 
 
-def _statement_index(body: list[cst.BaseStatement], node: cst.CSTNode) -> int | None:
-    """The index of the statement of ``body`` that holds ``node``."""
-
-    class Find(cst.CSTVisitor):
-        found = False
-
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            self.found |= n is node
-            return not self.found
-
-    for i, statement in enumerate(body):
-        finder = Find()
-        statement.visit(finder)
-        if finder.found:
-            return i
-    return None
+def _statement_index(body: list[cst.BaseStatement], enclosing: Sequence[cst.CSTNode]) -> int | None:
+    """The index of the statement of ``body`` among the ``enclosing`` statements of a node (PortContext's)."""
+    indexes = {id(statement): i for i, statement in enumerate(body)}
+    return next((indexes[id(s)] for s in enclosing if id(s) in indexes), None)
 
 
 def _broadcast_4d(value: cst.BaseExpression, params: set[str]) -> bool:
