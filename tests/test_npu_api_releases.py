@@ -240,3 +240,13 @@ def test_every_name_a_release_lacks_spells_one_of_its_flaggable_words() -> None:
                 assert words & set(name.split(".")), (release.version, name)
     assert missing_somewhere > 500  # (the check judged many names)
     assert "npu_rms_norm" not in npu_api.flaggable_words("2.14.0")  # (an op is never flagged: no reason to parse)
+
+
+def test_the_port_reads_a_module_for_the_check_only_when_an_identifier_is_flaggable() -> None:
+    from ascend_port.rules.target_api import _holds_any
+
+    words = npu_api.flaggable_words("2.14.0")
+    assert {"Stream", "graph"} <= words
+    assert not _holds_any("x = upstream + graphs  # paragraph\n", words)  # (substrings, no identifier)
+    assert _holds_any("s = torch.npu.Stream()\n", words)
+    assert _holds_any("s = torch.npu.\uff33tream()\n", words)  # (fullwidth S: Python reads `Stream`)

@@ -51,9 +51,14 @@ API_MISSING = rule(
 _WORD = re.compile(r"[^\W\d]\w*")
 
 
-def _identifiers(text: str) -> set[str]:
-    """Every word of ``text`` that could be an identifier, as Python reads it (NFKC: ``ﬁle`` is ``file``)."""
-    return {word if word.isascii() else unicodedata.normalize("NFKC", word) for word in _WORD.findall(text)}
+def _holds_any(text: str, words: frozenset[str]) -> bool:
+    """Does one of ``words`` appear in ``text`` as an identifier, as Python reads it (NFKC: ``ﬁle`` is ``file``)?
+    A text that does not even contain one as a substring (most) is not split into words."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    if not any(word in text for word in words):
+        return False
+    return not words.isdisjoint(_WORD.findall(text))
 
 
 def missing_names(tree: ast.Module, version: str, text: str | None = None) -> list[tuple[ApiName, str]]:
@@ -106,7 +111,7 @@ class TargetApiTransformer(PortTransformer):
         if not ctx.selection.enabled(API_MISSING) or ("npu" not in text) or text == ctx.source:
             return text  # (the port checks what it changes; `check-api` checks the rest)
         version = npu_api.target_version(ctx.options)
-        if npu_api.flaggable_words(version).isdisjoint(_identifiers(text)):
+        if not _holds_any(text, npu_api.flaggable_words(version)):
             return text  # (no name the release could lack: the ported module is not parsed for the check)
         missing = missing_names(tree(), version, text)
         if not missing:
