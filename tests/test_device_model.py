@@ -55,6 +55,29 @@ def test_device_words_of_identifiers(name: str, devices: set[str]) -> None:
     assert device_model.words(name) == devices
 
 
+@pytest.mark.parametrize(
+    ("text", "names_another_device"),
+    [
+        ("y = layer(input, output) + relationship", False),  # (npu, tpu, hip inside words: no device word)
+        ("x = self.inNPU", True),  # (a capital starts a word inside an identifier)
+        ("x = input_npu", True),
+        ("x = 3npu", True),
+        ("x = a3npu", True),
+        ("x = ouTpuTx", True),
+        ("x = NPUs", False),  # (`NP` + `Us`, as words() splits it)
+        ("x = TPUStrategy", True),
+        ("x = torchNpu", True),
+        ("x = \u0130npu_x", True),  # (lower() lengthens İ: the identifiers are read one by one)
+    ],
+)
+def test_a_module_may_keep_code_only_when_an_identifier_names_another_device(
+    text: str, names_another_device: bool
+) -> None:
+    identifiers = set(device_model._IDENTIFIER.findall(text))
+    assert any(device_model.words(i) - {"cuda", "cpu"} for i in identifiers) == names_another_device
+    assert device_model.may_keep_anything(text) == names_another_device
+
+
 def test_dispatch_spans() -> None:
     source = textwrap.dedent(
         """\

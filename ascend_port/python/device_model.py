@@ -26,6 +26,7 @@ import ast
 import bisect
 import os
 import re
+import string
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -531,10 +532,31 @@ def may_keep_anything(text: str) -> bool:
     known without reading its ``ast`` (most modules)."""
     if "device_types" in text or _CUDA_KEY.search(text):
         return True
-    named: set[str] = set()
-    for identifier in set(_IDENTIFIER.findall(text)):
-        named |= words(identifier)
-    return bool(named & (ACCELERATORS - {"cuda"}))
+    lowered = text.lower()
+    if len(lowered) != len(text):  # (lower() lengthened a character: offsets differ)
+        return any(words(identifier) & _OTHER_ACCELERATORS for identifier in set(_IDENTIFIER.findall(text)))
+    # Only an identifier that holds a device word (case aside) can name a device: those around each occurrence,
+    # less the occurrences where no word can start (`npu` in `input`: a lower-case letter after a letter).
+    for key in _OTHER_KEYS:
+        at = lowered.find(key)
+        while at >= 0:
+            if not (at and text[at].islower() and text[at - 1] in _LETTERS):
+                start = at
+                while start and text[start - 1] in _IDENTIFIER_CHARS:
+                    start -= 1
+                end = _IDENTIFIER_TAIL.match(text, at).end()
+                if words(text[start:end].lstrip(_DIGITS)) & _OTHER_ACCELERATORS:
+                    return True
+            at = lowered.find(key, at + 1)
+    return False
+
+
+_OTHER_ACCELERATORS = ACCELERATORS - {"cuda"}
+_OTHER_KEYS = tuple(key for key, device in _DEVICE_WORDS.items() if device in _OTHER_ACCELERATORS)
+_LETTERS = frozenset(string.ascii_letters)
+_DIGITS = string.digits
+_IDENTIFIER_CHARS = frozenset(string.ascii_letters + string.digits + "_")
+_IDENTIFIER_TAIL = re.compile(r"[A-Za-z0-9_]*")
 
 
 def read(

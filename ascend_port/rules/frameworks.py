@@ -11,6 +11,7 @@ import libcst as cst
 from ascend_port.core import library_support
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.names import build_dotted, dotted, names_in
+from ascend_port.python.scopes import Trigger
 from ascend_port.python.transformer import PortTransformer
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
@@ -258,8 +259,8 @@ class FrameworkTransformer(PortTransformer):
     """NPU800-NPU806."""
 
     TRIGGERS = (
-        r"\bTrainer\b",
-        r"\bFabric\b",
+        # (Lightning's entry points: every package of Lightning's says so, and a module that never does calls none)
+        Trigger(r"\b(?:Trainer|Fabric)\b", also=("lightning",)),
         r"CUDAAccelerator",
         r"BitsandbytesPrecision",
         r"\b_?RunIf\b",

@@ -612,9 +612,9 @@ class KernelTransformer(PortTransformer):
             also=("cpp_extension",),
         ),
         r"try:[ \t]*(?:#[^\n]*)?\r?\n[ \t]*(?:from|import)[ \t]+triton\.language\.extra\.(?:cann|ascend)",
-        # the call sites of CUDA extension ops through a custom op namespace (and through a JIT build's result or an
-        # import: option_triggers)
-        r"torch\.ops\.\w+\.",
+        # the call sites of CUDA extension ops through a custom op namespace, not torch's own or another library's
+        # (and through a JIT build's result or an import: option_triggers)
+        r"torch\.ops\.(?!(?:" + "|".join(sorted(BUILTIN_OP_NAMESPACES)) + r")\.)\w+\.",
     )
     RULES = (TRITON_KERNEL, TRITON_LIBDEVICE, CUDA_EXTENSION, TRITON_ACTIVE_DEVICE)
     # (read by port/python.py beside TRIGGERS: triggers that depend on the module's imports and the port options)
