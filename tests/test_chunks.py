@@ -204,3 +204,34 @@ def test_a_class_named_by_a_statement_trigger_is_no_use_of_the_name() -> None:
     # another scope still sees the class by its name (RMSNorm classes are found so)
     class_scope = innermost(ast.ClassDef, otherwise=statement)
     assert chunks(Trigger(r"\bTrainer\b", class_scope), TRAINER) == [(1, 1), (4, 6), (9, 10), (13, 13)]
+
+
+def test_a_chunk_whose_port_records_no_finding_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # port/python.py does not print a chunk again when its port recorded nothing: every change is reported. Checked
+    # on every golden Python case (each case's chunks, with every rule).
+    import ascend_port.port.python as python_port
+    from ascend_port.core.selection import Selection
+    from golden_cases import cases
+
+    silent: list[str] = []
+    chunks = 0
+    run = python_port.run_transformers
+
+    def checked(module, ctx, classes):
+        nonlocal chunks
+        recorded = len(ctx.findings)
+        ported = run(module, ctx, classes)
+        chunks += 1
+        if len(ctx.findings) == recorded and ported.code != module.code:
+            silent.append(module.code)
+        return ported
+
+    monkeypatch.setattr(python_port, "run_transformers", checked)
+    for case in cases():
+        if case.input.suffix == ".py":
+            try:
+                python_port.port_source(case.input.read_text("utf-8"), Selection())
+            except python_port.PortError:
+                pass
+    assert chunks > 500
+    assert not silent, silent[:3]

@@ -129,8 +129,13 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
             continue  # already ported as part of an enclosing statement (see the fallback below)
         first, last, chunk_text, prefix, module = _parse_hot_chunk(lines, chunk)
         ctx = PortContext(line_offset=first - 1 - (1 if prefix else 0), findings=findings, **ctx_args)
-        new_code = _keep_final_cr(
-            chunk_text, _unwrapped(run_transformers(module, ctx, classes).code, prefix, chunk_text)
+        recorded = len(findings)
+        ported = run_transformers(module, ctx, classes)
+        # (every change is reported: a chunk whose port recorded nothing is not printed again, see test_chunks)
+        new_code = (
+            _keep_final_cr(chunk_text, _unwrapped(ported.code, prefix, chunk_text))
+            if len(findings) != recorded
+            else chunk_text
         )
         uses_npu |= ctx.uses_npu
         uses_torch_npu_name |= ctx.uses_torch_npu_name

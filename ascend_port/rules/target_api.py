@@ -54,7 +54,7 @@ _WORD = re.compile(r"[^\W\d]\w*")
 def _holds_any(text: str, words: frozenset[str]) -> bool:
     """Does one of ``words`` appear in ``text`` as an identifier, as Python reads it (NFKC: ``ﬁle`` is ``file``)?
     A text that does not even contain one as a substring (most) is not split into words."""
-    if not text.isascii():
+    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     if not any(word in text for word in words):
         return False
