@@ -184,24 +184,28 @@ class TriggerFilter:
         self._roots = re.compile(_trie(roots)) if roots else None
         # A scan finds no match that starts inside another (``torch.double(`` hides ``.double(``): after each
         # match, the roots that can start inside it (a prefix of theirs is its suffix) are looked for there.
-        self._absent = dict.fromkeys(roots, False)
         self._hidden = {
             a: [(r, k) for r in roots for k in range(1, min(len(a), len(r))) if a.endswith(r[:k])] for a in roots
         }
+        # the other strings, each after those it contains: looked for only where all of those are
+        self._composites = sorted((s for s in strings if self._inside[s]), key=len)
+        self._unreduced = any(f.strings is None and not f.also for f in self._fragments)
 
     def matches(self, text: str) -> list[tuple[int, Hashable]]:
         """(start offset, scope) of every match of every fragment, in order."""
         lowered = text.lower()
         aligned = len(lowered) == len(text)  # lower() may lengthen a few characters (İ): then offsets differ
-        present = self._present_roots(lowered)
+        present = self._present(lowered)
+        if not present and not self._unreduced:
+            return []  # (most texts)
         found: set[tuple[int, Hashable]] = set()
         for fragment in self._fragments:
-            if not all(self._contains(s, lowered, present) for s in fragment.also):
+            if fragment.also and not present.issuperset(fragment.also):
                 continue
             if fragment.strings is None:
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
                 continue
-            strings = [s for s in fragment.strings if self._contains(s, lowered, present)]
+            strings = sorted(fragment.strings & present)
             if not strings:
                 continue
             if not (fragment.line_local and aligned):
@@ -211,27 +215,21 @@ class TriggerFilter:
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text, start, end))
         return sorted((m for m in found if not _on_comment_line(text, m[0])), key=lambda item: item[0])
 
-    def _present_roots(self, lowered: str) -> dict[str, bool]:
-        """Which strings that contain no other the text holds (all of them, in one scan)."""
-        if self._roots is None:
-            return {}
-        found = set()
-        for match in self._roots.finditer(lowered):
-            root = match.group()
-            found.add(root)
-            for hidden, overlap in self._hidden[root]:
-                if lowered.startswith(hidden, match.end() - overlap):
-                    found.add(hidden)
-        return self._absent | dict.fromkeys(found, True)
-
-    def _contains(self, string: str, lowered: str, present: dict[str, bool]) -> bool:
-        """Each string is looked for once per text, and not at all when a string it contains is absent."""
-        hit = present.get(string)
-        if hit is None:
-            hit = present[string] = (
-                all(self._contains(p, lowered, present) for p in self._inside[string]) and string in lowered
-            )
-        return hit
+    def _present(self, lowered: str) -> set[str]:
+        """The strings the text holds: those that contain no other in one scan, then each other one where all the
+        strings it contains are."""
+        found: set[str] = set()
+        if self._roots is not None:
+            for match in self._roots.finditer(lowered):
+                root = match.group()
+                found.add(root)
+                for hidden, overlap in self._hidden[root]:
+                    if lowered.startswith(hidden, match.end() - overlap):
+                        found.add(hidden)
+        for string in self._composites:
+            if found.issuperset(self._inside[string]) and string in lowered:
+                found.add(string)
+        return found
 
 
 def _trie(strings: Sequence[str]) -> str:

@@ -819,7 +819,9 @@ class PrecisionTransformer(_PrecisionTransformer):
         # before it (which may have written NPU108's TODO, itself naming get_device_capability and bf16)
         Trigger(r"get_device_capability", outermost(*FUNCTIONS)),
         # an upcast right before a cast back: `x.float()).type_as(x)`, `x.to(torch.float32)).to(x.dtype)`
-        Trigger(r"(?:\.float\(\)|float32\s*\))\s*\)\s*\.(?:type_as|to|type)\(", layer_norm_module),
+        # (two patterns, each with a literal start: ``re`` then finds the start by a fast search)
+        Trigger(r"\.float\(\)\s*\)\s*\.(?:type_as|to|type)\(", layer_norm_module),
+        Trigger(r"float32\s*\)\s*\)\s*\.(?:type_as|to|type)\(", layer_norm_module),
     )
     RULES = (ROTARY_FP64, BF16_CAPABILITY, LAYERNORM_UPCAST)
 
