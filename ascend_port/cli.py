@@ -6,9 +6,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import signal
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -642,7 +640,7 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> 
     """`apply --no-git`: write the changed files (after the hunk review with --interactive). A file that cannot be
     written becomes an error of the result, reported with the others, and keeps its old content. A file the port
     creates (the shared attention helpers) is never written over an existing one."""
-    from ascend_port.core.interrupts import test_sigint
+    from ascend_port.core.interrupts import DeferredInterrupt, test_sigint
     from ascend_port.core.sources import write_atomic
     from ascend_port.run.engine import share_helpers
 
@@ -660,7 +658,8 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> 
     # The modules the port creates first: a file that imports the shared helpers never lands without them.
     pending = sorted(result.changed, key=lambda file: file.path not in result.created)
     written: list[str] = []
-    with _InterruptAfterFile() as interrupt:
+    # (Ctrl-C: the file in hand is finished, no half-written file or temporary file left; then the writing stops)
+    with DeferredInterrupt() as interrupt:
         for file in pending:
             if interrupt.fired:
                 break
@@ -688,27 +687,6 @@ def _refuse_read_only(path: Path) -> None:
 
     if read_only(path):
         raise PermissionError(13, "Permission denied (the file is read-only)", str(path))
-
-
-class _InterruptAfterFile:
-    """Ctrl-C while `apply --no-git` writes: the file in hand is finished (no half-written file, no temporary
-    file left), then the writing stops and says which files are ported."""
-
-    def __init__(self) -> None:
-        self.fired = False
-        self._saved: object = None
-
-    def __enter__(self) -> _InterruptAfterFile:
-        if threading.current_thread() is threading.main_thread():
-            self._saved = signal.signal(signal.SIGINT, self._note)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._saved is not None:
-            signal.signal(signal.SIGINT, self._saved)  # type: ignore[arg-type]
-
-    def _note(self, signum: int, frame: object) -> None:
-        self.fired = True
 
 
 def _report_interrupted_writes(written: list[str], left: list[str]) -> None:

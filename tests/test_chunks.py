@@ -209,9 +209,10 @@ def test_a_class_named_by_a_statement_trigger_is_no_use_of_the_name() -> None:
 def test_a_chunk_whose_port_records_no_finding_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     # port/python.py does not print a chunk again when its port recorded nothing: every change is reported. Checked
     # on every golden Python case (each case's chunks, with every rule).
+    from golden_cases import cases
+
     import ascend_port.port.python as python_port
     from ascend_port.core.selection import Selection
-    from golden_cases import cases
 
     silent: list[str] = []
     chunks = 0

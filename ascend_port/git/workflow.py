@@ -26,7 +26,7 @@ from rich.markup import escape
 from ascend_port import __version__
 from ascend_port.core.catalogue import Rule
 from ascend_port.core.findings import FileResult
-from ascend_port.core.interrupts import test_sigint
+from ascend_port.core.interrupts import DeferredInterrupt, test_sigint
 from ascend_port.core.sources import SourceError, decode_python, read_only, write_atomic
 from ascend_port.git.answers import Keys
 from ascend_port.git.domains import ORDER, TITLES, FilePlan, Step, port_steps, unit_steps
@@ -258,32 +258,6 @@ def plan_files(
 
 
 # --- the transaction ----------------------------------------------------------------------------------------------
-
-
-class DeferredInterrupt:
-    """Ctrl-C inside the transaction is noted and acted on between steps (``check``), never in the middle of a
-    git call; git children still get the signal from the terminal and stop, which fails their step."""
-
-    def __init__(self) -> None:
-        self.fired = False
-        self._saved = None
-
-    def __enter__(self) -> DeferredInterrupt:
-        if threading.current_thread() is threading.main_thread():
-            self._saved = signal.signal(signal.SIGINT, self._note)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._saved is not None:
-            signal.signal(signal.SIGINT, self._saved)
-            self._saved = None
-
-    def _note(self, signum, frame) -> None:
-        self.fired = True
-
-    def check(self) -> None:
-        if self.fired:
-            raise KeyboardInterrupt
 
 
 @dataclass
