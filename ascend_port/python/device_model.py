@@ -541,10 +541,11 @@ def may_keep_anything(text: str) -> bool:
         at = lowered.find(key)
         while at >= 0:
             if not (at and text[at].islower() and text[at - 1] in _LETTERS):
-                start = at
+                start, end = at, at + len(key)
                 while start and text[start - 1] in _IDENTIFIER_CHARS:
                     start -= 1
-                end = _IDENTIFIER_TAIL.match(text, at).end()
+                while end < len(text) and text[end] in _IDENTIFIER_CHARS:
+                    end += 1
                 if words(text[start:end].lstrip(_DIGITS)) & _OTHER_ACCELERATORS:
                     return True
             at = lowered.find(key, at + 1)
@@ -556,7 +557,6 @@ _OTHER_KEYS = tuple(key for key, device in _DEVICE_WORDS.items() if device in _O
 _LETTERS = frozenset(string.ascii_letters)
 _DIGITS = string.digits
 _IDENTIFIER_CHARS = frozenset(string.ascii_letters + string.digits + "_")
-_IDENTIFIER_TAIL = re.compile(r"[A-Za-z0-9_]*")
 
 
 def read(
