@@ -88,6 +88,7 @@ def _reference(classes, text: str) -> set[tuple[int, object]]:
         for cls in classes
         for trigger in cls.triggers()
         if all(s in text.lower() for s in trigger.also)
+        if not trigger.imports or re.search(trigger.import_pattern(), text)
         for m in re.finditer(trigger.pattern, text)
         if not comment(m.start())
     }
@@ -142,6 +143,11 @@ WORDS = [
     "# ",
     "mean(",
     "Parameter",
+    "import xformers.ops as xops\n",
+    "from flash_attn import flash_attn_func\n",
+    "enable_xformers_memory_efficient_attention()",
+    "is_flash_attn_2_available()",
+    "xops.memory_efficient_attention(q, k, v)",
 ]
 
 
@@ -166,3 +172,20 @@ def test_a_string_that_starts_inside_another_is_found() -> None:
     search = TriggerFilter([Trigger("float64", "a"), Trigger("64bit", "c")])
     assert [scope for _, scope in search.matches(text)] == ["a", "c"]
     assert [scope for _, scope in search.matches("z = 64bit + float64\n")] == ["c", "a"]
+
+
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("pipe.enable_xformers_memory_efficient_attention()\n", False),  # (names xformers, imports nothing of it)
+        ("from diffusers.utils import is_xformers_available\nif is_xformers_available(): pass\n", False),
+        ("import xformers\n", True),
+        ("import os, xformers.ops as xops\n", True),
+        ("import torch; import xformers\n", True),
+        ("if ok:\n    from xformers.ops import (\n        memory_efficient_attention,\n    )\n", True),
+        ("from \\\n    xformers import ops\n", True),
+    ],
+)
+def test_a_trigger_for_a_library_counts_only_in_a_module_that_imports_it(text: str, counts: bool) -> None:
+    search = TriggerFilter([Trigger(r"xformers|memory_efficient_attention", "s", imports=("xformers",))])
+    assert bool(search.matches(text)) == counts

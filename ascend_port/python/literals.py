@@ -11,6 +11,7 @@ what each fragment run over the whole text would find.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -162,6 +163,7 @@ class _Fragment:
     strings: frozenset[str] | None  # one of these occurs (lower-cased) in every match; None: unknown
     line_local: bool
     also: tuple[str, ...]  # lower-case strings the text must contain for its matches to count
+    imports: re.Pattern[str] | None  # what the text must also match: an import of the library (Trigger.imports)
 
 
 class TriggerFilter:
@@ -172,7 +174,14 @@ class TriggerFilter:
 
     def __init__(self, triggers: Iterable[Trigger]) -> None:
         self._fragments = [
-            _Fragment(t.scope, re.compile(t.pattern), required_strings(t.pattern), line_local(t.pattern), t.also)
+            _Fragment(
+                t.scope,
+                re.compile(t.pattern),
+                required_strings(t.pattern),
+                line_local(t.pattern),
+                t.also,
+                _compiled(t.import_pattern()),
+            )
             for t in triggers
         ]
         strings = {s for f in self._fragments for s in (*(f.strings or ()), *f.also)}
@@ -189,7 +198,7 @@ class TriggerFilter:
         }
         # the other strings, each after those it contains: looked for only where all of those are
         self._composites = sorted((s for s in strings if self._inside[s]), key=len)
-        self._unreduced = any(f.strings is None and not f.also for f in self._fragments)
+        self._unreduced = any(f.strings is None and not f.also and f.imports is None for f in self._fragments)
 
     def matches(self, text: str) -> list[tuple[int, Hashable]]:
         """(start offset, scope) of every match of every fragment, in order."""
@@ -199,9 +208,15 @@ class TriggerFilter:
         if not present and not self._unreduced:
             return []  # (most texts)
         found: set[tuple[int, Hashable]] = set()
+        imported: dict[re.Pattern[str], bool] = {}
         for fragment in self._fragments:
             if fragment.also and not present.issuperset(fragment.also):
                 continue
+            if fragment.imports is not None:
+                if fragment.imports not in imported:
+                    imported[fragment.imports] = fragment.imports.search(text) is not None
+                if not imported[fragment.imports]:
+                    continue
             if fragment.strings is None:
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
                 continue
@@ -230,6 +245,11 @@ class TriggerFilter:
             if found.issuperset(self._inside[string]) and string in lowered:
                 found.add(string)
         return found
+
+
+@functools.cache
+def _compiled(pattern: str | None) -> re.Pattern[str] | None:
+    return re.compile(pattern) if pattern is not None else None
 
 
 def _trie(strings: Sequence[str]) -> str:

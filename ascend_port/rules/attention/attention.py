@@ -22,6 +22,7 @@ from ascend_port.core.findings import Finding
 from ascend_port.core.porting import PortError
 from ascend_port.python.calls import NO_SPACE, bind, code_of, finish_args, keyword_arg, literal, unbind_arg
 from ascend_port.python.module_facts import ModuleFacts
+from ascend_port.python.scopes import Trigger
 from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention import padding
 from ascend_port.rules.attention.helpers import BACKENDS, FLASH_HELPER, XFORMERS_HELPER, insert_helpers
@@ -344,8 +345,15 @@ PORTABLE = {
 }
 # Modules that `from flash_attn import ...` may bind: fine when every use of them is a ported call.
 PORTABLE_MODULES = {padding.MODULE, "flash_attn.flash_attn_interface"}
-TRIGGERS = (r"\bflash_attn", r"xformers|memory_efficient_attention|LowerTriangular", r"scaled_dot_product_attention")
-TRIGGER = re.compile("|".join(TRIGGERS))
+_PATTERNS = (r"\bflash_attn", r"xformers|memory_efficient_attention|LowerTriangular", r"scaled_dot_product_attention")
+TRIGGER = re.compile("|".join(_PATTERNS))  # (the names whose statements the rules read)
+# Every call and import these rules port resolves through an import of flash-attn or xformers: a module that only
+# names them (`is_flash_attn_2_available()`, `enable_xformers_memory_efficient_attention()`) has nothing to port.
+TRIGGERS = (
+    Trigger(_PATTERNS[0], imports=(r"flash_attn\w*",)),
+    Trigger(_PATTERNS[1], imports=("xformers",)),
+    _PATTERNS[2] + r"\s*\(",  # (a call: NPU407 notes those; `hasattr(F, "scaled_dot_product_attention")` is none)
+)
 
 
 # The rules each emitted helper names in its docstring.
