@@ -269,7 +269,7 @@ class FrameworkTransformer(PortTransformer):
         r"load_in_[48]bit",
         r"BitsAndBytesConfig",
         r"prepare_model_for_(?:int8|kbit)_training",
-        r"bitsandbytes|\bbnb\b",
+        Trigger(r"bitsandbytes|\bbnb\b", imports=("bitsandbytes",)),
         r"MMDataParallel|MMDistributedDataParallel",
         r"lm_eval|\bHFLM\b",
     )

@@ -267,6 +267,10 @@ def _literal(node: cst.BaseExpression) -> str | None:
     return node.value if isinstance(node, cst.Name) and node.value in ("True", "False", "None") else None
 
 
+# The packages of the `todo_imports`: a module that imports none of them names none of their modules.
+_TODO_IMPORT_PACKAGES = tuple(sorted({prefix.split(".")[0] for prefix, _ in library_support.import_ways()}))
+
+
 class LibraryTransformer(PortTransformer):
     """NPU504-NPU506."""
 
@@ -276,12 +280,16 @@ class LibraryTransformer(PortTransformer):
         r"pycuda",
         r"pynvml",
         r"nvidia_smi",
-        r"bitsandbytes",
+        Trigger(r"bitsandbytes", imports=("bitsandbytes",)),
         r"tensorrt",
         r"transformer_engine",
         r"amp_C",
-        # the `todo_imports` of data/library_support.json
-        r"xfuser|yunchang|lmdeploy|flashinfer|liger_kernel|nvfuser|polygraphy|\bcuda\b",
+        # the `todo_imports` of data/library_support.json (cuda-python's `cuda`: in a module that imports a `cuda`,
+        # not every `torch.cuda`)
+        Trigger(
+            r"xfuser|yunchang|lmdeploy|flashinfer|liger_kernel|nvfuser|polygraphy|\bcuda\b",
+            imports=_TODO_IMPORT_PACKAGES,
+        ),
         r"apex",
         r"Fused[A-Z]\w*",
         r"multi_tensor_applier",
