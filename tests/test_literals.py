@@ -88,10 +88,19 @@ def _reference(classes, text: str) -> set[tuple[int, object]]:
         for cls in classes
         for trigger in cls.triggers()
         if all(s in text.lower() for s in trigger.also)
-        if not trigger.imports or re.search(trigger.import_pattern(), text)
+        if not trigger.imports or _imports_one_of(text, trigger.imports)
         for m in re.finditer(trigger.pattern, text)
         if not comment(m.start())
     }
+
+
+def _imports_one_of(text: str, packages: tuple[str, ...]) -> bool:
+    """Trigger.imports as its comment says it: a logical line, cut at its `#`, with `import` and a package's word."""
+    joined = text.replace("\\\r\n", "   ").replace("\\\n", "  ")
+    return any(
+        re.search(r"\bimport\b", line) and re.search(r"\b(?:" + "|".join(packages) + ")", line)
+        for line in (whole.split("#", 1)[0] for whole in joined.split("\n"))
+    )
 
 
 WORDS = [
@@ -148,6 +157,8 @@ WORDS = [
     "enable_xformers_memory_efficient_attention()",
     "is_flash_attn_2_available()",
     "xops.memory_efficient_attention(q, k, v)",
+    "\\\n",
+    "# import xformers\n",
 ]
 
 

@@ -163,7 +163,7 @@ class _Fragment:
     strings: frozenset[str] | None  # one of these occurs (lower-cased) in every match; None: unknown
     line_local: bool
     also: tuple[str, ...]  # lower-case strings the text must contain for its matches to count
-    imports: re.Pattern[str] | None  # what the text must also match: an import of the library (Trigger.imports)
+    imports: re.Pattern[str] | None  # the packages one of which the text must import (Trigger.imports)
 
 
 class TriggerFilter:
@@ -180,7 +180,7 @@ class TriggerFilter:
                 required_strings(t.pattern),
                 line_local(t.pattern),
                 t.also,
-                _compiled(t.import_pattern()),
+                _compiled(r"\b(?:" + "|".join(map(re.escape, t.imports)) + ")" if t.imports else None),
             )
             for t in triggers
         ]
@@ -208,14 +208,14 @@ class TriggerFilter:
         if not present and not self._unreduced:
             return []  # (most texts)
         found: set[tuple[int, Hashable]] = set()
-        imported: dict[re.Pattern[str], bool] = {}
+        import_lines: str | None = None
         for fragment in self._fragments:
             if fragment.also and not present.issuperset(fragment.also):
                 continue
             if fragment.imports is not None:
-                if fragment.imports not in imported:
-                    imported[fragment.imports] = fragment.imports.search(text) is not None
-                if not imported[fragment.imports]:
+                if import_lines is None:
+                    import_lines = _import_lines(text)
+                if not fragment.imports.search(import_lines):
                     continue
             if fragment.strings is None:
                 found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
@@ -245,6 +245,31 @@ class TriggerFilter:
             if found.issuperset(self._inside[string]) and string in lowered:
                 found.add(string)
         return found
+
+
+_IMPORT_WORD = re.compile(r"\bimport\b")
+_CONTINUED = ("\\", "\\\r")  # the end of a line that a backslash continues
+
+
+def _import_lines(text: str) -> str:
+    """The logical lines of ``text`` (lines joined by a backslash) that say ``import``, each cut at its first ``#``
+    and joined by newlines: where Trigger.imports looks for its packages. Read from each ``import`` of the text (a
+    few dozen), not from each mention of a package (``cuda``: hundreds)."""
+    lines = []
+    at = text.find("import")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        while start > 0 and text.endswith(_CONTINUED, 0, start - 1):
+            start = text.rfind("\n", 0, start - 1) + 1  # (a continued line: its logical line starts above)
+        end = text.find("\n", at)
+        while end > 0 and text.endswith(_CONTINUED, 0, end):
+            end = text.find("\n", end + 1)
+        end = len(text) if end < 0 else end
+        line = text[start:end].split("#", 1)[0]
+        if _IMPORT_WORD.search(line):
+            lines.append(line)
+        at = text.find("import", end)
+    return "\n".join(lines)
 
 
 @functools.cache

@@ -87,14 +87,8 @@ class Trigger:
     # lower-case strings a module must all contain for the matches in it to count: what the rule needs elsewhere
     # in the module (an RMSNorm's `nn.Parameter`), which rejects a file before it is parsed
     also: tuple[str, ...] = ()
-    # packages (regular-expression fragments) one of which the module must import for its matches to count: the
-    # library whose calls the rule resolves through the module's imports (a module that only names xformers, as
-    # diffusers' `enable_xformers_memory_efficient_attention` does, imports none)
+    # packages one of which the module must import for its matches to count: a logical line (cut at its `#`) that
+    # says `import` and a word that starts with one of them. The rule resolves what it ports through the module's
+    # imports: a module that only names the library (diffusers' `enable_xformers_memory_efficient_attention`)
+    # imports none of it.
     imports: tuple[str, ...] = ()
-
-    def import_pattern(self) -> str | None:
-        """What an import of one of ``imports`` looks like in a text (loosely: ``import``/``from`` then the name
-        on the same logical line, so that every import statement of it matches)."""
-        if not self.imports:
-            return None
-        return r"\b(?:import|from)\b(?:[^\n#]|\\\r?\n)*?\b(?:" + "|".join(self.imports) + r")\b"

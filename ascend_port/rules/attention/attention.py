@@ -350,7 +350,7 @@ TRIGGER = re.compile("|".join(_PATTERNS))  # (the names whose statements the rul
 # Every call and import these rules port resolves through an import of flash-attn or xformers: a module that only
 # names them (`is_flash_attn_2_available()`, `enable_xformers_memory_efficient_attention()`) has nothing to port.
 TRIGGERS = (
-    Trigger(_PATTERNS[0], imports=(r"flash_attn\w*",)),
+    Trigger(_PATTERNS[0], imports=("flash_attn",)),
     Trigger(_PATTERNS[1], imports=("xformers",)),
     _PATTERNS[2] + r"\s*\(",  # (a call: NPU407 notes those; `hasattr(F, "scaled_dot_product_attention")` is none)
 )
