@@ -11,6 +11,7 @@ without an NPU member), a TODO says so (NPU121).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 
 import libcst as cst
@@ -116,6 +117,11 @@ def _is_chunk_wrapper(node: cst.If) -> bool:
     return isinstance(node.test, cst.Integer) and node.test.value == "1" and not node.orelse
 
 
+# What a test that names CUDA says, as the device model reads it (device_model.words, _string_device), or an escape
+# that may spell it in a string.
+_MAY_NAME_CUDA = re.compile(r"cuda|nccl|nvidia|\\", re.IGNORECASE)
+
+
 class MultiDeviceTransformer(PortTransformer):
     TRIGGERS = (Trigger(r"\bcuda\b|\bnccl\b", _fork_scope),)
     RULES = (NPU_BESIDE_CUDA, MULTI_DEVICE_BY_HAND)
@@ -134,10 +140,14 @@ class MultiDeviceTransformer(PortTransformer):
             self._elifs.add(id(node.orelse))
 
     def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement:
-        model = self.ctx.devices()
-        if model is None or not model.forks or id(original) in self._elifs or _is_chunk_wrapper(original):
-            return updated  # (no fork in the module: its lines are not even computed)
+        if id(original) in self._elifs or _is_chunk_wrapper(original):
+            return updated
         old, _ = _branches(original)
+        if not any(_MAY_NAME_CUDA.search(code_of(branch.test)) for branch in old):
+            return updated  # (a fork is a branch whose test names CUDA: the module's model is not even read)
+        model = self.ctx.devices()
+        if model is None or not model.forks:
+            return updated  # (no fork in the module: its lines are not even computed)
         new, final = _branches(updated)
         lines = [self.ctx.line_of(branch) for branch in old]
         if not any(model.fork_at(line) and not model.keeps(line) for line in lines):
