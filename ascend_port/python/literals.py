@@ -11,7 +11,6 @@ what each fragment run over the whole text would find.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -180,7 +179,7 @@ class TriggerFilter:
                 required_strings(t.pattern),
                 line_local(t.pattern),
                 t.also,
-                _compiled(r"\b(?:" + "|".join(map(re.escape, t.imports)) + ")" if t.imports else None),
+                re.compile(r"\b(?:" + "|".join(map(re.escape, t.imports)) + ")") if t.imports else None,
             )
             for t in triggers
         ]
@@ -198,7 +197,8 @@ class TriggerFilter:
         }
         # the other strings, each after those it contains: looked for only where all of those are
         self._composites = sorted((s for s in strings if self._inside[s]), key=len)
-        self._unreduced = any(f.strings is None and not f.also and f.imports is None for f in self._fragments)
+        # (a fragment without strings may match in a text that holds none: only its `also` strings rule it out)
+        self._unreduced = any(f.strings is None and not f.also for f in self._fragments)
 
     def matches(self, text: str) -> list[tuple[int, Hashable]]:
         """(start offset, scope) of every match of every fragment, in order."""
@@ -270,11 +270,6 @@ def _import_lines(text: str) -> str:
             lines.append(line)
         at = text.find("import", end)
     return "\n".join(lines)
-
-
-@functools.cache
-def _compiled(pattern: str | None) -> re.Pattern[str] | None:
-    return re.compile(pattern) if pattern is not None else None
 
 
 def _trie(strings: Sequence[str]) -> str:

@@ -205,9 +205,9 @@ class RotarySwigluMixin:
 
     def _four_d(self, operand: cst.BaseExpression) -> bool:
         """Is ``operand`` a name the enclosing function provably made 4-D for broadcasting (see _broadcast_4d), in
-        the last of its assignments before the use being visited? npu_rotary_mul takes 4-D cos/sin only; a (seq, dim) table used
-        as it is (it broadcasts in the original) would make the op raise. The assignments must be straight-line
-        statements of the function's body before the use (one under an ``if`` may not run)."""
+        the last of its assignments before the use being visited? npu_rotary_mul takes 4-D cos/sin only; a (seq,
+        dim) table used as it is (it broadcasts in the original) would make the op raise. The assignments must be
+        straight-line statements of the function's body before the use (one under an ``if`` may not run)."""
         functions = getattr(self, "_functions", [])
         if not isinstance(operand, cst.Name) or not functions or functions[-1] is None:
             return False
