@@ -36,7 +36,7 @@ def test_required_strings(fragment: str, expected: set[str]) -> None:
 def test_fragments_without_a_required_string_are_always_run(fragment: str) -> None:
     assert required_strings(fragment) is None
     assert TriggerFilter([Trigger(fragment, "statement")]).matches("abcdef xyz xyz") == [
-        (m.start(), "statement") for m in re.finditer(fragment, "abcdef xyz xyz")
+        (m.start(), "statement", None) for m in re.finditer(fragment, "abcdef xyz xyz")
     ]
 
 
@@ -46,13 +46,13 @@ def test_no_match_when_no_literal_occurs() -> None:
 
 def test_matches_on_comment_lines_do_not_count() -> None:
     text = "# cuda\nx = 1  # cuda\n  # cuda\ry = 2\n"
-    assert [offset for offset, _ in TriggerFilter([Trigger("cuda")]).matches(text)] == [text.index("cuda", 10)]
+    assert [offset for offset, *_ in TriggerFilter([Trigger("cuda")]).matches(text)] == [text.index("cuda", 10)]
 
 
 def test_a_trigger_counts_only_with_what_it_also_needs() -> None:
     search = TriggerFilter([Trigger("rsqrt", "class", also=("mean", "parameter"))])
     assert search.matches("y = x.rsqrt()\n") == []
-    assert search.matches("y = x.mean().rsqrt()\nw = nn.Parameter(w)\n") == [(13, "class")]
+    assert search.matches("y = x.mean().rsqrt()\nw = nn.Parameter(w)\n") == [(13, "class", None)]
 
 
 @pytest.mark.parametrize(
@@ -77,14 +77,14 @@ def test_line_local(fragment: str, expected: bool) -> None:
     assert line_local(fragment) is expected
 
 
-def _reference(classes, text: str) -> set[tuple[int, object]]:
+def _reference(classes, text: str) -> set[tuple[int, object, object]]:
     """Every fragment on its own over the whole text, but not on comment lines nor without what it also needs."""
 
     def comment(offset: int) -> bool:
         return re.split(r"\r\n|\r|\n", text[:offset])[-1].lstrip().startswith("#")
 
     return {
-        (m.start(), trigger.scope)
+        (m.start(), trigger.scope, cls)
         for cls in classes
         for trigger in cls.triggers()
         if all(s in text.lower() for s in trigger.also)
@@ -168,10 +168,10 @@ def test_the_search_finds_exactly_what_each_fragment_finds(text: str) -> None:
     classes = active_transformers(Selection())
     found = trigger_filter(classes).matches(text)
     assert set(found) == _reference(classes, text)
-    assert [offset for offset, _ in found] == sorted(offset for offset, _ in found)
+    assert [offset for offset, *_ in found] == sorted(offset for offset, *_ in found)
     # and at least every match of the combined patterns (one alternation's matches never overlap) that counts
     combined = {(m.start(), scope) for pattern, scope in trigger_patterns(classes) for m in pattern.finditer(text)}
-    assert combined & _reference(classes, text) <= set(found)
+    assert combined & {(offset, scope) for offset, scope, _ in _reference(classes, text)} <= {m[:2] for m in found}
 
 
 def test_a_string_that_starts_inside_another_is_found() -> None:
@@ -179,10 +179,10 @@ def test_a_string_that_starts_inside_another_is_found() -> None:
     # hides ``.double(`` in ``torch.double(``, ``float64`` hides ``64bit``), which is then looked for there.
     search = TriggerFilter([Trigger(r"torch\.double\b", "a"), Trigger(r"\.double\(", "b"), Trigger("64bit", "c")])
     text = "y = torch.double(x)\nz = float64bit\n"
-    assert [scope for _, scope in search.matches(text)] == ["a", "b", "c"]
+    assert [scope for _, scope, _ in search.matches(text)] == ["a", "b", "c"]
     search = TriggerFilter([Trigger("float64", "a"), Trigger("64bit", "c")])
-    assert [scope for _, scope in search.matches(text)] == ["a", "c"]
-    assert [scope for _, scope in search.matches("z = 64bit + float64\n")] == ["c", "a"]
+    assert [scope for _, scope, _ in search.matches(text)] == ["a", "c"]
+    assert [scope for _, scope, _ in search.matches("z = 64bit + float64\n")] == ["c", "a"]
 
 
 @pytest.mark.parametrize(

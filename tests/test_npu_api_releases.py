@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 import zipfile
 from importlib import resources
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from packaging.version import Version
 
 from ascend_port.core import npu_api
@@ -250,3 +253,13 @@ def test_the_port_reads_a_module_for_the_check_only_when_an_identifier_is_flagga
     assert not _holds_any("x = upstream + graphs  # paragraph\n", words)  # (substrings, no identifier)
     assert _holds_any("s = torch.npu.Stream()\n", words)
     assert _holds_any("s = torch.npu.\uff33tream()\n", words)  # (fullwidth S: Python reads `Stream`)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["graph", "Stream", "x", "3", "_", "\u00e9", "\u0663", ".", " ", "("]), max_size=12))
+def test_an_identifier_is_found_as_python_reads_words(parts: list[str]) -> None:
+    from ascend_port.rules.target_api import _holds_any
+
+    text = "".join(parts)
+    words = frozenset({"graph", "Stream"})
+    assert _holds_any(text, words) == (not words.isdisjoint(re.findall(r"[^\W\d]\w*", text)))

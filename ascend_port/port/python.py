@@ -73,8 +73,9 @@ def trigger_patterns(classes: tuple[type[PortTransformer], ...]) -> tuple[tuple[
 @lru_cache(maxsize=64)
 def trigger_filter(classes: tuple[type[PortTransformer], ...]) -> TriggerFilter:
     """Finds the triggers' matches in a text (each fragment on its own: the matches of trigger_patterns and more,
-    since one alternation's matches never overlap), faster than running trigger_patterns."""
-    return TriggerFilter(t for cls in classes for t in cls.triggers())
+    since one alternation's matches never overlap), faster than running trigger_patterns. Each match names the
+    transformer whose trigger it is."""
+    return TriggerFilter((t, cls) for cls in classes for t in cls.triggers())
 
 
 def port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
@@ -130,7 +131,11 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         first, last, chunk_text, prefix, module = _parse_hot_chunk(lines, chunk)
         ctx = PortContext(line_offset=first - 1 - (1 if prefix else 0), findings=findings, **ctx_args)
         recorded = len(findings)
-        ported = run_transformers(module, ctx, classes)
+        # Only the transformers whose triggers made the chunk hot run on it: what a transformer changes contains
+        # one of its triggers (PortTransformer.TRIGGERS). (A chunk widened to its top-level statement holds other
+        # chunks' matches too: there, all of them.)
+        widened = (first, last) != (chunk.first, chunk.last)
+        ported = run_transformers(module, ctx, classes if widened else [c for c in classes if c in chunk.owners])
         # (every change is reported: a chunk whose port recorded nothing is not printed again, see test_chunks)
         new_code = (
             _keep_final_cr(chunk_text, _unwrapped(ported.code, prefix, chunk_text))
@@ -170,12 +175,17 @@ def _unsuppressed(findings: list[Finding], suppressions: Suppressions) -> list[F
 
 def _trigger_matches(
     text: str, classes: tuple[type[PortTransformer], ...], options: Mapping[str, str]
-) -> list[tuple[int, Hashable]]:
-    """The triggers' matches (start offset, scope) in ``text``, less those in triple-quoted strings (usage examples in
+) -> list[tuple[int, Hashable, Hashable]]:
+    """The triggers' matches (start offset, scope, transformer) in ``text``, less those in triple-quoted strings (usage examples in
     docstrings). A transformer's ``option_triggers(text, options)`` adds matches that no fixed pattern can find (the
     calls of names a module imports from the project's CUDA extensions)."""
     matches = trigger_filter(classes).matches(text)
-    extra = [m for cls in classes if (more := getattr(cls, "option_triggers", None)) for m in more(text, options)]
+    extra = [
+        (offset, scope, cls)
+        for cls in classes
+        if (more := getattr(cls, "option_triggers", None))
+        for offset, scope in more(text, options)
+    ]
     if extra:
         matches = sorted({*matches, *extra}, key=lambda item: item[0])
     if matches and (strings := triple_quoted_spans(text)):
@@ -304,7 +314,7 @@ def _device_model(facts: ModuleFacts, family: str, aware: bool = False) -> devic
     # The head holds every statement the rules port, each top-level statement whole (see _cut): what the model
     # says of them does not depend on the rest.
     tree = facts.head
-    return device_model.read(tree, family, aware, facts.devices) if tree is not None else None
+    return device_model.read(tree, family, aware, facts.text) if tree is not None else None
 
 
 def port_module(

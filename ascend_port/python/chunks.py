@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field, replace
 
 from ascend_port.core.sources import line_offsets, python_lines
 from ascend_port.python.names import ImportIndex
@@ -27,6 +27,8 @@ class Chunk:
     first: int  # 1-based, inclusive; includes the comment lines right above the statement
     last: int
     top: tuple[int, int]  # the top-level statement span that contains it (the fallback if it will not parse)
+    # the owners of the matches it holds (port/python.py: the transformers that may change it; None: unknown)
+    owners: frozenset[Hashable] = field(default=frozenset(), compare=False)
 
     @property
     def nested(self) -> bool:
@@ -104,9 +106,10 @@ def top_spans(lines: Sequence[str], tree: ast.Module) -> list[tuple[int, int]]:
 
 
 def hot_chunks(
-    lines: Sequence[str], tree: ast.Module, matches: Sequence[tuple[int, Scope]], imports: ImportIndex
+    lines: Sequence[str], tree: ast.Module, matches: Sequence[tuple[int, Scope, Hashable]], imports: ImportIndex
 ) -> list[Chunk]:
-    """The chunks to parse for the trigger ``matches`` (start offset, scope), in order, none inside another."""
+    """The chunks to parse for the trigger ``matches`` (start offset, scope, owner), in order, none inside another;
+    each with the owners of the matches it holds (those of the chunks inside it included)."""
     spans = top_spans(lines, tree)
     starts = [s for s, _ in spans]
     line_starts = line_offsets(lines)
@@ -115,25 +118,29 @@ def hot_chunks(
         j = bisect.bisect_right(starts, _first_line(node)) - 1
         if j >= 0 and (node.end_lineno or 0) <= spans[j][1]:
             members[j].append(node)
-    found: set[Chunk] = set()
-    seen: set[tuple[int, Scope]] = set()
-    for offset, scope in matches:
+    found: dict[Chunk, set[Hashable]] = {}
+    seen: dict[tuple[int, Scope], Chunk | None] = {}
+    for offset, scope, owner in matches:
         line = bisect.bisect_right(line_starts, offset)
-        if (line, scope) in seen:
-            continue
-        seen.add((line, scope))
-        i = bisect.bisect_right(starts, line) - 1
-        if i < 0 or spans[i][1] < line:
-            continue  # a comment or blank line between statements
-        span = _span(members[i], spans[i], line, offset - line_starts[line - 1], lines, scope, imports)
-        if span is not None:
-            found.add(Chunk(*span, top=spans[i]))
+        if (line, scope) not in seen:
+            i = bisect.bisect_right(starts, line) - 1
+            if i < 0 or spans[i][1] < line:
+                seen[line, scope] = None  # a comment or blank line between statements
+                continue
+            span = _span(members[i], spans[i], line, offset - line_starts[line - 1], lines, scope, imports)
+            seen[line, scope] = Chunk(*span, top=spans[i]) if span is not None else None
+        chunk = seen[line, scope]
+        if chunk is not None:
+            found.setdefault(chunk, set()).add(owner)
     chunks: list[Chunk] = []
+    owners: list[set[Hashable]] = []
     for chunk in sorted(found, key=lambda c: (c.first, -c.last)):
         if chunks and chunk.first <= chunks[-1].last:
-            continue  # inside the previous chunk
+            owners[-1] |= found[chunk]  # inside the previous chunk: its owners are that chunk's too
+            continue
         chunks.append(chunk)
-    return chunks
+        owners.append(set(found[chunk]))
+    return [replace(chunk, owners=frozenset(held)) for chunk, held in zip(chunks, owners)]
 
 
 def _span(

@@ -27,10 +27,12 @@ import bisect
 import os
 import re
 import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+from ascend_port.core.sources import line_offsets, python_lines
 
 # Device and process-group names, as tests and keys spell them, by the device they mean.
 _DEVICE_WORDS = {
@@ -329,12 +331,32 @@ def _device_constant(node: ast.AST) -> bool:
 
 
 class _Reader(ast.NodeVisitor):
-    def __init__(self, model: DeviceModel, devices: SubtreeDevices, npu_aware: bool = False) -> None:
+    def __init__(self, model: DeviceModel, npu_aware: bool = False, hot: list[int] | None = None) -> None:
+        """``hot``: the lines (ascending) of what may be kept or forked (_keeping_offsets), when known."""
         self.model = model
-        self.devices = devices
+        self.devices = SubtreeDevices([], [])  # (each statement's, in visit_Module; this one reads what it is asked)
         self.npu_aware = npu_aware
+        self.hot = hot
         self.elifs: set[int] = set()
         self.siblings: dict[int, set[str]] = {}  # an `if` statement -> the devices its block's `if`s test
+
+    def visit_Module(self, node: ast.Module) -> None:
+        """Each top-level statement on its own, with the devices of its nodes (SubtreeDevices); one that holds no
+        hot line is not read (what it would keep or fork names another device, or CUDA as a dict key), unless it
+        is an `if` of a run, whose neighbours' tests decide (most statements of a module)."""
+        runs = _if_runs(node.body)
+        for run in runs:
+            named = block_devices(run)
+            self.siblings.update({id(s): named for s in run})
+        in_runs = {id(s) for run in runs for s in run}
+        for statement in node.body:
+            if self.hot is not None and id(statement) not in in_runs:
+                span = _span(statement)
+                i = bisect.bisect_left(self.hot, span.first)
+                if i == len(self.hot) or self.hot[i] > span.last:
+                    continue
+            self.devices = SubtreeDevices.of(statement)
+            self.visit(statement)
 
     def keep(self, node: ast.AST) -> None:
         self.model.kept.append(_span(node))
@@ -530,11 +552,24 @@ def may_keep_anything(text: str) -> bool:
     in a dict) or registers a kernel for CUDA (``device_types``); every device the model can see is a word of one of
     the text's identifiers (strings included), so a module whose words name no other device has an empty model,
     known without reading its ``ast`` (most modules)."""
-    if "device_types" in text or _CUDA_KEY.search(text):
-        return True
+    return next(_keeping_offsets(text), None) is not None
+
+
+def _keeping_offsets(text: str) -> Iterator[int]:
+    """The offsets in ``text`` of what the model may keep or fork for (may_keep_anything): each ``device_types``,
+    each string key that names CUDA, each identifier that names another device (0 alone when the text cannot be
+    searched by offsets). A statement whose lines hold none keeps and forks nothing (_Reader.visit_Module)."""
+    at = text.find("device_types")
+    while at >= 0:
+        yield at
+        at = text.find("device_types", at + 1)
+    for match in _CUDA_KEY.finditer(text):
+        yield match.start()
     lowered = text.lower()
     if len(lowered) != len(text):  # (lower() lengthened a character: offsets differ)
-        return any(words(identifier) & _OTHER_ACCELERATORS for identifier in set(_IDENTIFIER.findall(text)))
+        if any(words(identifier) & _OTHER_ACCELERATORS for identifier in set(_IDENTIFIER.findall(text))):
+            yield 0
+        return
     # Only an identifier that holds a device word (case aside) can name a device: those around each occurrence,
     # less the occurrences where no word can start (`npu` in `input`: a lower-case letter after a letter).
     for key in _OTHER_KEYS:
@@ -547,9 +582,8 @@ def may_keep_anything(text: str) -> bool:
                 while end < len(text) and text[end] in _IDENTIFIER_CHARS:
                     end += 1
                 if words(text[start:end].lstrip(_DIGITS)) & _OTHER_ACCELERATORS:
-                    return True
+                    yield at
             at = lowered.find(key, at + 1)
-    return False
 
 
 _OTHER_ACCELERATORS = ACCELERATORS - {"cuda"}
@@ -560,14 +594,18 @@ _IDENTIFIER_CHARS = frozenset(string.ascii_letters + string.digits + "_")
 
 
 def read(
-    module: ast.Module, family: str | None = None, npu_aware: bool = False, devices: SubtreeDevices | None = None
+    module: ast.Module, family: str | None = None, npu_aware: bool = False, text: str | None = None
 ) -> DeviceModel:
     """The device model of ``module``; ``family``: what :func:`module_family` said of its file; ``npu_aware``: the
-    project supports the NPU already (:func:`supports_npu`); ``devices``: the module's SubtreeDevices, when the
-    caller has it (module_facts.py)."""
+    project supports the NPU already (:func:`supports_npu`); ``text``: the module's source, when the caller has it
+    (then the top-level statements that name no other device are not read: see _Reader.visit_Module)."""
     model = DeviceModel(kept_module=family_reason(family), reports_only=npu_aware)
     if model.kept_module is None:
-        _Reader(model, devices or SubtreeDevices.of(module), npu_aware).visit(module)
+        hot = None
+        if text is not None and not npu_aware:
+            starts = line_offsets(python_lines(text))
+            hot = sorted({bisect.bisect_right(starts, offset) for offset in _keeping_offsets(text)})
+        _Reader(model, npu_aware, hot).visit(module)
     return model.finish()
 
 

@@ -163,15 +163,19 @@ class _Fragment:
     line_local: bool
     also: tuple[str, ...]  # lower-case strings the text must contain for its matches to count
     imports: re.Pattern[str] | None  # the packages one of which the text must import (Trigger.imports)
+    owner: Hashable  # what the match is for (port/python.py: the transformer whose trigger it is)
 
 
 class TriggerFilter:
     """Finds the trigger matches of a text. A fragment whose literal strings the text does not contain is not run;
     one that cannot cross a line is run only on the lines that contain its strings (Python's ``re`` scans an
     alternation position by position, ``str.find`` is an order of magnitude faster). Matches that start on a comment
-    line are dropped: no rule rewrites a comment, and a file with no other match is not even parsed."""
+    line are dropped: no rule rewrites a comment, and a file with no other match is not even parsed.
 
-    def __init__(self, triggers: Iterable[Trigger]) -> None:
+    ``triggers``: each a Trigger, or a Trigger and its owner (None by default), which each match names."""
+
+    def __init__(self, triggers: Iterable[Trigger | tuple[Trigger, Hashable]]) -> None:
+        owned = [t if isinstance(t, tuple) else (t, None) for t in triggers]
         self._fragments = [
             _Fragment(
                 t.scope,
@@ -180,8 +184,9 @@ class TriggerFilter:
                 line_local(t.pattern),
                 t.also,
                 re.compile(r"\b(?:" + "|".join(map(re.escape, t.imports)) + ")") if t.imports else None,
+                owner,
             )
-            for t in triggers
+            for t, owner in owned
         ]
         strings = {s for f in self._fragments for s in (*(f.strings or ()), *f.also)}
         # the shorter strings each one contains ("cuda" in "cudagraph"): where they are absent, so is it
@@ -200,14 +205,14 @@ class TriggerFilter:
         # (a fragment without strings may match in a text that holds none: only its `also` strings rule it out)
         self._unreduced = any(f.strings is None and not f.also for f in self._fragments)
 
-    def matches(self, text: str) -> list[tuple[int, Hashable]]:
-        """(start offset, scope) of every match of every fragment, in order."""
+    def matches(self, text: str) -> list[tuple[int, Hashable, Hashable]]:
+        """(start offset, scope, owner) of every match of every fragment, in order."""
         lowered = text.lower()
         aligned = len(lowered) == len(text)  # lower() may lengthen a few characters (İ): then offsets differ
         present = self._present(lowered)
         if not present and not self._unreduced:
             return []  # (most texts)
-        found: set[tuple[int, Hashable]] = set()
+        found: set[tuple[int, Hashable, Hashable]] = set()
         import_lines: str | None = None
         for fragment in self._fragments:
             if fragment.also and not present.issuperset(fragment.also):
@@ -217,17 +222,18 @@ class TriggerFilter:
                     import_lines = _import_lines(text)
                 if not fragment.imports.search(import_lines):
                     continue
+            key = fragment.scope, fragment.owner
             if fragment.strings is None:
-                found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
+                found.update((m.start(), *key) for m in fragment.pattern.finditer(text))
                 continue
             strings = sorted(fragment.strings & present)
             if not strings:
                 continue
             if not (fragment.line_local and aligned):
-                found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text))
+                found.update((m.start(), *key) for m in fragment.pattern.finditer(text))
                 continue
             for start, end in _lines_with(text, lowered, strings):
-                found.update((m.start(), fragment.scope) for m in fragment.pattern.finditer(text, start, end))
+                found.update((m.start(), *key) for m in fragment.pattern.finditer(text, start, end))
         return sorted((m for m in found if not _on_comment_line(text, m[0])), key=lambda item: item[0])
 
     def _present(self, lowered: str) -> set[str]:

@@ -7,8 +7,9 @@ cost a walk of the whole module, and a port's time grew with the module's nodes 
 million ``ast.walk`` steps for diffusers). ``ModuleFacts`` is made once per module and shared by the contexts of all
 its chunks and its file-level steps: a fact is a function of it, computed the first time a rule asks and kept.
 Facts read the module through ``nodes`` and ``parent`` (one walk of the module, shared), ``statements`` (a walk of
-its statements only), ``lines_with`` (where its text says a word: a fact about rare words reads only the statements
-there) and ``devices`` (python/device_model.py's SubtreeDevices), never by walking the whole tree again.
+its statements only) and ``lines_with`` (where its text says a word: a fact about rare words reads only the statements
+there), never by walking the whole tree again. (The device model reads each statement that names a device with
+its own SubtreeDevices: python/device_model.py.)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ascend_port.core.sources import python_lines
-from ascend_port.python.device_model import SubtreeDevices, walk_with_parents
+from ascend_port.python.device_model import walk_with_parents
 from ascend_port.python.names import ImportIndex, walk_statements
 
 T = TypeVar("T")
@@ -50,7 +51,6 @@ class ModuleFacts:
         self._memo: dict[Callable[..., Any], Any] = {}
         self._by_type: dict[type, list[ast.AST]] = {}
         self._parents: dict[int, ast.AST] | None = None
-        self._devices: SubtreeDevices | None = None
         self._order: tuple[list[ast.AST], list[int]] | None = None
         self.walks = 0  # whole-module walks made (tests/test_module_facts.py: one per module, whatever its size)
 
@@ -116,16 +116,6 @@ class ModuleFacts:
             order, indices = self._walk()
             self._parents = {id(order[i]): order[p] for i, p in enumerate(indices) if p >= 0}
         return self._parents.get(id(node))
-
-    @property
-    def devices(self) -> SubtreeDevices:
-        """The devices each node's subtree names, for the nodes of ``head`` (what the device model reads)."""
-        if self._devices is None:
-            if self._head is None or self._head is self._tree:
-                self._devices = SubtreeDevices(*self._walk())
-            else:  # (the rest of the module is not parsed for it: the model answers for the lines the rules port)
-                self._devices = SubtreeDevices.of(self._head)
-        return self._devices
 
     def _walk(self) -> tuple[list[ast.AST], list[int]]:
         """The one walk of the module (``ast.walk``'s order, with each node's parent's index)."""

@@ -259,8 +259,10 @@ def _called_methods(node: cst.CSTNode) -> Iterator[str]:
 class CompileTransformer(PortTransformer):
     """NPU700-NPU705."""
 
-    # The graph names are bare names from `from torch.cuda import ...` (`torch.cuda.graph` has the device trigger).
+    # The graph names are bare names from `from torch.cuda import ...`; `torch.cuda.graph`, the "cudagraphs"
+    # backends and options say cuda.
     TRIGGERS = (
+        r"cuda",
         r"nvtx",
         r"CUDAGraph",
         Trigger(
@@ -268,8 +270,8 @@ class CompileTransformer(PortTransformer):
             imported("torch.cuda"),
             also=("torch.cuda",),
         ),
-        # NPU702/703's settings: "cudagraphs" backends and options have the device trigger, "tensorrt" the
-        # library rule's; the CUDA-tuned modes and options name max-autotune
+        # NPU702/703's settings: the tensorrt backends and the CUDA-tuned modes and options (max-autotune)
+        r"tensorrt",
         r"max[-_]autotune",
         r"profiler",
         r"ProfilerActivity",

@@ -291,7 +291,7 @@ class LibraryTransformer(PortTransformer):
             imports=_TODO_IMPORT_PACKAGES,
         ),
         r"apex",
-        r"Fused[A-Z]\w*",
+        Trigger(r"Fused[A-Z]\w*", imports=("apex",)),  # apex's fused optimizers
         r"multi_tensor_applier",
         # Megatron's `from apex.optimizers import FusedAdam as Adam`: the calls of the usual aliases.
         Trigger(r"\b(?:Adam|AdamW|SGD)\b", scope=imported("apex.optimizers")),

@@ -123,7 +123,8 @@ _MAY_NAME_CUDA = re.compile(r"cuda|nccl|nvidia|\\", re.IGNORECASE)
 
 
 class MultiDeviceTransformer(PortTransformer):
-    TRIGGERS = (Trigger(r"\bcuda\b|\bnccl\b", _fork_scope),)
+    # (a fork's test or a choice names CUDA as the device model reads names: in any case, inside identifiers)
+    TRIGGERS = (Trigger(r"(?i:cuda|nccl|nvidia)", _fork_scope),)
     RULES = (NPU_BESIDE_CUDA, MULTI_DEVICE_BY_HAND)
     SEES_KEPT_CODE = True
 

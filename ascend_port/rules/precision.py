@@ -212,6 +212,15 @@ FP64_DTYPES = {
     "torch.cdouble": "complex64",
 }
 FP64_MARK = r"(?:(?<!np\.)(?<!numpy\.)float64|complex128|cdouble|\.double\(|torch\.double\b)"  # not NumPy's
+# What makes a tensor double precision in a call (NPU303's makers, see _makes_fp64): `.double()`, or a float64 or
+# complex128 attribute (`torch.float64`, not NumPy's) as the dtype keyword or a positional argument of `.to`/`.type`
+# (within two levels of brackets). Mentions of float64 elsewhere (a dtype chosen, compared, passed on) are not.
+_FP64_ATTRIBUTE = r"(?<![\w.])\w+(?:\s*\.\s*\w+)*?(?<!\bnp)(?<!\bnumpy)\s*\.\s*(?:float64|double|complex128|cdouble)\b"
+FP64_MAKERS = (
+    r"\.\s*double\s*\((?:\s|#[^\n]*)*\)",
+    rf"dtype\s*=(?!=)\s*\(*\s*{_FP64_ATTRIBUTE}",
+    rf"\.\s*(?:to|type)\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*?{_FP64_ATTRIBUTE}",
+)
 ROTARY_WORD = r"(?:[Rr]otary|RoPE|Rope|ROPE|rope|freqs?_cis|inv_freq)"
 SAME_TOP_STATEMENT = r"(?:(?!\n(?:def\s|class\s|@))[\s\S])"  # any character before the next top-level def or class
 ROTARY = re.compile(r"(?i:rotary|freqs?_cis|inv_freq)|RoPE|Rope|ROPE|(?:^|_)rope(?:_|s?$)")
@@ -656,12 +665,12 @@ class PrecisionCallTransformer(_PrecisionTransformer):
     """NPU300, NPU301, NPU303 and NPU305's `F.layer_norm` form: one call at a time, so it sees single statements
     (autocast, layer_norm and float64 are in most model files; parsing whole classes for them would be slow)."""
 
-    # (the device-type strings NPU300 rewrites are "cuda": the device rule's trigger; the GPU-named state
-    # functions of NPU301 are not)
+    # (the device-type strings NPU300 rewrites say cuda; the GPU-named state functions of NPU301 do not)
     TRIGGERS = (
+        r"cuda",
         r"autocast_gpu|autocast_enabled",
         Trigger(r"(?<!self\.)\blayer_norm\(", layer_norm_upcast),
-        FP64_MARK,
+        *FP64_MAKERS,
         r"DoubleTensor",
     )
     RULES = (AMP_DEVICE_TYPE, AUTOCAST_GPU_API, FP64_ON_DEVICE, LAYERNORM_UPCAST)
@@ -820,8 +829,8 @@ class PrecisionTransformer(_PrecisionTransformer):
         Trigger(r"get_device_capability", outermost(*FUNCTIONS)),
         # an upcast right before a cast back: `x.float()).type_as(x)`, `x.to(torch.float32)).to(x.dtype)`
         # (two patterns, each with a literal start: ``re`` then finds the start by a fast search)
-        Trigger(r"\.float\(\)\s*\)\s*\.(?:type_as|to|type)\(", layer_norm_module),
-        Trigger(r"float32\s*\)\s*\)\s*\.(?:type_as|to|type)\(", layer_norm_module),
+        Trigger(r"\.float\(\)\s*\)\s*\.(?:type_as|to|type)\(", layer_norm_module, also=("layernorm",)),
+        Trigger(r"float32\s*\)\s*\)\s*\.(?:type_as|to|type)\(", layer_norm_module, also=("layernorm",)),
     )
     RULES = (ROTARY_FP64, BF16_CAPABILITY, LAYERNORM_UPCAST)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import re
 import unicodedata
 from collections.abc import Callable
 
@@ -48,17 +47,32 @@ API_MISSING = rule(
 )
 
 
-_WORD = re.compile(r"[^\W\d]\w*")
-
-
 def _holds_any(text: str, words: frozenset[str]) -> bool:
     """Does one of ``words`` appear in ``text`` as an identifier, as Python reads it (NFKC: ``ﬁle`` is ``file``)?
-    A text that does not even contain one as a substring (most) is not split into words."""
+    Each occurrence is looked at where it is (``graph`` in ``paragraph`` is none): the text is not split into words."""
     if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
-    if not any(word in text for word in words):
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            if _is_identifier_at(text, at, at + len(word)):
+                return True
+            at = text.find(word, at + 1)
+    return False
+
+
+def _word_character(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _is_identifier_at(text: str, start: int, end: int) -> bool:
+    """Is ``text[start:end]`` a whole identifier: a run of word characters less the digits it starts with?"""
+    if end < len(text) and _word_character(text[end]):
         return False
-    return not words.isdisjoint(_WORD.findall(text))
+    run = start
+    while run and _word_character(text[run - 1]):
+        run -= 1
+    return run == start or text[run:start].isdecimal()
 
 
 def missing_names(tree: ast.Module, version: str, text: str | None = None) -> list[tuple[ApiName, str]]:

@@ -15,6 +15,7 @@ write. The interactive review runs before this step, so a module is made only fr
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -82,6 +83,13 @@ def find_block(text: str) -> Block | None:
     some: NPU400's and NPU410's each go in front of their own first caller), or None."""
     if not _HELPER_LINE.search(text):
         return None  # (no top-level helper: most ported modules, known without parsing them on every run)
+    return _read_block(text)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_block(text: str) -> Block | None:
+    """find_block's answer for a module with a helper line (cached: the plan reads each ported module and the
+    rewrite the same text again; a Block is never changed)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):

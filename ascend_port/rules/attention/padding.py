@@ -17,6 +17,7 @@ import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import literal
+from ascend_port.python.scopes import Trigger
 from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention.helpers import PADDING_HELPERS, insert_helpers
 
@@ -131,7 +132,7 @@ def _passes_unused_mask(call: cst.Call) -> bool:
 class PaddingTransformer(PortTransformer):
     """NPU410: calls of flash_attn.bert_padding's functions -> the helpers; ``finish`` writes the helpers."""
 
-    TRIGGERS = (TRIGGER,)
+    TRIGGERS = (Trigger(TRIGGER, imports=("flash_attn",)),)  # (the calls it ports resolve to flash_attn's)
     RULES = (PADDING,)
 
     def __init__(self, ctx: PortContext) -> None:
