@@ -109,6 +109,42 @@ def test_a_ported_chunk_that_would_not_parse_in_place_is_refused() -> None:
     assert [type(s).__name__ for s in _checked_body("x = 1\n", "import a\nx = 2\n", "")] == ["Import", "Assign"]
 
 
+def test_a_chunk_names_the_owners_of_the_matches_it_holds() -> None:
+    # A function chunk (one trigger's scope) holds a statement chunk (another's): the function is parsed once, for
+    # both owners; a chunk of its own keeps its owner alone.
+    lines = python_lines(MODULE)
+    tree = ast.parse(MODULE)
+    in_function = innermost(*FUNCTIONS, otherwise=nothing)
+    search = TriggerFilter([(Trigger(r"v = ", in_function), "function"), (Trigger(r"q\.cuda", statement), "call")])
+    found = hot_chunks(lines, tree, search.matches(MODULE), ImportIndex.from_ast(tree))
+    assert [(c.first, c.last, set(c.owners)) for c in found] == [(8, 15, {"function"}), (18, 18, {"call"})]
+    search = TriggerFilter([(Trigger("cuda", in_function), "function"), (Trigger(r"v = ", statement), "v")])
+    found = hot_chunks(lines, tree, search.matches(MODULE), ImportIndex.from_ast(tree))
+    assert [(c.first, c.last, set(c.owners)) for c in found] == [(8, 15, {"function", "v"}), (17, 18, {"function"})]
+
+
+def test_a_chunk_runs_only_the_transformers_whose_triggers_made_it_hot(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ascend_port.core.selection import Selection
+    from ascend_port.port import python as port_python
+    from ascend_port.rules.device import DeviceTransformer
+    from ascend_port.rules.precision import PrecisionCallTransformer
+
+    ran: list[set[str]] = []
+    run = port_python.run_transformers
+
+    def recorded(module, ctx, classes):
+        ran.append({cls.__name__ for cls in classes})
+        return run(module, ctx, classes)
+
+    monkeypatch.setattr(port_python, "run_transformers", recorded)
+    text = "import torch\n\nx = torch.zeros(3, dtype=torch.float64)\ny = x.to('cpu')\n"
+    port_python.port_source(text, Selection(), {})
+    assert ran == [{PrecisionCallTransformer.__name__}]  # (no `cuda`: the device rules never see it)
+    ran.clear()
+    port_python.port_source(text.replace("'cpu'", "'cuda'"), Selection(), {})
+    assert ran[0] == {PrecisionCallTransformer.__name__} and DeviceTransformer.__name__ in ran[1]
+
+
 def test_a_statement_in_an_elif_block_is_parsed_on_its_own() -> None:
     text = "def f(a):\n    if a:\n        pass\n    elif a > 1:\n        x = 'cuda'\n    return a\n"
     assert chunks(Trigger("cuda", statement), text) == [(5, 5)]

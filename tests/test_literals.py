@@ -89,6 +89,7 @@ def _reference(classes, text: str) -> set[tuple[int, object, object]]:
         for trigger in cls.triggers()
         if all(s in text.lower() for s in trigger.also)
         if not trigger.imports or _imports_one_of(text, trigger.imports)
+        if trigger.when is None or trigger.when(text)
         for m in re.finditer(trigger.pattern, text)
         if not comment(m.start())
     }
@@ -106,6 +107,10 @@ def _imports_one_of(text: str, packages: tuple[str, ...]) -> bool:
 WORDS = [
     "cuda",
     "CUDA",
+    "torch.xpu",  # (another device: the multi-device rule's trigger counts)
+    "F.silu(a) * b",
+    "dtype=torch.float64",
+    ".to(torch.float64)",
     "Cuda",
     ".cuda()",
     "nccl",

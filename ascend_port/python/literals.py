@@ -12,7 +12,7 @@ what each fragment run over the whole text would find.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ascend_port.python.scopes import Trigger
@@ -164,6 +164,7 @@ class _Fragment:
     also: tuple[str, ...]  # lower-case strings the text must contain for its matches to count
     imports: re.Pattern[str] | None  # the packages one of which the text must import (Trigger.imports)
     owner: Hashable  # what the match is for (port/python.py: the transformer whose trigger it is)
+    when: Callable[[str], bool] | None  # a test of the text (Trigger.when)
 
 
 class TriggerFilter:
@@ -185,6 +186,7 @@ class TriggerFilter:
                 t.also,
                 re.compile(r"\b(?:" + "|".join(map(re.escape, t.imports)) + ")") if t.imports else None,
                 owner,
+                t.when,
             )
             for t, owner in owned
         ]
@@ -214,6 +216,7 @@ class TriggerFilter:
             return []  # (most texts)
         found: set[tuple[int, Hashable, Hashable]] = set()
         import_lines: str | None = None
+        holds: dict[Callable[[str], bool], bool] = {}
         for fragment in self._fragments:
             if fragment.also and not present.issuperset(fragment.also):
                 continue
@@ -222,14 +225,16 @@ class TriggerFilter:
                     import_lines = _import_lines(text)
                 if not fragment.imports.search(import_lines):
                     continue
+            strings = None if fragment.strings is None else sorted(fragment.strings & present)
+            if strings == []:
+                continue
+            if fragment.when is not None:
+                if fragment.when not in holds:
+                    holds[fragment.when] = fragment.when(text)
+                if not holds[fragment.when]:
+                    continue
             key = fragment.scope, fragment.owner
-            if fragment.strings is None:
-                found.update((m.start(), *key) for m in fragment.pattern.finditer(text))
-                continue
-            strings = sorted(fragment.strings & present)
-            if not strings:
-                continue
-            if not (fragment.line_local and aligned):
+            if strings is None or not (fragment.line_local and aligned):
                 found.update((m.start(), *key) for m in fragment.pattern.finditer(text))
                 continue
             for start, end in _lines_with(text, lowered, strings):

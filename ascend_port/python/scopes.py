@@ -92,3 +92,6 @@ class Trigger:
     # imports: a module that only names the library (diffusers' `enable_xformers_memory_efficient_attention`)
     # imports none of it.
     imports: tuple[str, ...] = ()
+    # a test of the module's whole text that must hold for its matches to count (asked once per text): what the
+    # rule needs of the module that no string says (rules/multidevice.py: a device besides CUDA's)
+    when: Callable[[str], bool] | None = None

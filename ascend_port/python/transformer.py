@@ -130,8 +130,9 @@ class PortTransformer(cst.CSTTransformer):
     """Base of every rule implementation.
 
     ``TRIGGERS`` are regular-expression fragments (or ``Trigger``s, a fragment with its own scope); a statement
-    whose text matches none of them is never parsed, so every construct a transformer rewrites must contain one of
-    its triggers, within the trigger's scope (see scopes.py).
+    whose text matches none of them is never parsed, and a transformer runs only on the chunks its own triggers
+    made hot (port/python.py), so every construct a transformer rewrites must contain one of its own triggers,
+    within the trigger's scope (see scopes.py): another transformer's trigger in the same statement does not count.
     """
 
     TRIGGERS: ClassVar[tuple[str | Trigger, ...]] = ()

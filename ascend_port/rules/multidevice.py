@@ -123,8 +123,9 @@ _MAY_NAME_CUDA = re.compile(r"cuda|nccl|nvidia|\\", re.IGNORECASE)
 
 
 class MultiDeviceTransformer(PortTransformer):
-    # (a fork's test or a choice names CUDA as the device model reads names: in any case, inside identifiers)
-    TRIGGERS = (Trigger(r"(?i:cuda|nccl|nvidia)", _fork_scope),)
+    # A fork's test or a choice names CUDA as the device model reads names (in any case, inside identifiers), in a
+    # module whose text names another device: what the model forks or leaves by hand names one.
+    TRIGGERS = (Trigger(r"(?i:cuda|nccl|nvidia)", _fork_scope, when=device_model.may_keep_anything),)
     RULES = (NPU_BESIDE_CUDA, MULTI_DEVICE_BY_HAND)
     SEES_KEPT_CODE = True
 

@@ -1,0 +1,15 @@
+# The device model reads device names in any case ("CUDA" is CUDA): a choice that names it only in capitals is one
+# over devices all the same, whatever else its statement says.
+import torch
+
+
+def device_label():
+    # TODO(ascend-port): NPU121 [low] a choice between CUDA and other devices, without the NPU: add an NPU case
+    return "MUSA" if torch.musa.is_available() else "CUDA"
+
+
+class Settings:
+    def tf32_note(self):
+        # TODO(ascend-port): NPU121 [low] a choice between CUDA and other devices, without the NPU: add an NPU case
+        device_str = "XPU" if torch.xpu.is_available() else "CUDA"
+        print(f"Setting TF32 in {device_str} backends")
