@@ -193,6 +193,29 @@ def test_a_cut_inside_a_string_parses_the_whole_module() -> None:
     assert port_source(text, Selection()).new_text.count(".npu()") == 2
 
 
+@pytest.mark.parametrize(
+    "rest",
+    [
+        '\n\ndef f(x):\n    return x.cpu()\n\n\n@decorate\nclass B:\n    """doc"""\n    y: int = 1\n',
+        "\n\ndef g():\n    pass\nz = 1  # a simple statement after a definition\n",
+        "\n\ndef broken(:\n",  # (the rest does not parse: nor does the module)
+    ],
+)
+def test_the_whole_module_is_its_head_and_its_rest(rest: str) -> None:
+    from ascend_port.port.python import _cut, _whole_module
+
+    text = "import torch\n\nx = torch.zeros(2).cuda()\n" + rest
+    cut = _cut(text, text.index("cuda"))
+    assert cut is not None
+    whole = _whole_module(text, cut, ast.parse(text[:cut]))
+    try:
+        expected = ast.dump(ast.parse(text), include_attributes=True)
+    except SyntaxError:
+        assert whole is None
+    else:
+        assert whole is not None and ast.dump(whole, include_attributes=True) == expected
+
+
 def test_a_rule_that_needs_the_rest_of_the_module_reads_it() -> None:
     # rotate_half is defined below the last trigger: the head does not have it, the whole module does
     from ascend_port.core.selection import Selection

@@ -251,15 +251,28 @@ def test_the_port_reads_a_module_for_the_check_only_when_an_identifier_is_flagga
     words = npu_api.flaggable_words("2.14.0")
     assert {"Stream", "graph"} <= words
     assert not _holds_any("x = upstream + graphs  # paragraph\n", words)  # (substrings, no identifier)
+    assert not _holds_any("# a CUDA graph replays the step\n", words)  # (no name's part: after no dot)
     assert _holds_any("s = torch.npu.Stream()\n", words)
     assert _holds_any("s = torch.npu.\uff33tream()\n", words)  # (fullwidth S: Python reads `Stream`)
+    assert _holds_any("from torch.npu import (\n    Event,\n    Stream,\n)\n", words)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["graph", "Stream", "x", "3", "_", "\u00e9", "\u0663", ".", " ", "("]), max_size=12))
-def test_an_identifier_is_found_as_python_reads_words(parts: list[str]) -> None:
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["graph", "Stream", "x", "3", "_", "\u00e9", "\u0663", ".", " ", "(", ",", "\n", "import"]),
+        max_size=12,
+    )
+)
+def test_an_api_name_part_is_found_as_python_reads_words(parts: list[str]) -> None:
     from ascend_port.rules.target_api import _holds_any
 
     text = "".join(parts)
     words = frozenset({"graph", "Stream"})
-    assert _holds_any(text, words) == (not words.isdisjoint(re.findall(r"[^\W\d]\w*", text)))
+
+    def placed(match: re.Match[str]) -> bool:  # after a dot, a comma, a bracket or `import` (blanks aside)
+        before = text[: match.start()].rstrip(" \t\r\n\\")
+        return before.endswith((".", ",", "(")) or re.search(r"(?<!\w)import$", before) is not None
+
+    found = [m for m in re.finditer(r"[^\W\d]\w*", text) if m.group() in words and placed(m)]
+    assert _holds_any(text, words) == bool(found)

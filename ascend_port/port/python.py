@@ -106,7 +106,7 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
         if tree is None:
             return _port_whole_source(text, selection, options or {}, classes)
     imports = ImportIndex.from_ast(tree)
-    module_ast = whole if whole is not None else cache(lambda: parse_quietly(text))
+    module_ast = whole if whole is not None else cache(lambda: _whole_module(text, cut, tree))
     facts = ModuleFacts(module_ast, imports, text, head=tree)
     aware = (options or {}).get(NPU_AWARE_OPTION) == "1"
     devices = cache(lambda: _device_model(facts, family, aware))
@@ -297,6 +297,18 @@ def _finish(classes, parsed: _Parsed, ctx: PortContext) -> str:
         if new_text != parsed.text:
             parsed.update(new_text)
     return parsed.text
+
+
+def _whole_module(text: str, cut: int | None, head: ast.Module) -> ast.Module | None:
+    """The ``ast`` of the whole module, from its head (``text[:cut]``, parsed) and the rest parsed on its own: only
+    definitions and simple statements follow a cut (see _cut), and blank lines in front keep the rest's line
+    numbers. The whole module is parsed again if the rest does not parse alone."""
+    if cut is None:
+        return parse_quietly(text)
+    rest = parse_quietly("\n" * text.count("\n", 0, cut) + text[cut:])
+    if rest is None:
+        return parse_quietly(text)
+    return ast.Module(body=[*head.body, *rest.body], type_ignores=[*head.type_ignores, *rest.type_ignores])
 
 
 def _parse_chunk(text: str, first: int) -> cst.Module:

@@ -552,10 +552,16 @@ def may_keep_anything(text: str) -> bool:
     in a dict) or registers a kernel for CUDA (``device_types``); every device the model can see is a word of one of
     the text's identifiers (strings included), so a module whose words name no other device has an empty model,
     known without reading its ``ast`` (most modules)."""
-    return next(_keeping_offsets(text), None) is not None
+    return bool(_keeping_offsets(text))
 
 
-def _keeping_offsets(text: str) -> Iterator[int]:
+@lru_cache(maxsize=4)
+def _keeping_offsets(text: str) -> tuple[int, ...]:
+    """_find_keeping_offsets, once per text (the module's trigger filter, its model's gate and its model ask)."""
+    return tuple(_find_keeping_offsets(text))
+
+
+def _find_keeping_offsets(text: str) -> Iterator[int]:
     """The offsets in ``text`` of what the model may keep or fork for (may_keep_anything): each ``device_types``,
     each string key that names CUDA, each identifier that names another device (0 alone when the text cannot be
     searched by offsets). A statement whose lines hold none keeps and forks nothing (_Reader.visit_Module)."""

@@ -48,17 +48,30 @@ API_MISSING = rule(
 
 
 def _holds_any(text: str, words: frozenset[str]) -> bool:
-    """Does one of ``words`` appear in ``text`` as an identifier, as Python reads it (NFKC: ``ﬁle`` is ``file``)?
-    Each occurrence is looked at where it is (``graph`` in ``paragraph`` is none): the text is not split into words."""
+    """Does one of ``words`` appear in ``text`` as an identifier (as Python reads it, NFKC: ``ﬁle`` is ``file``)
+    where an API name's part can be: after a dot (``torch.npu.Stream``), or in an import's list of names (after
+    ``import``, a comma or a bracket)? Each occurrence is looked at where it is (``graph`` in ``paragraph``, or in
+    ``a CUDA graph`` is none): the text is not split into words."""
     if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     for word in words:
         at = text.find(word)
         while at >= 0:
-            if _is_identifier_at(text, at, at + len(word)):
+            if _is_identifier_at(text, at, at + len(word)) and _after_dot_or_in_import(text, at):
                 return True
             at = text.find(word, at + 1)
     return False
+
+
+def _after_dot_or_in_import(text: str, start: int) -> bool:
+    """Is what precedes ``start`` (blanks, line breaks and continuations aside) a dot, a comma, an opening bracket
+    or the keyword ``import``?"""
+    at = start
+    while at and text[at - 1] in " \t\r\n\\":
+        at -= 1
+    if at and text[at - 1] in ".,(":
+        return True
+    return text.endswith("import", 0, at) and (at == 6 or not _word_character(text[at - 7]))
 
 
 def _word_character(char: str) -> bool:
