@@ -97,10 +97,13 @@ class ProjectFacts:
         """The lowest transformers release the run's requirement files (and those at or below ``folder``) allow
         (NPU803), or None. Not those above ``folder``: a tree unpacked inside another project (a wheel in a cache)
         would take that project's pins, and unlike the torch pin's target, no flag overrides this one."""
-        own = {p.resolve() for p in self.files}
         texts = []
         for path in self.pin_files:
-            if path.resolve() not in own and not path.resolve().is_relative_to(self.folder):
+            resolved = path.resolve()
+            # (the run's files of that name: resolving them all cost more than the rest of the run's start)
+            if not resolved.is_relative_to(self.folder) and all(
+                p.resolve() != resolved for p in self.files if p.name == path.name
+            ):
                 continue
             try:
                 texts.append(path.read_text("utf-8", errors="replace"))
