@@ -332,7 +332,7 @@ def _device_constant(node: ast.AST) -> bool:
 
 class _Reader(ast.NodeVisitor):
     def __init__(self, model: DeviceModel, npu_aware: bool = False, hot: list[int] | None = None) -> None:
-        """``hot``: the lines (ascending) of what may be kept or forked (_keeping_offsets), when known."""
+        """``hot``: the lines (ascending) of what may be kept or forked (_find_keeping_offsets), when known."""
         self.model = model
         self.devices = SubtreeDevices([], [])  # (each statement's, in visit_Module; this one reads what it is asked)
         self.npu_aware = npu_aware
@@ -552,13 +552,7 @@ def may_keep_anything(text: str) -> bool:
     in a dict) or registers a kernel for CUDA (``device_types``); every device the model can see is a word of one of
     the text's identifiers (strings included), so a module whose words name no other device has an empty model,
     known without reading its ``ast`` (most modules)."""
-    return bool(_keeping_offsets(text))
-
-
-@lru_cache(maxsize=4)
-def _keeping_offsets(text: str) -> tuple[int, ...]:
-    """_find_keeping_offsets, once per text (the module's trigger filter, its model's gate and its model ask)."""
-    return tuple(_find_keeping_offsets(text))
+    return next(_find_keeping_offsets(text), None) is not None  # (the first will do)
 
 
 def _find_keeping_offsets(text: str) -> Iterator[int]:
@@ -610,7 +604,7 @@ def read(
         hot = None
         if text is not None and not npu_aware:
             starts = line_offsets(python_lines(text))
-            hot = sorted({bisect.bisect_right(starts, offset) for offset in _keeping_offsets(text)})
+            hot = sorted({bisect.bisect_right(starts, offset) for offset in _find_keeping_offsets(text)})
         _Reader(model, npu_aware, hot).visit(module)
     return model.finish()
 

@@ -421,7 +421,7 @@ class TritonKernelTransformer(PortTransformer):
         Trigger(r"multiprocessor_count", also=("triton",)),  # (launch code: the statement is enough)
         # (torch's properties may be stored in a variable of the function first)
         Trigger(r"multi_processor_count", outermost(*FUNCTIONS), also=("triton",)),
-        Trigger(r"\bnum_(?:warps|stages)\s*=", also=("triton",)),  # (NPU515's launches)
+        Trigger(r"num_(?<!\wnum_)(?:warps|stages)\s*=", also=("triton",)),  # (NPU515's launches; \b behind)
     )
     RULES = (
         LIBDEVICE_CHAIN,

@@ -275,9 +275,12 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
         Trigger(r"rsqrt|torch\.sqrt\(|\.sqrt\(\)", norm_module, also=("mean", "parameter")),
         # a call of it as a factor: `rotate_half(q) * sin`, `sin * rotate_half(q)` (not its definition)
         Trigger(r"rotate_half\([\w.\s]*\)[\s)]*\*|\*[\s(]*\w*rotate_half\(", rotary_function),
-        # a gate: `F.silu(a) * b`, `b * F.silu(a)` (a name its function chunks a tensor into)
+        # a gate: `F.silu(a) * b`, `b * F.silu(a)` (a name its function chunks a tensor into); (the word boundary
+        # is a look behind: a pattern that starts with a literal is searched fast)
         Trigger(
-            r"\bsilu\(\s*\w+\s*\)[\s)]*\*|\*[\s(]*(?:\w+\s*\.\s*)*silu\(\s*\w+\s*\)", swiglu_function, also=("chunk",)
+            r"silu\((?<!\wsilu\()\s*\w+\s*\)[\s)]*\*|\*[\s(]*(?:\w+\s*\.\s*)*silu\(\s*\w+\s*\)",
+            swiglu_function,
+            also=("chunk",),
         ),
     )
     RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
