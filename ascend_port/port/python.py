@@ -109,7 +109,8 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     module_ast = whole if whole is not None else cache(lambda: _whole_module(text, cut, tree))
     facts = ModuleFacts(module_ast, imports, text, head=tree)
     aware = (options or {}).get(NPU_AWARE_OPTION) == "1"
-    devices = cache(lambda: _device_model(facts, family, aware))
+    head_text = text if whole is not None else text[:cut]  # (the source of `tree`)
+    devices = cache(lambda: _device_model(facts, family, aware, head_text))
     ctx_args: dict[str, Any] = dict(
         imports=imports,
         module_facts=facts,
@@ -318,15 +319,19 @@ def _parse_chunk(text: str, first: int) -> cst.Module:
         raise PortError(f"LibCST cannot parse line {first + error.raw_line - 1}: {error.message}") from None
 
 
-def _device_model(facts: ModuleFacts, family: str, aware: bool = False) -> device_model.DeviceModel | None:
+def _device_model(
+    facts: ModuleFacts, family: str, aware: bool = False, head_text: str | None = None
+) -> device_model.DeviceModel | None:
     """What the module's devices allow; None (port everything) when the module cannot be read whole. A module whose
-    words name no device but CUDA's has an empty model, known from its source without its tree."""
-    if facts.text and not aware and not family and not device_model.may_keep_anything(facts.text):
+    words name no device but CUDA's has an empty model, known from its source without its tree. ``head_text``: the
+    source of the module's head (its whole text by default)."""
+    text = facts.text if head_text is None else head_text
+    if text and not aware and not family and not device_model.may_keep_anything(text):
         return device_model.DeviceModel().finish()
     # The head holds every statement the rules port, each top-level statement whole (see _cut): what the model
     # says of them does not depend on the rest.
     tree = facts.head
-    return device_model.read(tree, family, aware, facts.text) if tree is not None else None
+    return device_model.read(tree, family, aware, text or None) if tree is not None else None
 
 
 def port_module(
