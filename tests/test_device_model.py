@@ -265,3 +265,21 @@ def test_other_devices_drop_ports_such_a_project_in_place(tmp_path: Path) -> Non
         config.resolve([tmp_path], {"other-devices": "all"})
     (tmp_path / "pyproject.toml").write_text('[tool.ascend-port]\nother-devices = "drop"\n', "utf-8")
     assert 'other-devices = "drop"' in config.render(config.resolve([tmp_path]))
+
+
+def _golden_inputs() -> list[Path]:
+    return sorted((Path(__file__).parent.parent / "golden").rglob("*.in.py"))
+
+
+@pytest.mark.parametrize("path", _golden_inputs(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_model_of_the_statements_that_name_a_device_is_the_whole_model(path: Path) -> None:
+    # With its source, the model reads only the top-level statements whose lines name another device (or CUDA as a
+    # dict key, or device_types), and the `if`s of module-level runs: what it keeps, forks and leaves by hand is what
+    # reading every statement finds.
+    text = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        pytest.skip("not Python this interpreter reads")
+    whole, pruned = device_model.read(tree), device_model.read(tree, text=text)
+    assert (pruned.kept, pruned.forks, pruned.todo) == (whole.kept, whole.forks, whole.todo)
