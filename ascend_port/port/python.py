@@ -177,9 +177,9 @@ def _unsuppressed(findings: list[Finding], suppressions: Suppressions) -> list[F
 def _trigger_matches(
     text: str, classes: tuple[type[PortTransformer], ...], options: Mapping[str, str]
 ) -> list[tuple[int, Hashable, Hashable]]:
-    """The triggers' matches (start offset, scope, transformer) in ``text``, less those in triple-quoted strings (usage examples in
-    docstrings). A transformer's ``option_triggers(text, options)`` adds matches that no fixed pattern can find (the
-    calls of names a module imports from the project's CUDA extensions)."""
+    """The triggers' matches (start offset, scope, transformer) in ``text``, less those in triple-quoted strings
+    (usage examples in docstrings). A transformer's ``option_triggers(text, options)`` adds matches that no fixed
+    pattern can find (the calls of names a module imports from the project's CUDA extensions)."""
     matches = trigger_filter(classes).matches(text)
     extra = [
         (offset, scope, cls)

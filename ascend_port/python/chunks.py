@@ -27,7 +27,7 @@ class Chunk:
     first: int  # 1-based, inclusive; includes the comment lines right above the statement
     last: int
     top: tuple[int, int]  # the top-level statement span that contains it (the fallback if it will not parse)
-    # the owners of the matches it holds (port/python.py: the transformers that may change it; None: unknown)
+    # the owners of the matches it holds (port/python.py: the transformers that may change it)
     owners: frozenset[Hashable] = field(default=frozenset(), compare=False)
 
     @property

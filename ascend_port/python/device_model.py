@@ -341,9 +341,9 @@ class _Reader(ast.NodeVisitor):
         self.siblings: dict[int, set[str]] = {}  # an `if` statement -> the devices its block's `if`s test
 
     def visit_Module(self, node: ast.Module) -> None:
-        """Each top-level statement on its own, with the devices of its nodes (SubtreeDevices); one that holds no
-        hot line is not read (what it would keep or fork names another device, or CUDA as a dict key), unless it
-        is an `if` of a run, whose neighbours' tests decide (most statements of a module)."""
+        """Each top-level statement on its own, with the devices of its nodes (SubtreeDevices). One that holds no
+        hot line (most of a module's statements) is not read: what it would keep or fork names another device, or
+        CUDA as a dict key. An `if` of a run is read all the same: its neighbours' tests decide."""
         runs = _if_runs(node.body)
         for run in runs:
             named = block_devices(run)
