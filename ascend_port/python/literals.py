@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
+from ascend_port.python.names import is_word_character
 from ascend_port.python.scopes import Trigger
 
 try:  # the parser of the re module (``sre_parse`` before Python 3.11)
@@ -332,7 +333,7 @@ def _starts_a_word(text: str, packages: tuple[str, ...]) -> bool:
     for package in packages:
         at = text.find(package)
         while at >= 0:
-            if not at or not (text[at - 1].isalnum() or text[at - 1] == "_"):
+            if not at or not is_word_character(text[at - 1]):
                 return True
             at = text.find(package, at + 1)
     return False

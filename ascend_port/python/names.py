@@ -18,6 +18,11 @@ import libcst as cst
 _BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
+def is_word_character(char: str) -> bool:
+    """A character of a word as ``re``'s ``\\w`` reads it: a letter or a digit of any script, or ``_``."""
+    return char.isalnum() or char == "_"
+
+
 def walk_statements(tree: ast.AST):
     """What ``ast.walk`` yields, in the same (breadth-first) order, minus the expressions: an import is a statement
     and expressions hold none, and skipping them makes this ~10 times faster on a large module."""

@@ -15,6 +15,7 @@ from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import TODO_PREFIX, Finding, todo_comment
 from ascend_port.python.api_names import ApiName, api_names
+from ascend_port.python.names import is_word_character
 from ascend_port.python.transformer import PortContext, PortTransformer
 
 API_MISSING = rule(
@@ -71,19 +72,15 @@ def _after_dot_or_in_import(text: str, start: int) -> bool:
         at -= 1
     if at and text[at - 1] in ".,(":
         return True
-    return text.endswith("import", 0, at) and (at == 6 or not _word_character(text[at - 7]))
-
-
-def _word_character(char: str) -> bool:
-    return char.isalnum() or char == "_"
+    return text.endswith("import", 0, at) and (at == 6 or not is_word_character(text[at - 7]))
 
 
 def _is_identifier_at(text: str, start: int, end: int) -> bool:
     """Is ``text[start:end]`` a whole identifier: a run of word characters less the digits it starts with?"""
-    if end < len(text) and _word_character(text[end]):
+    if end < len(text) and is_word_character(text[end]):
         return False
     run = start
-    while run and _word_character(text[run - 1]):
+    while run and is_word_character(text[run - 1]):
         run -= 1
     return run == start or text[run:start].isdecimal()
 
