@@ -107,10 +107,11 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
             return _port_whole_source(text, selection, options or {}, classes)
     imports = ImportIndex.from_ast(tree)
     module_ast = whole if whole is not None else cache(lambda: _whole_module(text, cut, tree))
-    facts = ModuleFacts(module_ast, imports, text, head=tree)
+    lines = python_lines(text)
+    facts = ModuleFacts(module_ast, imports, text, head=tree, lines=lines)
     aware = (options or {}).get(NPU_AWARE_OPTION) == "1"
-    head_text = text if whole is not None else text[:cut]  # (the source of `tree`)
-    devices = cache(lambda: _device_model(facts, family, aware, head_text))
+    # (the model reads `tree`, the head: the source of it)
+    devices = cache(lambda: _device_model(facts, family, aware, text if whole is not None else text[:cut]))
     ctx_args: dict[str, Any] = dict(
         imports=imports,
         module_facts=facts,
@@ -124,7 +125,6 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     )
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
-    lines = python_lines(text)
     splices: list[Splice] = []
     for chunk in hot_chunks(lines, tree, matches, imports):
         if splices and chunk.first <= splices[-1].last:
@@ -331,7 +331,7 @@ def _device_model(
     # The head holds every statement the rules port, each top-level statement whole (see _cut): what the model
     # says of them does not depend on the rest.
     tree = facts.head
-    return device_model.read(tree, family, aware, text or None) if tree is not None else None
+    return device_model.read(tree, family, aware, text or None, facts.line_starts) if tree is not None else None
 
 
 def port_module(

@@ -27,7 +27,7 @@ import bisect
 import os
 import re
 import string
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -594,16 +594,21 @@ _IDENTIFIER_CHARS = frozenset(string.ascii_letters + string.digits + "_")
 
 
 def read(
-    module: ast.Module, family: str | None = None, npu_aware: bool = False, text: str | None = None
+    module: ast.Module,
+    family: str | None = None,
+    npu_aware: bool = False,
+    text: str | None = None,
+    line_starts: Sequence[int] | None = None,
 ) -> DeviceModel:
     """The device model of ``module``; ``family``: what :func:`module_family` said of its file; ``npu_aware``: the
     project supports the NPU already (:func:`supports_npu`); ``text``: the module's source, when the caller has it
-    (then the top-level statements that name no other device are not read: see _Reader.visit_Module)."""
+    (then the top-level statements that name no other device are not read: see _Reader.visit_Module), and
+    ``line_starts`` the offsets its lines start at (core/sources.line_offsets), when the caller has them."""
     model = DeviceModel(kept_module=family_reason(family), reports_only=npu_aware)
     if model.kept_module is None:
         hot = None
         if text is not None and not npu_aware:
-            starts = line_offsets(python_lines(text))
+            starts = line_starts if line_starts is not None else line_offsets(python_lines(text))
             hot = sorted({bisect.bisect_right(starts, offset) for offset in _find_keeping_offsets(text)})
         _Reader(model, npu_aware, hot).visit(module)
     return model.finish()

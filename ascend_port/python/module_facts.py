@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import ast
 import bisect
-import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from ascend_port.core.sources import python_lines
+from ascend_port.core.sources import line_offsets, python_lines
 from ascend_port.python.device_model import walk_with_parents
 from ascend_port.python.names import ImportIndex, walk_statements
 
@@ -30,8 +29,8 @@ Fact = Callable[["ModuleFacts"], T]
 
 class ModuleFacts:
     """One module's facts: ``tree`` is its ``ast`` before the port (or a function that parses it when first
-    needed; None when this interpreter cannot read it), ``imports`` what its imports bind, ``text`` its source and
-    ``head`` what of it was parsed already."""
+    needed; None when this interpreter cannot read it), ``imports`` what its imports bind, ``text`` its source,
+    ``head`` what of it was parsed already and ``lines`` its source's lines (python_lines), when already split."""
 
     def __init__(
         self,
@@ -39,6 +38,7 @@ class ModuleFacts:
         imports: ImportIndex,
         text: str = "",
         head: ast.Module | None = None,
+        lines: Sequence[str] | None = None,
     ) -> None:
         self._tree = tree
         self._head = head
@@ -47,6 +47,7 @@ class ModuleFacts:
         self._statements: dict[type, list[ast.AST]] = {}
         self._all_statements: list[ast.AST] | None = None  # (walk_statements' order: ast.walk's, less expressions)
         self._lines: dict[tuple[str, ...], list[int]] = {}
+        self._source_lines = lines
         self._line_starts: list[int] | None = None
         self._memo: dict[Callable[..., Any], Any] = {}
         self._by_type: dict[type, list[ast.AST]] = {}
@@ -100,16 +101,25 @@ class ModuleFacts:
             return None
         found = self._lines.get(strings)
         if found is None:
-            if self._line_starts is None:  # the offset where each line starts, as Python numbers the lines
-                self._line_starts = list(itertools.accumulate(map(len, python_lines(self.text)), initial=0))
+            starts = self.line_starts
             lines: set[int] = set()
             for string in strings:  # (str.find is much faster than testing each line: the strings are rare)
                 at = self.text.find(string)
                 while at >= 0:
-                    lines.add(bisect.bisect_right(self._line_starts, at))
+                    lines.add(bisect.bisect_right(starts, at))
                     at = self.text.find(string, at + 1)
             found = self._lines[strings] = sorted(lines)
         return found
+
+    @property
+    def line_starts(self) -> list[int]:
+        """The offset in the source where each line starts, as Python numbers the lines (core/sources.line_offsets:
+        line N is at ``line_starts[N - 1]``)."""
+        if self._line_starts is None:
+            self._line_starts = line_offsets(
+                self._source_lines if self._source_lines is not None else python_lines(self.text)
+            )
+        return self._line_starts
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         if self._parents is None:
