@@ -198,7 +198,8 @@ class TriggerFilter:
         keys = _keys(strings)
         # The keys that contain no other are all looked for in one scan of the text: a trie of them as one pattern,
         # which ``re`` runs faster than one substring search each.
-        roots = sorted(k for k in set(keys.values()) if not any(other != k and other in k for other in keys.values()))
+        distinct = set(keys.values())
+        roots = sorted(k for k in distinct if not any(other != k and other in k for other in distinct))
         self._roots = re.compile(_trie(roots)) if roots else None
         # A scan finds no match that starts inside another (``torch.double(`` hides ``.double(``): after each
         # match, the roots that can start inside it (a prefix of theirs is its suffix) are looked for there.
@@ -313,18 +314,19 @@ def _keys(strings: Sequence[str]) -> dict[str, str]:
     start at it per its frequency first, until every string has one (a weighted set cover)."""
 
     def starts(string: str) -> range:
-        return range(max(1, len(string) - _KEY_LENGTH + 1) if len(string) >= _KEY_LENGTH else 1)
+        return range(max(1, len(string) - _KEY_LENGTH + 1))
 
+    first_chars = {s: {s[i] for i in starts(s)} for s in strings}  # (the characters a key of each can start at)
     chosen: set[str] = set()
     uncovered = set(strings)
     while uncovered:
         counts: dict[str, int] = {}
         for string in uncovered:
-            for char in {string[i] for i in starts(string)}:
+            for char in first_chars[string]:
                 counts[char] = counts.get(char, 0) + 1
         char = max(sorted(counts), key=lambda c: counts[c] / _FREQUENCY.get(c, 1))
         chosen.add(char)
-        uncovered = {s for s in uncovered if char not in {s[i] for i in starts(s)}}
+        uncovered = {s for s in uncovered if char not in first_chars[s]}
     return {s: s[next(i for i in starts(s) if s[i] in chosen) :] for s in strings}
 
 
