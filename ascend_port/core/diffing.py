@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+from typing import Literal
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 
@@ -22,16 +23,71 @@ def unified_diff(display_path: str, old: str, new: str, context: int = 3) -> str
     old_lines = git_lines(old)
     new_lines = git_lines(new)
     out: list[str] = []
-    diff = difflib.unified_diff(old_lines, new_lines, f"a/{display_path}", f"b/{display_path}", n=context)
-    for number, line in enumerate(diff):
-        if number < 2:  # the ---/+++ header (a removed line may start with "--" too)
-            out.append(line.rstrip("\r\n") + "\n")
-            continue
-        if line.endswith("\n"):
-            out.append(line)
-        else:
-            out.append(line + "\n" + NO_NEWLINE)
+    for group in _Matcher(old_lines, new_lines).get_grouped_opcodes(context):
+        if not out:
+            out += [f"--- a/{display_path}\n", f"+++ b/{display_path}\n"]
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += (_line(" ", line) for line in old_lines[i1:i2])
+                continue
+            out += (_line("-", line) for line in old_lines[i1:i2])
+            out += (_line("+", line) for line in new_lines[j1:j2])
     return "".join(out)
+
+
+_Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
+
+# Lines of the shared start and end that difflib still sees: where an insertion repeats the lines around it (a
+# device branch copied from the one above), difflib places it after the block it copies, as without the cut.
+_MARGIN = 10
+
+
+class _Matcher(difflib.SequenceMatcher):
+    """difflib's matcher on the lines between those both sides start and end with (less a margin), which are
+    equal: difflib compares every line with every other, and a port changes a few lines of a long file."""
+
+    def __init__(self, old: list[str], new: list[str]) -> None:
+        head = 0
+        for a, b in zip(old, new):
+            if a != b:
+                break
+            head += 1
+        tail = 0
+        for a, b in zip(reversed(old[head:]), reversed(new[head:])):
+            if a != b:
+                break
+            tail += 1
+        head, tail = max(0, head - _MARGIN), max(0, tail - _MARGIN)
+        super().__init__(None, old[head : len(old) - tail], new[head : len(new) - tail])
+        self._shared = head, tail, len(old), len(new)
+
+    def get_opcodes(self) -> list[_Opcode]:
+        head, tail, old_size, new_size = self._shared
+        codes: list[_Opcode] = [("equal", 0, head, 0, head)] if head else []
+        for tag, i1, i2, j1, j2 in super().get_opcodes():
+            if tag == "equal" and codes and codes[-1][0] == "equal":  # (the margin, which meets the shared start)
+                codes[-1] = ("equal", 0, i2 + head, 0, j2 + head)
+            else:
+                codes.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+        if tail and codes and codes[-1][0] == "equal":  # (the margin, which meets the shared end)
+            codes[-1] = ("equal", codes[-1][1], old_size, codes[-1][3], new_size)
+        elif tail:
+            codes.append(("equal", old_size - tail, old_size, new_size - tail, new_size))
+        return codes
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's range as unified diffs write it: from 1, and an empty range from the line before it."""
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"
+
+
+def _line(mark: str, line: str) -> str:
+    return mark + line if line.endswith("\n") else mark + line + "\n" + NO_NEWLINE
 
 
 def new_file_diff(display_path: str, new: str) -> str:
