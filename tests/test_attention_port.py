@@ -9,13 +9,14 @@ import textwrap
 import libcst as cst
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
 from ascend_port.port.python import port_module, port_source
 
 
-def port(text: str, selection: Selection | None = None, **options) -> str:
-    outcome = port_source(textwrap.dedent(text), selection or Selection(), options)
+def port(text: str, selection: Selection | None = None, **options: str) -> str:
+    outcome = port_source(textwrap.dedent(text), selection or Selection(), PortOptions(**options))
     assert outcome.new_text is not None
     ast.parse(outcome.new_text)
     return outcome.new_text
@@ -54,7 +55,7 @@ def test_helpers_are_written_once_before_their_first_user():
     )
     assert ported.startswith('"""Two modules, three call sites, two helpers."""\nfrom __future__ import annotations\n')
     assert "flash_attn import" not in ported and "xformers" not in ported.split("def _npu_flash_attn")[0]
-    assert port_source(ported, Selection(), {}).new_text in (None, ported)  # idempotent
+    assert port_source(ported, Selection(), PortOptions()).new_text in (None, ported)  # idempotent
 
 
 def test_an_existing_helper_is_reused_and_a_missing_one_added():
@@ -89,7 +90,7 @@ def test_crlf_and_tab_indented_modules_stay_consistent():
         "import torch\r\nfrom flash_attn import flash_attn_func\r\n\r\n\r\ndef f(q, k, v):\r\n"
         "\treturn flash_attn_func(q, k, v, causal=True)\r\n"
     )
-    ported = port_source(source, Selection(), {}).new_text
+    ported = port_source(source, Selection(), PortOptions()).new_text
     assert ported is not None and "\n" not in ported.replace("\r\n", "")
     assert "\treturn _npu_flash_attn(q, k, v, causal=True)\r\n" in ported
     ast.parse(ported)
@@ -98,7 +99,7 @@ def test_crlf_and_tab_indented_modules_stay_consistent():
 def test_libcst_runner_path_gives_the_same_port():
     source = textwrap.dedent(TWO_USERS)
     module, findings = port_module(cst.parse_module(source), Selection())
-    assert module.code == port_source(source, Selection(), {}).new_text
+    assert module.code == port_source(source, Selection(), PortOptions()).new_text
     assert {f.rule.id for f in findings} >= {"NPU400", "NPU405", "NPU408"}
 
 
@@ -106,7 +107,7 @@ def test_mindiesd_backend_and_unknown_backend():
     ported = port(TWO_USERS, attention_backend="mindiesd")
     assert "from mindiesd import attention_forward" in ported
     with pytest.raises(PortError, match="unknown attention backend 'cuda'"):
-        port_source(textwrap.dedent(TWO_USERS), Selection(), {"attention_backend": "cuda"})
+        port_source(textwrap.dedent(TWO_USERS), Selection(), PortOptions(attention_backend="cuda"))
 
 
 def test_ignored_window_rule_leaves_that_call_and_its_import():
@@ -133,7 +134,7 @@ def test_sdpa_is_reported_as_compatible_not_changed():
     source = (
         "import torch.nn.functional as F\n\n\ndef f(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n"
     )
-    outcome = port_source(source, Selection(), {})
+    outcome = port_source(source, Selection(), PortOptions())
     assert outcome.new_text is None
     [finding] = outcome.findings
     assert finding.rule.id == "NPU407" and not finding.applied and finding.line == 5

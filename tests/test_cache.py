@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 import ascend_port.run.cache as cache_module
 from ascend_port.cli import app
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import PythonHandler
 from ascend_port.rules.registry import get_rule
@@ -93,7 +94,7 @@ def test_selection_and_options_are_part_of_the_key(tree: Path, calls: list[bytes
     assert b".cuda()" in ignored.changed[0].new_bytes and b"torch.npu.synchronize()" in ignored.changed[0].new_bytes
     assert all(f.rule.id != "NPU101" for f in ignored.files[0].findings)
     assert len(calls) == 4
-    run([tree / "train.py"], RunConfig(options={"attention_backend": "mindiesd"}, jobs=1))
+    run([tree / "train.py"], RunConfig(options=PortOptions(attention_backend="mindiesd"), jobs=1))
     assert len(calls) == 5
     # The same rule set spelled another way shares entries.
     run([tree / "train.py"], RunConfig(selection=Selection(select=("NPU",)), jobs=1))
@@ -101,11 +102,21 @@ def test_selection_and_options_are_part_of_the_key(tree: Path, calls: list[bytes
 
 
 def test_config_fingerprint_follows_the_effective_rule_set() -> None:
-    everything = config_fingerprint("PythonHandler", Selection(), {})
-    assert config_fingerprint("PythonHandler", Selection(select=("NPU",)), {}) == everything
-    assert config_fingerprint("PythonHandler", Selection(ignore=("NPU104",)), {}) != everything
-    assert config_fingerprint("PythonHandler", Selection(), {"attention_backend": "mindiesd"}) != everything
-    assert config_fingerprint("NotebookHandler", Selection(), {}) != everything
+    everything = config_fingerprint("PythonHandler", Selection(), PortOptions())
+    assert config_fingerprint("PythonHandler", Selection(select=("NPU",)), PortOptions()) == everything
+    assert config_fingerprint("PythonHandler", Selection(ignore=("NPU104",)), PortOptions()) != everything
+    assert config_fingerprint("PythonHandler", Selection(), PortOptions(attention_backend="mindiesd")) != everything
+    assert config_fingerprint("NotebookHandler", Selection(), PortOptions()) != everything
+    # every option separates results (the file's family is in each file's own key instead)
+    for changed in (
+        PortOptions(other_devices="drop"),
+        PortOptions(npu_aware=True),
+        PortOptions(target="2.1.0.post17"),
+        PortOptions(transformers_pin="4.46.1"),
+        PortOptions(extension_ops=(("pkg._C", (("op", "a.cpp"),)),)),
+    ):
+        assert config_fingerprint("PythonHandler", Selection(), changed) != everything
+    assert config_fingerprint("PythonHandler", Selection(), PortOptions(family="cuda folder")) == everything
 
 
 def test_tool_fingerprint_covers_code_data_and_versions(tmp_path: Path) -> None:

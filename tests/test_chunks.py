@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.sources import python_lines
 from ascend_port.python.chunks import Splice, hot_chunks, splice
 from ascend_port.python.literals import TriggerFilter
@@ -138,10 +139,10 @@ def test_a_chunk_runs_only_the_transformers_whose_triggers_made_it_hot(monkeypat
 
     monkeypatch.setattr(port_python, "run_transformers", recorded)
     text = "import torch\n\nx = torch.zeros(3, dtype=torch.float64)\ny = x.to('cpu')\n"
-    port_python.port_source(text, Selection(), {})
+    port_python.port_source(text, Selection(), PortOptions())
     assert ran == [{PrecisionCallTransformer.__name__}]  # (no `cuda`: the device rules never see it)
     ran.clear()
-    port_python.port_source(text.replace("'cpu'", "'cuda'"), Selection(), {})
+    port_python.port_source(text.replace("'cpu'", "'cuda'"), Selection(), PortOptions())
     assert ran[0] == {PrecisionCallTransformer.__name__} and DeviceTransformer.__name__ in ran[1]
 
 

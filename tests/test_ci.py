@@ -17,6 +17,7 @@ from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
+from ascend_port.core.options import PortOptions
 from ascend_port.reports import FORMATS
 
 runner = CliRunner()
@@ -260,10 +261,8 @@ def test_attention_backend_reaches_the_run_options(project: Path) -> None:
 
     write_config(project, 'attention-backend = "mindiesd"\n')
     settings = config.resolve([project])
-    assert settings.run_config().options == {"attention_backend": "mindiesd"}
-    assert config.resolve([project], {"attention-backend": "torch_npu"}).run_config().options == {
-        "attention_backend": "torch_npu"
-    }
+    assert settings.run_config().options == PortOptions(attention_backend="mindiesd")
+    assert config.resolve([project], {"attention-backend": "torch_npu"}).run_config().options == PortOptions()
 
 
 # --- pre-commit and GitHub Action -------------------------------------------------------------------------------

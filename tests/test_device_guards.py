@@ -13,6 +13,7 @@ import pytest
 
 from ascend_port.core.catalogue import Confidence
 from ascend_port.core.findings import TODO_PATTERN
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.port.python import port_source
@@ -269,5 +270,5 @@ def test_the_whole_module_path_agrees_with_the_chunked_one() -> None:
 
 
 def test_handler_ports_the_guards_like_port_source() -> None:
-    ported = handler_for(Path("model.py")).port(GUARDS.encode(), Selection(), {})
+    ported = handler_for(Path("model.py")).port(GUARDS.encode(), Selection(), PortOptions())
     assert ported.new_text == port(GUARDS)

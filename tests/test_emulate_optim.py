@@ -12,6 +12,7 @@ pytest.importorskip("torch")
 
 from test_emulate import built_device, check, emulate  # noqa: F401 (built_device: the module fixture)
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 
@@ -210,7 +211,7 @@ print(ready, range_id > 0)
 
 
 def test_profiler_and_mstx_calls_of_a_ported_script(tmp_path):
-    ported = handler_for(Path("train.py")).port(CUDA_SCRIPT.encode(), Selection(), {}).new_text
+    ported = handler_for(Path("train.py")).port(CUDA_SCRIPT.encode(), Selection(), PortOptions()).new_text
     assert ported is not None and "import torch_npu" in ported
     for call in ("torch_npu.profiler.profile(", "ProfilerActivity.NPU", "torch_npu.profiler.schedule(",
                  "torch_npu.profiler.tensorboard_trace_handler(", "torch_npu.npu.mstx.annotate(",

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ascend_port.core import library_support
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.reports import packages
@@ -19,7 +20,7 @@ from ascend_port.reports import packages
 def port(text: str, name: str = "train.py") -> str:
     handler = handler_for(Path(name))
     assert handler is not None
-    result = handler.port(text.encode(), Selection(), {})
+    result = handler.port(text.encode(), Selection(), PortOptions())
     return text if result.new_text is None else result.new_text
 
 
@@ -93,7 +94,7 @@ def test_lm_eval_device_gets_one_rewrite_not_two() -> None:
     handler = handler_for(Path("eval.py"))
     assert handler is not None
     text = 'import lm_eval\nr = lm_eval.simple_evaluate(model="hf", device="cuda")\n'
-    result = handler.port(text.encode(), Selection(), {})
+    result = handler.port(text.encode(), Selection(), PortOptions())
     assert result.new_text is not None and 'device="npu:0"' in result.new_text
     assert [f.rule.id for f in result.findings if f.rule.id != "NPU100"] == ["NPU806"]
 

@@ -4,6 +4,7 @@ import pytest
 from golden_cases import GOLDEN, Case, cases
 
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.rules.registry import all_rules
@@ -15,7 +16,9 @@ OPT_IN = {r.id for r in all_rules() if r.opt_in}  # (ported with their ID select
 def port(case: Case, data: bytes):
     handler = handler_for(case.handler_name)
     assert handler is not None, f"no handler for {case.handler_name.name}"
-    return handler.port(data, Selection(select=("ALL", case.rule)) if case.rule in OPT_IN else Selection(), {})
+    return handler.port(
+        data, Selection(select=("ALL", case.rule)) if case.rule in OPT_IN else Selection(), PortOptions()
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

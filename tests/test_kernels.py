@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from ascend_port.cli import app
 from ascend_port.core import npu_api
 from ascend_port.core.findings import TODO_PATTERN
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection, parse_patterns
 from ascend_port.port.handlers import handler_for
 from ascend_port.python.names import ImportIndex
@@ -114,7 +115,7 @@ def test_kernels_keep_their_code_and_are_tagged_once_where_they_are_work(case: P
     out = case.with_name(case.name.replace(".in.", ".out."))
     # (without the rules that do rewrite inside kernels: rules/triton_kernels.py)
     inside = tuple(r.id for r in all_rules() if r.module.endswith(".triton_kernels"))
-    ported = handler_for(case).port(before.encode(), Selection(ignore=inside), {})
+    ported = handler_for(case).port(before.encode(), Selection(ignore=inside), PortOptions())
     after = ported.new_text if ported.new_text is not None else before
     kernels_before, kernels_after = triton_kernels(before), triton_kernels(after)
     assert kernels_before.keys() == kernels_after.keys()
@@ -176,7 +177,7 @@ def launch(x, y):
 
 
 def _npu500(text: str, selection: Selection | None = None) -> list[str]:
-    ported = handler_for(Path("k.py")).port(text.encode(), selection or Selection(), {})
+    ported = handler_for(Path("k.py")).port(text.encode(), selection or Selection(), PortOptions())
     return [f.message for f in ported.findings if f.rule.id == "NPU500"]
 
 
@@ -252,9 +253,9 @@ def test_the_assessment_counts_a_kernel_once_and_its_line_notes_as_todos(
 
 def test_a_kernel_todo_is_written_once_when_rules_are_selected_by_prefix() -> None:
     source = "import triton\n\n@triton.jit\ndef k(x):\n    pass\n"
-    ported = handler_for(Path("k.py")).port(source.encode(), Selection(select=parse_patterns(["NPU5"])), {})
+    ported = handler_for(Path("k.py")).port(source.encode(), Selection(select=parse_patterns(["NPU5"])), PortOptions())
     assert ported.new_text is not None and ported.new_text.count("NPU500") == 1
-    ignored = handler_for(Path("k.py")).port(source.encode(), Selection(ignore=("NPU500",)), {})
+    ignored = handler_for(Path("k.py")).port(source.encode(), Selection(ignore=("NPU500",)), PortOptions())
     assert ignored.new_text is None and not ignored.findings
 
 
@@ -279,13 +280,13 @@ def test_cuda_source_handler_reports_and_never_changes(tmp_path: Path) -> None:
     handler = handler_for(Path("ops.cu"))
     assert handler is not None and handler is handler_for(Path("ops.cuh"))
     latin1 = "// auteur: Jos\xe9\n__global__ void k(float* x) { }\n".encode("latin-1")
-    ported = handler.port(latin1, Selection(), {})
+    ported = handler.port(latin1, Selection(), PortOptions())
     assert ported.new_text is None
     [finding] = ported.findings
     assert finding.rule.id == "NPU503" and finding.line == 2 and "1 kernel (__global__): k" in finding.message
-    assert handler.port(latin1, Selection(ignore=("NPU503",)), {}).findings == []
+    assert handler.port(latin1, Selection(ignore=("NPU503",)), PortOptions()).findings == []
     many = "".join(f"__global__ void k{i}(int n) {{ }}\n" for i in range(15))
-    assert "and 3 more" in handler.port(many.encode(), Selection(), {}).findings[0].message
+    assert "and 3 more" in handler.port(many.encode(), Selection(), PortOptions()).findings[0].message
 
     (tmp_path / "csrc").mkdir()
     (tmp_path / "csrc" / "ops.cu").write_bytes(latin1)
@@ -334,9 +335,9 @@ def test_graph_and_nvtx_names_are_not_flagged_or_renamed_by_the_device_rules() -
         "import torch\nfrom torch.cuda import CUDAGraph, nvtx\ng = torch.cuda.CUDAGraph()\n"
         "torch.cuda.nvtx.range_push('x')\nwith torch.cuda.graph(g):\n    pass\n"
     )
-    device_only = handler_for(Path("m.py")).port(source.encode(), Selection(select=("NPU1",)), {})
+    device_only = handler_for(Path("m.py")).port(source.encode(), Selection(select=("NPU1",)), PortOptions())
     assert device_only.new_text is None  # not renamed at high confidence, no NPU107 "unsupported" TODO
-    ported = handler_for(Path("m.py")).port(source.encode(), Selection(), {})
+    ported = handler_for(Path("m.py")).port(source.encode(), Selection(), PortOptions())
     assert {f.rule.id for f in ported.findings} >= {"NPU700", "NPU701"}
     assert "NPU107" not in {f.rule.id for f in ported.findings}
     assert "from torch.npu import NPUGraph, mstx as nvtx" in ported.new_text

@@ -10,6 +10,7 @@ import ast
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port import python as port_python
 from ascend_port.python import device_model, module_facts, names
@@ -85,7 +86,7 @@ class _Visits:
 
     def port(self, text: str) -> str:
         self.nodes = self.module_walks = 0
-        outcome = port_python.port_source(text, Selection(), {})
+        outcome = port_python.port_source(text, Selection(), PortOptions())
         assert outcome.new_text is not None
         return outcome.new_text
 

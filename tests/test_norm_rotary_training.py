@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch", reason="pip install torch==2.13.0 (CPU) to 
 
 from fake_modules import installed  # noqa: E402
 
-from ascend_port.core import npu_api  # noqa: E402
+from ascend_port.core.options import PortOptions  # noqa: E402
 from ascend_port.core.selection import Selection  # noqa: E402
 from ascend_port.emulate import ops  # noqa: E402
 from ascend_port.port.python import port_source  # noqa: E402
@@ -296,7 +296,7 @@ def test_apex_layer_norm_swap_for_a_torch_before_2_4(monkeypatch):
     """An older target (torch_npu 2.1: torch 2.1) has no per-device autocast API: the subclass reads torch.npu's
     autocast state (torch_npu's, NPU only, as apex reads CUDA's); torch.nn.RMSNorm does not exist there (a TODO)."""
     source = (GOLDEN / "NPU424/apex_norms.in.py").read_text("utf-8")
-    ported = port_source(source, Selection(), {npu_api.TARGET_OPTION: "2.1.0.post17"}).new_text
+    ported = port_source(source, Selection(), PortOptions(target="2.1.0.post17")).new_text
     assert ported is not None and "TODO(ascend-port): NPU424" in ported and "class _NpuRMSNorm" not in ported
     assert "if torch.npu.is_autocast_enabled():" in ported
     assert "return output.to(torch.npu.get_autocast_dtype())" in ported

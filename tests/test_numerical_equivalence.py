@@ -30,6 +30,7 @@ import gpu_reference  # noqa: E402
 from fake_modules import installed  # noqa: E402
 from golden_cases import cases  # noqa: E402
 
+from ascend_port.core.options import PortOptions  # noqa: E402
 from ascend_port.core.selection import Selection  # noqa: E402
 from ascend_port.emulate.runner import DEVICES_ENV  # noqa: E402
 from ascend_port.port.python import port_source  # noqa: E402
@@ -661,7 +662,7 @@ def test_mindiesd_backend_uses_attention_forward_when_it_can():
         "def plain(q, k, v):\n    return flash_attn_func(q, k, v, softmax_scale=0.3)\n\n\n"
         "def causal(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n"
     )
-    ported = port_source(source, Selection(), {"attention_backend": "mindiesd"}).new_text
+    ported = port_source(source, Selection(), PortOptions(attention_backend="mindiesd")).new_text
     assert ported is not None and "from mindiesd import attention_forward" in ported
     spec = Spec(lambda ns, dt: ns["plain"](*qkv((2, 6, 2, 8), (2, 7, 2, 8), dt)))
     calls: list[str] = []

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from golden_cases import cases
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.filetypes import file_kind
 from ascend_port.port.handlers import handler_for
@@ -89,12 +90,12 @@ def test_a_conda_file_that_does_not_parse_is_refused_with_its_reason() -> None:
     from ascend_port.core.porting import PortError
 
     with pytest.raises(PortError, match="invalid YAML"):
-        handler_for(Path("environment.yml")).port(b"dependencies: [a\n", Selection(), {})
+        handler_for(Path("environment.yml")).port(b"dependencies: [a\n", Selection(), PortOptions())
 
 
 def test_pip_install_cut_keeps_the_other_packages_and_the_continuations() -> None:
     source = "pip install \\\n    torch \\\n    flash-attn \\\n    einops\n"
-    ported = handler_for(Path("setup.sh")).port(source.encode(), Selection(), {})
+    ported = handler_for(Path("setup.sh")).port(source.encode(), Selection(), PortOptions())
     assert ported.new_text == (
         "# flash-attn removed by ascend-port NPU600: CUDA-only; torch_npu.npu_fusion_attention replaces it\n"
         "pip install \\\n    torch \\\n    einops\n"
@@ -103,6 +104,6 @@ def test_pip_install_cut_keeps_the_other_packages_and_the_continuations() -> Non
 
 def test_selection_leaves_a_step_unported_when_its_rule_is_off() -> None:
     source = b"pip install flash-attn\npip install torch flash-attn\n"
-    ported = handler_for(Path("setup.sh")).port(source, Selection(select=("NPU617",)), {})
+    ported = handler_for(Path("setup.sh")).port(source, Selection(select=("NPU617",)), PortOptions())
     assert [f.rule.id for f in ported.findings] == ["NPU617"]
     assert ported.new_text is not None and "pip install torch flash-attn" in ported.new_text

@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
-from ascend_port.core import library_support, npu_api
+from ascend_port.core import npu_api
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.git.summary import RunInfo, summary
 from ascend_port.port.python import port_source
-from ascend_port.rules.project.requirements import EXPLICIT_TARGET_OPTION
 from ascend_port.run import config
 from ascend_port.run.project_facts import facts
 
@@ -39,7 +39,8 @@ def test_one_reader_answers_the_torch_pin_and_the_transformers_bound(tmp_path: P
     assert [p.name for p in found.pin_files] == ["requirements.txt", "pyproject.toml"]
     assert found.torch_pin is not None and found.torch_pin.where == "requirements.txt (torch==2.1.0)"
     assert found.transformers_pin == "4.46.1"
-    assert found.options() == {library_support.TRANSFORMERS_PIN_OPTION: "4.46.1"}
+    assert found.options(PortOptions()) == PortOptions(transformers_pin="4.46.1")
+    assert found.options(PortOptions(transformers_pin="4.40.0")).transformers_pin == "4.40.0"  # (the caller's wins)
     # From a file deep inside: the torch pin is the project's (the nearest above), the transformers bound comes
     # from the files at or below the folder given (the run's own files among them) and none is there.
     inner = facts([tmp_path / "src" / "pkg" / "m.py"])
@@ -56,7 +57,7 @@ def test_no_pins_no_facts(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "m.py").write_text("import torch\n")
     found = facts([tmp_path])
-    assert found.torch_pin is None and found.transformers_pin is None and found.options() == {}
+    assert found.torch_pin is None and found.transformers_pin is None and found.options(PortOptions()) == PortOptions()
 
 
 # --- NPU602: an explicit target is pinned --------------------------------------------------------------------
@@ -94,9 +95,9 @@ def test_npu602_follows_the_torch_pin_when_the_target_agrees_or_was_inferred(tmp
 def test_only_a_set_target_is_explicit(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text("torch==2.1.0\n")
     inferred = config.resolve([tmp_path]).run_config().options
-    assert inferred[npu_api.TARGET_OPTION] == "2.1.0.post17" and EXPLICIT_TARGET_OPTION not in inferred
+    assert inferred.target == "2.1.0.post17" and not inferred.target_explicit
     chosen = config.resolve([tmp_path], {"torch-npu": "2.1.0"}).run_config().options
-    assert chosen[EXPLICIT_TARGET_OPTION] == "1"
+    assert chosen.target_explicit
 
 
 # --- NPU506: no torch.nn.RMSNorm before torch 2.4 --------------------------------------------------------------
@@ -106,7 +107,7 @@ APEX = "import apex\nfrom apex.normalization import FusedRMSNorm\nn = FusedRMSNo
 
 @pytest.mark.parametrize(("target", "rms_norm"), [("2.1", False), ("2.3.1", False), ("2.5.1", True), (None, True)])
 def test_apex_rms_norm_way_follows_the_targets_torch(target: str | None, rms_norm: bool) -> None:
-    options = {npu_api.TARGET_OPTION: npu_api.covered_release(target)} if target else {}
+    options = PortOptions(target=npu_api.covered_release(target) if target else None)
     messages = [f.message for f in port_source(APEX, Selection(select=("NPU506",)), options).findings]
     assert len(messages) == 2 and all("torch_npu.npu_rms_norm" in m for m in messages)
     assert all(("use torch.nn.RMSNorm" in m) == rms_norm for m in messages)

@@ -16,6 +16,7 @@ from golden_cases import cases
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
 from ascend_port.formats.shell_lexer import lex
@@ -147,7 +148,7 @@ def test_notebook_written_with_ascii_escapes_keeps_escaping_new_lines() -> None:
         "nbformat_minor": 5,
     }
     text = json.dumps(notebook, indent=1, ensure_ascii=True) + "\n"
-    new_text, findings = port_notebook(text, Selection(), {})
+    new_text, findings = port_notebook(text, Selection(), PortOptions())
     assert new_text is not None and new_text.isascii()
     assert '"# caf\\u00e9\\n"' in new_text  # the unchanged line keeps its token
     assert '"x = y.npu()  # \\u00e9t\\u00e9"' in new_text
@@ -171,7 +172,7 @@ def test_notebook_cell_source_written_as_one_string_stays_one_string() -> None:
         "nbformat": 4,
         "nbformat_minor": 5,
     }
-    new_text, findings = port_notebook(json.dumps(notebook, indent=2), Selection(), {})
+    new_text, findings = port_notebook(json.dumps(notebook, indent=2), Selection(), PortOptions())
     cells = json.loads(new_text)["cells"]
     assert cells[0]["source"] == "import torch\nimport torch_npu\nx = torch.ones(1).npu()\n"
     assert cells[1]["source"] == "x.cuda()"  # raw and markdown cells are text
@@ -195,7 +196,7 @@ def test_notebook_with_a_cell_that_is_not_python_names_the_cell() -> None:
         "nbformat_minor": 5,
     }
     with pytest.raises(PortError, match="cell 1"):
-        port_notebook(json.dumps(notebook, indent=1), Selection(), {})
+        port_notebook(json.dumps(notebook, indent=1), Selection(), PortOptions())
 
 
 @pytest.mark.parametrize(
@@ -211,7 +212,7 @@ def test_notebook_with_a_cell_that_is_not_python_names_the_cell() -> None:
 )
 def test_bad_files_are_refused_with_their_reason(name: str, data: bytes, reason: str) -> None:
     with pytest.raises(PortError, match=reason):
-        handler_for(Path(name)).port(data, Selection(), {})
+        handler_for(Path(name)).port(data, Selection(), PortOptions())
 
 
 def test_helm_templates_are_skipped_with_their_reason() -> None:
@@ -219,15 +220,15 @@ def test_helm_templates_are_skipped_with_their_reason() -> None:
 
     template = b"resources:\n  limits:\n    nvidia.com/gpu: {{ .Values.gpus }}\n{{- if .Values.cuda }}\n"
     with pytest.raises(SourceError, match="template") as raised:
-        handler_for(Path("chart/templates/deploy.yaml")).port(template, Selection(), {})
+        handler_for(Path("chart/templates/deploy.yaml")).port(template, Selection(), PortOptions())
     assert raised.value.binary  # the engine reports it as skipped, with the reason
 
 
 def test_rules_can_be_selected_per_file_type() -> None:
     data = (EXAMPLE / "requirements.txt").read_bytes()
     handler = handler_for(Path("requirements.txt"))
-    assert handler.port(data, Selection(ignore=("NPU6",)), {}).new_text is None
-    only_removals = handler.port(data, Selection(select=("NPU600",)), {})
+    assert handler.port(data, Selection(ignore=("NPU6",)), PortOptions()).new_text is None
+    only_removals = handler.port(data, Selection(select=("NPU600",)), PortOptions())
     assert {f.rule.id for f in only_removals.findings} == {"NPU600"}
     assert "triton==3.1.0" in only_removals.new_text and "torch-npu" not in only_removals.new_text
 

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
-from ascend_port.python import device_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora
 
 NAME, VERSION = "megatron-core", "0.12.0"
-NPU_ONLY = {device_model.NPU_AWARE_OPTION: "0"}  # as an NPU-only fork would port it: rewrites, not reports
+NPU_ONLY = PortOptions(other_devices="drop")  # as an NPU-only fork would port it: rewrites, not reports
 
 
 def megatron_optimizer() -> Path:

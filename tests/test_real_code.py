@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
-from ascend_port.python import device_model
 from ascend_port.run.engine import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -18,7 +18,7 @@ import corpora
 
 # The machinery on real code, as for an NPU-only fork (`--other-devices drop`): these projects also run on
 # other devices, so by default their CUDA code is reported, not rewritten (python/device_model.py).
-NPU_ONLY = {device_model.NPU_AWARE_OPTION: "0"}
+NPU_ONLY = PortOptions(other_devices="drop")
 
 
 @pytest.mark.slow

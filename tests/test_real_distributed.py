@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
-from ascend_port.python import device_model
 from ascend_port.run.engine import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -23,7 +23,7 @@ import corpora
 
 # The machinery on real code, as for an NPU-only fork (`--other-devices drop`): these projects also run on
 # other devices, so by default their CUDA code is reported, not rewritten (python/device_model.py).
-NPU_ONLY = {device_model.NPU_AWARE_OPTION: "0"}
+NPU_ONLY = PortOptions(other_devices="drop")
 
 PACKAGE, VERSION = "accelerate", "1.15.0"
 
@@ -50,7 +50,7 @@ def test_port_of_accelerate_is_clean_and_idempotent() -> None:
     for file in result.changed:
         ast.parse(file.new_bytes, filename=file.path)  # every changed file parses
         handler = handler_for(Path(file.path))
-        again = handler.port(file.new_bytes, Selection(), {})
+        again = handler.port(file.new_bytes, Selection(), PortOptions())
         assert again.new_text is None, f"a second port of {file.path} changes it again"
 
     fired = Counter(f.rule.id for file in result.files for f in file.findings)

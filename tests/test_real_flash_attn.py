@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
-from ascend_port.python import device_model
 from ascend_port.rules.attention.unused_imports import FLASH_VERSION
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora
 
-NPU_ONLY = {device_model.NPU_AWARE_OPTION: "0"}  # as for an NPU-only fork (DeepSpeed also runs elsewhere)
+NPU_ONLY = PortOptions(other_devices="drop")  # as for an NPU-only fork (DeepSpeed also runs elsewhere)
 
 
 @pytest.mark.slow

@@ -17,9 +17,9 @@ import pytest
 from test_kernels import device_helpers, todo_counts_above, triton_kernels, without_comments
 
 from ascend_port.core.findings import TODO_PATTERN
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
-from ascend_port.python import device_model
 from ascend_port.run.engine import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -27,7 +27,7 @@ import corpora
 
 # The machinery on real code, as for an NPU-only fork (`--other-devices drop`): these projects also run on
 # other devices, so by default their CUDA code is reported, not rewritten (python/device_model.py).
-NPU_ONLY = {device_model.NPU_AWARE_OPTION: "0"}
+NPU_ONLY = PortOptions(other_devices="drop")
 
 DEEPSPEED = ("deepspeed", "0.16.4")
 
@@ -130,7 +130,7 @@ def test_deepspeed_kernels_and_extensions_are_tagged_once(deepspeed: Path) -> No
     for file in result.changed:
         if file.path.endswith(".py"):
             ast.parse(file.new_bytes, filename=file.path)
-        again = handler_for(Path(file.path)).port(file.new_bytes, Selection(), {})
+        again = handler_for(Path(file.path)).port(file.new_bytes, Selection(), PortOptions())
         assert again.new_text is None or again.source.encode(again.new_text) == file.new_bytes, file.path
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.run.engine import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -84,7 +85,7 @@ def run_text(path: str, text: str) -> str | None:
 
     handler = handler_for(Path(path))
     assert handler is not None
-    result = handler.port(text.encode("utf-8"), Selection(), {})
+    result = handler.port(text.encode("utf-8"), Selection(), PortOptions())
     return result.new_text
 
 

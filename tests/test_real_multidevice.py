@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from ascend_port.core.findings import FileResult
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.python import device_model
@@ -62,7 +63,7 @@ def ported_project(project: str, drop: bool = False) -> Port:
         pytest.skip(f"cannot download {name} {version}: {error}")
     tree = (root / f"{name}-{version}" if sdist else root).resolve()
     # No result cache: this runs before the per-test cache of conftest.py is set up, and must not touch ~/.cache.
-    options = {device_model.NPU_AWARE_OPTION: "0"} if drop else {}
+    options = PortOptions(other_devices="drop" if drop else "keep")
     result = run([tree], RunConfig(jobs=2, cache=False, options=options))
     results = {}
     for file in result.files:
@@ -274,7 +275,7 @@ def still_reported(rule_id: str) -> Check:
     """A site left unchanged with its TODO is still reported when the ported file is scanned again."""
 
     def check(old: str, new: str, path: str) -> str | None:
-        outcome = handler_for(Path(path)).port(new.encode("utf-8"), Selection(), {})
+        outcome = handler_for(Path(path)).port(new.encode("utf-8"), Selection(), PortOptions())
         fired = {f.rule.id for f in outcome.findings}
         return None if rule_id in fired else f"a re-scan of the ported file reports {sorted(fired)}, not {rule_id}"
 
@@ -806,9 +807,6 @@ def test_multidevice_port_is_clean_and_idempotent(project: str) -> None:
         assert result.new_bytes is not None
         if path.endswith(".py"):
             ast.parse(result.new_bytes, filename=path)
-        options = {device_model.NPU_AWARE_OPTION: "0"}
-        family = device_model.module_family(str(port.tree / path))
-        if family:
-            options[device_model.FAMILY_OPTION] = family
+        options = PortOptions(other_devices="drop", family=device_model.module_family(str(port.tree / path)))
         again = handler_for(Path(path)).port(result.new_bytes, Selection(), options)
         assert again.new_text is None or again.source.encode(again.new_text) == result.new_bytes, path

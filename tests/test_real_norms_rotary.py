@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
-from ascend_port.python import device_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora
 
-NPU_ONLY = {device_model.NPU_AWARE_OPTION: "0"}  # transformers also runs elsewhere: port it as an NPU-only fork
+NPU_ONLY = PortOptions(other_devices="drop")  # transformers also runs elsewhere: port it as an NPU-only fork
 RULES = ("NPU420", "NPU421", "NPU422")
 # model -> findings of NPU420/421/422 by (rule, rewrite or TODO)
 EXPECTED = {

@@ -15,6 +15,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 
@@ -37,7 +38,7 @@ def port(path: str) -> tuple[str, str, list[Finding]]:
     file = tree() / path
     handler = handler_for(file)
     assert handler is not None, path
-    ported = handler.port(file.read_bytes(), Selection(), {})
+    ported = handler.port(file.read_bytes(), Selection(), PortOptions())
     original = file.read_text("utf-8")
     return original, ported.new_text if ported.new_text is not None else original, ported.findings
 
@@ -54,7 +55,7 @@ def test_the_npu_files_are_left_alone(path: str) -> None:
     handler = handler_for(file)
     if handler is None:
         return  # not a project file at all
-    ported = handler.port(file.read_bytes(), Selection(), {})
+    ported = handler.port(file.read_bytes(), Selection(), PortOptions())
     assert ported.new_text is None
     assert [f for f in ported.findings if f.applied] == []
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_port.python import device_model
+from ascend_port.core.options import PortOptions
 from ascend_port.reports import render
 from ascend_port.reports.model import build
 from ascend_port.run.engine import RunConfig, RunResult, run
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora
 
 pytestmark = pytest.mark.slow
-NPU_ONLY = {device_model.NPU_AWARE_OPTION: "0"}
+NPU_ONLY = PortOptions(other_devices="drop")
 FILES = {
     ("megatron-core", "0.12.0", True): ("megatron_core-0.12.0/megatron/core/utils.py",),
     (*corpora.TRANSFORMERS, False): (

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.git.answers import LineKeys
 from ascend_port.git.names import new_undefined_names
@@ -43,7 +44,7 @@ def review(change: FileChange, answers: str) -> tuple[bytes | None, str]:
 @pytest.mark.parametrize("path", FILES)
 def test_no_partial_review_writes_an_undefined_name(path: str) -> None:
     old = (CORPUS / path).read_bytes()
-    outcome = handler_for(CORPUS / path).port(old, Selection(), {})
+    outcome = handler_for(CORPUS / path).port(old, Selection(), PortOptions())
     assert outcome.new_text is not None
     change = FileChange(path, old, outcome.source.encode(outcome.new_text), outcome.findings)
     count = len(change.groups())

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from test_triton_ascend import WORKER, _venv_python
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
-from ascend_port.python.device_model import NPU_AWARE_OPTION
 from ascend_port.run.engine import RunConfig, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -45,7 +45,9 @@ def ported(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, tuple[Path, l
     except (subprocess.CalledProcessError, OSError) as error:
         pytest.skip(f"cannot download {FLA_CORE[0]} {FLA_CORE[1]}: {error}")
     out = tmp_path_factory.mktemp("fla")
-    config = RunConfig(selection=Selection(select=RULES), jobs=1, cache=False, options={NPU_AWARE_OPTION: "0"})
+    config = RunConfig(
+        selection=Selection(select=RULES), jobs=1, cache=False, options=PortOptions(other_devices="drop")
+    )
     changed = {}
     for result in run([root], config).files:
         path = Path(result.path).resolve()
@@ -71,7 +73,7 @@ def test_rewrites_on_fla(ported) -> None:
     for target, _ in ported.values():
         text = target.read_text()
         ast.parse(text)
-        again = handler_for(target).port(text.encode(), selection, {})
+        again = handler_for(target).port(text.encode(), selection, PortOptions())
         assert again.new_text is None or again.new_text == text, target
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 
@@ -42,12 +43,12 @@ def test_launch_rewrites_on_liger_kernel() -> None:
     for path in corpora.python_files(root):
         handler = handler_for(path)
         assert handler is not None
-        result = handler.port(path.read_bytes(), selection, {})
+        result = handler.port(path.read_bytes(), selection, PortOptions())
         counts.update(f.rule.id for f in result.findings if f.applied)
         text = result.new_text
         if text is None:
             continue
         ast.parse(text)
         assert ".multi_processor_count" not in text, path
-        assert handler.port(text.encode(), selection, {}).new_text is None, path
+        assert handler.port(text.encode(), selection, PortOptions()).new_text is None, path
     assert dict(counts) == EXPECTED

@@ -26,15 +26,15 @@ from pathlib import Path
 
 import pytest
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
-from ascend_port.python import device_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora
 
 NAME, VERSION = corpora.DEEPSPEED_MULTI_DEVICE
-NPU_ONLY = {device_model.NPU_AWARE_OPTION: "0"}
+NPU_ONLY = PortOptions(other_devices="drop")
 MMDET = ("mmdet", "2.28.2")
 
 

@@ -13,6 +13,7 @@ import pytest
 from gitrepo import DIST_ONLY_PORTED, TRAIN, editor_script, fake_domains, git, invoke, make_repo, private_cache, state
 from rich.console import Console
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.git.answers import LineKeys
 from ascend_port.git.review import Review, parse_edited_hunk
@@ -54,7 +55,7 @@ TODO_MARK = "# TODO(ascend-port): NPU107"
 
 
 def ported(text: str = SRC, name: str = "x.py") -> FileChange:
-    outcome = handler_for(Path(name)).port(text.encode(), Selection(), {})
+    outcome = handler_for(Path(name)).port(text.encode(), Selection(), PortOptions())
     assert outcome.new_text is not None
     return FileChange(name, text.encode(), outcome.new_text.encode(), outcome.findings)
 

@@ -16,6 +16,7 @@ from rich.console import Console
 from test_review import spawn
 
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.git.answers import LineKeys
 from ascend_port.git.names import new_undefined_names, undefined_names
@@ -33,7 +34,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cuda_trainer" / "m
 
 def example_change() -> FileChange:
     old = EXAMPLE.read_bytes()
-    outcome = handler_for(EXAMPLE).port(old, Selection(), {})
+    outcome = handler_for(EXAMPLE).port(old, Selection(), PortOptions())
     assert outcome.new_text is not None
     return FileChange("model.py", old, outcome.new_text.encode(), outcome.findings)
 

@@ -4,7 +4,7 @@ Each rule doc has one ``Before:`` and one ``After:`` block of indented code. The
 
 * The Before block, dedented, is a whole file, run as written: it is named after the rule's file type
   (``FILE_NAMES``; ``example.py`` for the Python rules) and ported through the real pipeline,
-  ``handler_for(name).port(data, selection, {})``. Most Python rules act only on names they can resolve
+  ``handler_for(name).port(data, selection, PortOptions())``. Most Python rules act only on names they can resolve
   (``torch.cuda.synchronize()`` only where ``torch`` is imported), so the examples import what they use.
 * Selection: every rule except NPU100 (import-torch-npu), which runs only for its own example. NPU100 adds
   ``import torch_npu`` under ``import torch`` in nearly every ported module: its own example shows that once, and
@@ -38,6 +38,7 @@ from pathlib import Path
 import pytest
 
 from ascend_port.core.catalogue import Rule
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.rules.registry import all_rules
@@ -112,7 +113,7 @@ def port(rule: Rule, before: str):
     selection = Selection() if rule.id == "NPU100" else Selection(ignore=("NPU100",))
     if rule.opt_in:
         selection = Selection(select=("ALL", rule.id), ignore=selection.ignore)  # (opt-in: runs when named)
-    return name, handler.port(f"{before}\n".encode(), selection, {})
+    return name, handler.port(f"{before}\n".encode(), selection, PortOptions())
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])

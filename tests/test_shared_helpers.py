@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from gitrepo import git, invoke, make_repo, private_cache  # noqa: F401 (fixture)
 
+from ascend_port.core.options import PortOptions
 from ascend_port.run.shared_helpers import MARKER, MODULE_NAME, find_block, replace_block
 
 pytestmark = pytest.mark.usefixtures("private_cache")
@@ -321,7 +322,7 @@ def test_an_earlier_module_is_extended_never_replaced_by_a_smaller_one(tmp_path)
     texts = []
     for name in ("pkg/p.py", "pkg/q.py"):
         path = (root / name).resolve()
-        texts.append((path, handler_for(path).port(PADDING.encode(), Selection(), {}).new_text or ""))
+        texts.append((path, handler_for(path).port(PADDING.encode(), Selection(), PortOptions()).new_text or ""))
     (module,) = plan(texts, "torch_npu", [root.resolve()]).modules
     assert module.existing and module.path == (root / SHARED).resolve()
     for name in ("_npu_flash_attn", "_npu_unpad_input", "_npu_pad_input"):

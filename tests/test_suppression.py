@@ -20,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.core.suppression import from_lines, from_python
 from ascend_port.port.handlers import handler_for
@@ -136,7 +137,7 @@ def port_file_text(tmp_path: Path, name: str, text: str) -> tuple[str | None, li
     path.write_text(text)
     handler = handler_for(path)
     assert handler is not None
-    ported = handler.port(path.read_bytes(), Selection(), {})
+    ported = handler.port(path.read_bytes(), Selection(), PortOptions())
     return ported.new_text, sorted(f"{f.rule.id}:{f.line}" for f in ported.findings)
 
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from ascend_port.cli import app
 from ascend_port.core import npu_api
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.python import port_source
 from ascend_port.python.api_names import api_names
@@ -112,7 +113,7 @@ def test_the_newest_release_gets_the_new_apis(tmp_path: Path, monkeypatch: pytes
 
 
 def _port(text: str, target: str | None) -> str:
-    options = {npu_api.TARGET_OPTION: target} if target else {}
+    options = PortOptions(target=target)
     outcome = port_source(text, Selection(ignore=("NPU100",)), options)
     assert outcome.new_text is not None
     return outcome.new_text
@@ -205,7 +206,7 @@ def test_the_target_is_inferred_from_the_torch_pin(tmp_path: Path, files: dict[s
     assert settings.target == expected or npu_api.newest_release()
     assert settings.origins["torch-npu"] == (config.INFERRED if expected else config.DEFAULT)
     if expected:
-        assert settings.run_config().options[npu_api.TARGET_OPTION] == expected  # (and so in the cache key)
+        assert settings.run_config().options.target == expected  # (and so in the cache key)
 
 
 def test_check_api_flags_a_missing_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

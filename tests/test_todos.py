@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.run.todos import find_todos, render
@@ -28,7 +29,7 @@ MESSAGE = "# TODO(ascend-port): NPU504 [low] this is a string, not a comment"
 
 
 def _port(text: str, name: str = "m.py") -> str:
-    ported = handler_for(Path(name)).port(text.encode(), Selection(), {})
+    ported = handler_for(Path(name)).port(text.encode(), Selection(), PortOptions())
     return ported.new_text if ported.new_text is not None else text
 
 

@@ -20,6 +20,7 @@ import apex_reference  # noqa: E402
 import gpu_reference as gpu  # noqa: E402
 import npu_reference as npu  # noqa: E402
 
+from ascend_port.core.options import PortOptions  # noqa: E402
 from ascend_port.core.selection import Selection  # noqa: E402
 from ascend_port.emulate import optimizers as npu_optim  # noqa: E402
 from ascend_port.port.handlers import handler_for  # noqa: E402
@@ -36,7 +37,7 @@ ATTENTION_TOLERANCE = {torch.float16: dict(rtol=2e-3, atol=2e-3), torch.bfloat16
 def port_source(source: str, tmp_path) -> str:
     path = tmp_path / "optim.py"
     path.write_text(source)
-    result = handler_for(path).port(path.read_bytes(), Selection(), {})
+    result = handler_for(path).port(path.read_bytes(), Selection(), PortOptions())
     return result.new_text if result.new_text is not None else source
 
 

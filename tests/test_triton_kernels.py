@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.rules.triton_kernels import AUTOTUNE_WARPS, CLAMP, DOT_TF32
@@ -23,7 +24,7 @@ def k(X, N: tl.constexpr):
 def port(text: str, selection: Selection) -> tuple[str, set[str]]:
     handler = handler_for(Path("k.py"))
     assert handler is not None
-    result = handler.port(text.encode(), selection, {})
+    result = handler.port(text.encode(), selection, PortOptions())
     return result.new_text or text, {f.rule.id for f in result.findings}
 
 

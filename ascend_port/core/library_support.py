@@ -102,9 +102,6 @@ DEVICE_OPERAND_IN_LIGHTNING = re.compile(r"(?i)device|\bdev(?:_|\b)|_dev\b|\.typ
 
 # --- the project's transformers (NPU803) ---------------------------------------------------------------------------
 
-# The port option that carries the lowest transformers release the project's requirements allow ("4.46.0"), set by
-# the run over a tree (run/engine.py) from its requirements files, pyproject.toml and setup.py.
-TRANSFORMERS_PIN_OPTION = "transformers-pin"
 _TRANSFORMERS_REQUIREMENT = re.compile(
     r"""(?:^|["'\s,\[])transformers\s*(?:\[[^\]]*\])?\s*(?:==|>=|~=|===)\s*v?(\d+(?:\.\d+)*)""", re.MULTILINE
 )

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
+
+from ascend_port.core.options import PortOptions
 
 
 @dataclass(frozen=True)
@@ -212,8 +213,6 @@ def release_inventory(version: str) -> dict[str, Any]:
 
 # --- the target release: what the port may emit (``--torch-npu VERSION``, ``[tool.ascend-port] torch-npu``) -------
 
-TARGET_OPTION = "torch-npu"  # the port option (RunConfig.options) that names the target's covered release
-
 
 def newest_release() -> str:
     """The newest covered release: the target when neither the command line, the configuration nor the project's
@@ -254,17 +253,18 @@ def nearest_release(torch_version: str) -> tuple[Release, bool]:
     return (older[-1] if older else _covered()[0]), False
 
 
-def target_version(options: Mapping[str, str] | None) -> str:
-    """The covered release the port targets (the option holds a covered version, checked when it was read)."""
-    return (options or {}).get(TARGET_OPTION) or newest_release()
+def target_version(options: PortOptions | None) -> str:
+    """The covered release the port targets (PortOptions.target holds a covered version, checked when it was
+    read)."""
+    return (options.target if options is not None else None) or newest_release()
 
 
-def target_api(options: Mapping[str, str] | None) -> NpuApi:
+def target_api(options: PortOptions | None) -> NpuApi:
     """The API of the target release."""
     return load_release(target_version(options))
 
 
-def target_torch(options: Mapping[str, str] | None) -> tuple[int, ...]:
+def target_torch(options: PortOptions | None) -> tuple[int, ...]:
     """The torch version the target release requires, as numbers (``(2, 1, 0)``); () when unknown."""
     version = target_version(options)
     release = next(r for r in _covered() if r.version == version)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import Source
 
@@ -23,4 +23,4 @@ class Ported:
 
 
 class Handler(Protocol):
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported: ...
+    def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported: ...

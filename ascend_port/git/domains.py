@@ -10,12 +10,12 @@ interactive review the accepted hunks are grouped by the domains of the findings
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ascend_port.core.catalogue import DOMAIN_TABLE, DOMAINS, Rule
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.git.review import breaks
 from ascend_port.port.handlers import handler_for
@@ -60,7 +60,7 @@ def _step(prefix: str, data: bytes, findings: list[Finding]) -> Step:
     return Step(prefix, data, Counter(f.rule.id for f in findings), {f.rule.id: f.rule for f in findings})
 
 
-def port_steps(plan: FilePlan, selection: Selection, options: Mapping[str, str]) -> list[Step]:
+def port_steps(plan: FilePlan, selection: Selection, options: PortOptions) -> list[Step]:
     """One step per domain that changes the file, from cumulative ports of the original bytes."""
     applied = [f for f in plan.findings if f.applied]
     prefixes = sorted({f.rule.id[:4] for f in applied}, key=ORDER.index) or ["NPU1"]

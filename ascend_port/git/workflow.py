@@ -482,7 +482,7 @@ def _share_helpers(
                 texts.append((plan.target, decode_python(plan.new).text))
             except SourceError:
                 continue
-        shared = plan_shared(texts, config.options.get("attention_backend", "torch_npu"), result.roots)
+        shared = plan_shared(texts, config.options.attention_backend, result.roots)
         for note in shared.notes:
             err.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
         result.shared = shared

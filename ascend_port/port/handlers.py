@@ -3,16 +3,16 @@ are not looked at. A handler ports the bytes of one file (``ascend_port.core.por
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Handler, Ported
 from ascend_port.core.selection import Selection
 from ascend_port.rules.cuda_sources import CudaSourceHandler
 
 
 class PythonHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported:
+    def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported:
         from ascend_port.core.sources import decode_python
         from ascend_port.port.python import port_source
 

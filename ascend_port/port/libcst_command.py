@@ -15,6 +15,7 @@ from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection, parse_patterns
 from ascend_port.port.python import port_module
 
@@ -38,7 +39,7 @@ class PortToNpuCommand(VisitorBasedCodemodCommand):
         torch_npu: str | None = None,
     ) -> None:
         super().__init__(context)
-        self.options = {npu_api.TARGET_OPTION: npu_api.covered_release(torch_npu)} if torch_npu else {}
+        self.options = PortOptions(target=npu_api.covered_release(torch_npu) if torch_npu else None)
         self.selection = Selection(
             select=parse_patterns(select) or ("ALL",),
             ignore=parse_patterns(ignore),

@@ -15,11 +15,11 @@ import copy
 import json
 import re
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_text
@@ -68,7 +68,7 @@ def _port_magic(context: str, text: str, selection: Selection) -> TextPort:
     return port
 
 
-def port_cell(text: str, selection: Selection, options: Mapping[str, str], prelude: tuple[str, ...] = ()) -> CellPort:
+def port_cell(text: str, selection: Selection, options: PortOptions, prelude: tuple[str, ...] = ()) -> CellPort:
     """Port one code cell. ``prelude``: import lines of the cells above, so ``torch`` in this cell resolves like the
     kernel resolves it; the prelude ends with ``import torch_npu`` so the Python port never adds one inside a cell
     (the notebook adds it once, after the first ``import torch``)."""
@@ -149,7 +149,7 @@ def _port_magics(
     return ported, findings
 
 
-def _port_python(text: str, selection: Selection, options: Mapping[str, str], prelude: tuple[str, ...]):
+def _port_python(text: str, selection: Selection, options: PortOptions, prelude: tuple[str, ...]):
     from ascend_port.port.python import PortOutcome, port_source
 
     head = "".join(line + "\n" for line in (*prelude, "import torch_npu"))
@@ -230,7 +230,7 @@ def _add_torch_npu_import(texts: dict[int, str], order: list[int]) -> tuple[int,
     return None
 
 
-def port_notebook(text: str, selection: Selection, options: Mapping[str, str]) -> tuple[str | None, list[Finding]]:
+def port_notebook(text: str, selection: Selection, options: PortOptions) -> tuple[str | None, list[Finding]]:
     from ascend_port.port.python import active_transformers
 
     data = _load_notebook(text)
@@ -391,7 +391,7 @@ def _valid(nbformat, text: str) -> bool:
 
 
 class NotebookHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported:
+    def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported:
         source = decode_text(data)
         new_text, findings = port_notebook(source.text, selection, options)
         return Ported(source, new_text, findings)

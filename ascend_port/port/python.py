@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import libcst as cst
 
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import DEFAULT, PortOptions
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import python_lines
@@ -27,7 +28,6 @@ from ascend_port.core.suppression import Suppressions, from_python
 from ascend_port.port.transformers import TRANSFORMERS
 from ascend_port.python import device_model
 from ascend_port.python.chunks import Chunk, Splice, hot_chunks, splice, wrap
-from ascend_port.python.device_model import FAMILY_OPTION, NPU_AWARE_OPTION
 from ascend_port.python.docstrings import inside, triple_quoted_spans
 from ascend_port.python.literals import TriggerFilter
 from ascend_port.python.module_facts import ModuleFacts
@@ -78,7 +78,7 @@ def trigger_filter(classes: tuple[type[PortTransformer], ...]) -> TriggerFilter:
     return TriggerFilter((t, cls) for cls in classes for t in cls.triggers())
 
 
-def port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
+def port_source(text: str, selection: Selection, options: PortOptions = DEFAULT) -> PortOutcome:
     """Port one module's source text. Raises PortError when it cannot be parsed."""
     try:
         return _port_source(text, selection, options)
@@ -90,12 +90,12 @@ def port_source(text: str, selection: Selection, options: Mapping[str, str] | No
         ) from None
 
 
-def _port_source(text: str, selection: Selection, options: Mapping[str, str] | None = None) -> PortOutcome:
+def _port_source(text: str, selection: Selection, options: PortOptions) -> PortOutcome:
     classes = active_transformers(selection)
-    matches = _trigger_matches(text, classes, options or {})
+    matches = _trigger_matches(text, classes, options)
     if not matches:
         return PortOutcome(None)
-    family = (options or {}).get(FAMILY_OPTION, "")
+    family = options.family
     if device_model.family_reason(family):  # another device's module, or one the NPU already has a member for
         return PortOutcome(None, [f for f in kept_module_findings(family) if selection.enabled(f.rule)])
     cut = _cut(text, matches[-1][0])
@@ -104,19 +104,19 @@ def _port_source(text: str, selection: Selection, options: Mapping[str, str] | N
     if tree is None:
         whole = tree = parse_quietly(text)
         if tree is None:
-            return _port_whole_source(text, selection, options or {}, classes)
+            return _port_whole_source(text, selection, options, classes)
     imports = ImportIndex.from_ast(tree)
     module_ast = whole if whole is not None else cache(lambda: _whole_module(text, cut, tree))
     lines = python_lines(text)
     facts = ModuleFacts(module_ast, imports, text, head=tree, lines=lines)
-    aware = (options or {}).get(NPU_AWARE_OPTION) == "1"
+    aware = options.npu_aware
     # (the model reads `tree`, the head: the source of it)
     devices = cache(lambda: _device_model(facts, family, aware, text if whole is not None else text[:cut]))
     ctx_args: dict[str, Any] = dict(
         imports=imports,
         module_facts=facts,
         selection=selection,
-        options=options or {},
+        options=options,
         module_ast=module_ast,
         module_head=tree,
         device_model=devices,
@@ -175,7 +175,7 @@ def _unsuppressed(findings: list[Finding], suppressions: Suppressions) -> list[F
 
 
 def _trigger_matches(
-    text: str, classes: tuple[type[PortTransformer], ...], options: Mapping[str, str]
+    text: str, classes: tuple[type[PortTransformer], ...], options: PortOptions
 ) -> list[tuple[int, Hashable, Hashable]]:
     """The triggers' matches (start offset, scope, transformer) in ``text``, less those in triple-quoted strings
     (usage examples in docstrings). A transformer's ``option_triggers(text, options)`` adds matches that no fixed
@@ -337,20 +337,19 @@ def _device_model(
 def port_module(
     module: cst.Module,
     selection: Selection,
-    options: Mapping[str, str] | None = None,
+    options: PortOptions = DEFAULT,
 ) -> tuple[cst.Module, list[Finding]]:
     """Port a whole parsed module (LibCST's runner and the fallback path)."""
     classes = active_transformers(selection)
     tree = parse_quietly(module.code)
     imports = ImportIndex.from_ast(tree) if tree is not None else ImportIndex.from_cst(module)
-    options = options or {}
     facts = ModuleFacts(tree, imports, module.code)
-    devices = _device_model(facts, options.get(FAMILY_OPTION, ""), options.get(NPU_AWARE_OPTION) == "1")
+    devices = _device_model(facts, options.family, options.npu_aware)
     ctx = PortContext(
         imports=imports,
         module_facts=facts,
         selection=selection,
-        options=options or {},
+        options=options,
         module_ast=tree,
         module_head=tree,
         device_model=devices,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import configparser
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_python, decode_text, line_offsets
@@ -153,7 +153,7 @@ def port_setup_requirements(text: str, selection: Selection) -> TextPort:
 class SetupPyHandler:
     """The requirement lists, then the Python port of the result (findings keep the original line numbers)."""
 
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported:
+    def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported:
         from ascend_port.port.python import port_source
 
         source = decode_python(data)
@@ -387,7 +387,7 @@ def _blanks_before(lines: list[str], offsets: list[int], i: int, start: int) -> 
 
 
 class SetupCfgHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported:
+    def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported:
         source = decode_text(data)
         port = port_setup_cfg(source.text, selection)
         return Ported(source, port.result(), port.findings)

@@ -616,8 +616,6 @@ def read(
 
 # --- families of per-backend modules --------------------------------------------------------------------------------
 
-FAMILY_OPTION = "device-family"  # the port option that carries module_family()'s answer for the file
-
 
 def module_family(path: str) -> str:
     """What a file's place says of the devices it serves: ``"<device> <member,member,...>"`` when it is one member
@@ -706,7 +704,6 @@ def cuda_member_without_npu(family: str | None) -> str | None:
 
 # --- projects that already run on the NPU ------------------------------------------------------------------------
 
-NPU_AWARE_OPTION = "npu-aware"  # set ("1") for every file of a project that already supports the NPU
 # What the port itself never writes: an NPU availability helper, a guarded `import torch_npu`, NPU modules.
 # What an earlier port wrote (the attention and padding helpers of rules/attention/helpers.py, NPU700's range stack,
 # the guarded import of rules/torch_npu_import.py) is no sign of the project's own NPU support: a project ported

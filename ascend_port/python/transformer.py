@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import ClassVar
@@ -21,6 +21,7 @@ import libcst as cst
 
 from ascend_port.core.catalogue import Rule
 from ascend_port.core.findings import Finding, todo_comment
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.core.suppression import Suppressions
 from ascend_port.python.device_model import DeviceModel
@@ -41,7 +42,7 @@ class PortContext:
 
     imports: ImportIndex
     selection: Selection = field(default_factory=Selection)
-    options: Mapping[str, str] = field(default_factory=dict)
+    options: PortOptions = field(default_factory=PortOptions)
     findings: list[Finding] = field(default_factory=list)
     line_offset: int = 0
     # Set by rewrites whose output needs ``import torch_npu`` (see NPU100).

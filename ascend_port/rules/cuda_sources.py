@@ -9,17 +9,13 @@ a comment or defined inside ``#if 0``-style macros is not counted; kernels gener
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import Source, SourceError, decode_text
-
-# The port option that carries the ops the project's C++/CUDA sources bind for Python (run/project_facts.py): JSON,
-# extension module ("pkg._C"; "torch.ops.<ns>" for a TORCH_LIBRARY namespace) -> op -> the C++ files that bind it.
-EXTENSION_OPS_OPTION = "extension-ops"
 
 CUDA_SOURCE_FILE = rule(
     "NPU503",
@@ -146,7 +142,7 @@ def summary(kernels: list[tuple[str, int]]) -> str:
 class CudaSourceHandler:
     """Report-only handler for .cu/.cuh files: one NPU503 finding per file, the file is never changed."""
 
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported:
+    def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported:
         try:
             source = decode_text(data)
         except SourceError as error:

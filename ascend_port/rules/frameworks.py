@@ -441,7 +441,7 @@ class FrameworkTransformer(PortTransformer):
 
     def _flash_attention_2(self, node: cst.CSTNode) -> None:
         since = library_support.flash_attention_npu_since()
-        pin = self.ctx.options.get(library_support.TRANSFORMERS_PIN_OPTION)
+        pin = self.ctx.options.transformers_pin
         if pin and library_support.at_least(pin, since):
             return  # the project's transformers runs flash_attention_2 on NPUs (its NPU integration)
         message = _FA2_TODO.format(since=".".join(map(str, since)))

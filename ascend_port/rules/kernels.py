@@ -11,20 +11,18 @@ inside kernels.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, declared, rule
 from ascend_port.core.findings import todo_comment
+from ascend_port.core.options import PortOptions
 from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Scope, Trigger, statement
 from ascend_port.python.transformer import PortTransformer
-from ascend_port.rules.cuda_sources import EXTENSION_OPS_OPTION
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
 
@@ -335,16 +333,6 @@ def _kernel_module_facts(facts: ModuleFacts) -> tuple[bool, set[str], set[str]]:
     return kernel_module_facts(tree, facts.imports.aliases) if tree is not None else (False, set(), set())
 
 
-@lru_cache(maxsize=16)
-def project_ops(option: str) -> dict[str, dict[str, str]]:
-    """The EXTENSION_OPS_OPTION's value read back (empty for none or a value this version cannot read)."""
-    try:
-        value = json.loads(option) if option else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _project_module(qualified: str, modules: Iterable[str]) -> tuple[str, str] | None:
     """(extension module, op) when ``qualified`` names an op of one of the project's extensions."""
     for module in modules:
@@ -378,12 +366,12 @@ def _jit_build_names(text: str) -> set[str]:
     return {name for match in assigned.finditer(text) for name in re.findall(r"\w+", match.group(1))}
 
 
-def extension_call_sites(text: str, options: Mapping[str, str]) -> list[tuple[int, Scope]]:
+def extension_call_sites(text: str, options: PortOptions) -> list[tuple[int, Scope]]:
     """Trigger matches for the call sites of what a module imports from a CUDA extension (``from x_cuda import
     fwd``; ``fwd(x)``, or ``import pkg._C as ext``; ``ext.op(x)`` for a module the project's C++ binds) and of what
     it builds with a JIT build (``ops = load(...)``; ``ops.scale(x)``): the call line itself names no trigger, and
     which names are the extension's depends on the module's imports and assignments."""
-    modules = [m for m in project_ops(options.get(EXTENSION_OPS_OPTION, "")) if not m.startswith("torch.ops.")]
+    modules = [m for m in options.extension_op_map if not m.startswith("torch.ops.")]
     names = _jit_build_names(text)
     if not names and "_cuda" not in text and not any(m.rsplit(".", 1)[-1] in text for m in modules):
         return []  # (most modules: one search)
@@ -1014,7 +1002,7 @@ class KernelTransformer(PortTransformer):
         )
 
     def _project_ops(self) -> dict[str, dict[str, str]]:
-        return project_ops(self.ctx.options.get(EXTENSION_OPS_OPTION, ""))
+        return self.ctx.options.extension_op_map
 
     def _python_ops(self) -> set[str]:
         return self.ctx.fact(_python_op_namespaces)

@@ -24,7 +24,6 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any
 import ascend_port.rules.registry as rule_catalogue
 from ascend_port import __version__
 from ascend_port.core.findings import Finding
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.rules.registry import all_rules, get_rule
 
@@ -83,30 +83,22 @@ def _libcst_version() -> str:
         return "unknown"
 
 
-def config_fingerprint(handler: str, selection: Selection, options: Mapping[str, str]) -> bytes:
+def config_fingerprint(handler: str, selection: Selection, options: PortOptions) -> bytes:
     """The effective configuration: two spellings of one rule set (``--select NPU1`` or every NPU1xx ID) share
     entries; anything that can change a result (a rule, an option, the handler) separates them."""
     enabled = [r.id for r in all_rules() if selection.enabled(r)]
-    text = json.dumps([handler, enabled, sorted((str(k), str(v)) for k, v in options.items())])
+    text = json.dumps([handler, enabled, options.cache_key()])
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
-def result_cache(handler: str, selection: Selection, options: Mapping[str, str]) -> ResultCache:
+def result_cache(handler: str, selection: Selection, options: PortOptions) -> ResultCache:
     """The cache for one configuration, built once per process and configuration (not once per file)."""
-    return _result_cache(
-        handler,
-        selection,
-        tuple(sorted((str(k), str(v)) for k, v in options.items())),
-        cache_root(),
-        tool_fingerprint(),
-    )
+    return _result_cache(handler, selection, options, cache_root(), tool_fingerprint())
 
 
 @lru_cache(maxsize=64)
-def _result_cache(
-    handler: str, selection: Selection, options: tuple[tuple[str, str], ...], root: Path, tool: str
-) -> ResultCache:
-    return ResultCache(root, config_fingerprint(handler, selection, dict(options)))  # (tool: part of the key)
+def _result_cache(handler: str, selection: Selection, options: PortOptions, root: Path, tool: str) -> ResultCache:
+    return ResultCache(root, config_fingerprint(handler, selection, options))  # (tool: part of the key)
 
 
 RULES_MAGIC = b"ascend-port rules 1\n"

@@ -35,9 +35,8 @@ from typing import Any
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence
+from ascend_port.core.options import ATTENTION_BACKENDS, DEFAULT_ATTENTION_BACKEND, OTHER_DEVICES, PortOptions
 from ascend_port.core.selection import Selection, parse_patterns, unknown_patterns
-from ascend_port.python.device_model import NPU_AWARE_OPTION
-from ascend_port.rules.project.requirements import EXPLICIT_TARGET_OPTION
 from ascend_port.rules.registry import all_rules
 from ascend_port.run.discovery import AnchoredGlob, Exclude
 from ascend_port.run.engine import RunConfig
@@ -46,9 +45,6 @@ from ascend_port.run.project_facts import facts as project_facts
 TABLE = "ascend-port"
 KEYS = ("select", "ignore", "min-confidence", "exclude", "attention-backend", "branch", "other-devices", "torch-npu")
 SUBTABLES = ("verify",)  # [tool.ascend-port.verify]: the commands `verify` runs, read by verify/commands.py
-# keep: a project that also runs on other devices (python/device_model.supports_npu) gets its CUDA code reported, not
-# rewritten; drop: rewritten in place all the same (the port is an NPU-only fork). Other vendors' code is never edited.
-OTHER_DEVICES = ("keep", "drop")
 TARGET_KEY = "torch-npu"
 DEFAULT, FILE, COMMAND_LINE, INFERRED = "default", "pyproject.toml", "command line", "inferred"
 # git/workflow.DEFAULT_BRANCH, spelled out: the git workflow imports GitPython (tests/test_config.py keeps them equal).
@@ -83,14 +79,18 @@ class Settings:
         return Selection(select=self.select, ignore=self.ignore, min_confidence=self.min_confidence)
 
     def run_config(self, jobs: int = 0) -> RunConfig:
-        options = {"attention_backend": self.attention_backend} if self.attention_backend else {}
-        if self.other_devices == "drop":
-            options[NPU_AWARE_OPTION] = "0"  # (the engine then does not look for the project's own NPU support)
-        if self.torch_npu:  # (a port option: part of every file's cache key)
-            options[npu_api.TARGET_OPTION] = self.torch_npu
-            if self.origins.get(TARGET_KEY) in (FILE, COMMAND_LINE):
-                options[EXPLICIT_TARGET_OPTION] = "1"  # (NPU602 pins the user's choice, not the torch pin's pair)
-        return RunConfig(selection=self.selection, options=options, jobs=jobs, exclude=self.exclude_globs)
+        return RunConfig(selection=self.selection, options=self.port_options, jobs=jobs, exclude=self.exclude_globs)
+
+    @property
+    def port_options(self) -> PortOptions:
+        """What these settings decide for every file (the engine adds what it learns of the project)."""
+        return PortOptions(
+            other_devices="drop" if self.other_devices == "drop" else "keep",
+            target=self.torch_npu,
+            # (NPU602 pins the user's choice as given, not the torch pin's pair)
+            target_explicit=bool(self.torch_npu) and self.origins.get(TARGET_KEY) in (FILE, COMMAND_LINE),
+            attention_backend=self.attention_backend or DEFAULT_ATTENTION_BACKEND,
+        )
 
     @property
     def exclude_globs(self) -> tuple[Exclude, ...]:
@@ -155,12 +155,6 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def _attention_backends() -> tuple[str, ...]:
-    from ascend_port.rules.attention.helpers import BACKENDS  # the attention rules' own list
-
-    return BACKENDS
-
-
 def _at(where: str, key: str) -> str:
     """Where a value was given, for an error: ``/p/pyproject.toml [tool.ascend-port] ignore`` or ``--ignore``."""
     return f"--{key}" if where == COMMAND_LINE else f"{where} {key}"
@@ -183,7 +177,7 @@ def _value(where: str, key: str, value: Any) -> Any:
     at = _at(where, key)
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{at}: must be a non-empty string, not {value!r}")
-    choices = {"other-devices": OTHER_DEVICES, "attention-backend": _attention_backends()}.get(key)
+    choices = {"other-devices": OTHER_DEVICES, "attention-backend": ATTENTION_BACKENDS}.get(key)
     if choices is not None and value not in choices:
         raise ConfigError(f"{at}: {value!r} is not one of {', '.join(choices)}")
     try:
@@ -256,7 +250,7 @@ def defaults() -> dict[str, Any]:
         "ignore": [],
         "min-confidence": Confidence.LOW.label,
         "exclude": [],
-        "attention-backend": _attention_backends()[0],  # (the attention rules' default: their first backend)
+        "attention-backend": DEFAULT_ATTENTION_BACKEND,  # (the attention rules' default: their first backend)
         "branch": DEFAULT_BRANCH,
         "other-devices": OTHER_DEVICES[0],
         "torch-npu": npu_api.newest_release(),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -18,11 +18,12 @@ from pathlib import Path
 from ascend_port.core import npu_api
 from ascend_port.core.diffing import new_file_diff, unified_diff
 from ascend_port.core.findings import FileResult
+from ascend_port.core.options import DEFAULT, PortOptions
 from ascend_port.core.porting import Handler, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError, decode_python
 from ascend_port.port.handlers import PythonHandler, handler_for
-from ascend_port.python.device_model import FAMILY_OPTION, NPU_AWARE_OPTION, module_family, supports_npu
+from ascend_port.python.device_model import module_family, supports_npu
 from ascend_port.rules.project.requirements import FLASH_REASON, FLASH_REASON_UNPORTED
 from ascend_port.run.cache import Entry, ResultCache, result_cache
 from ascend_port.run.discovery import Exclude, Skipped, discover
@@ -34,7 +35,7 @@ from ascend_port.run.shared_helpers import plan as plan_shared
 @dataclass(frozen=True)
 class RunConfig:
     selection: Selection = field(default_factory=Selection)
-    options: Mapping[str, str] = field(default_factory=dict)
+    options: PortOptions = DEFAULT
     jobs: int = 0  # 0: all cores
     exclude: tuple[Exclude, ...] = ()  # --exclude globs, or a pyproject.toml's (relative to its folder)
     cache: bool = True  # reuse results of unchanged files (see cache.py); --no-cache turns it off
@@ -117,7 +118,7 @@ def port_file(path: Path, config: RunConfig, caches: dict[type, ResultCache] | N
     result.notes = _suppression_notes(shown, path, data)
     family = _family(path)
     if family:
-        config = replace(config, options={**config.options, FAMILY_OPTION: family})
+        config = replace(config, options=replace(config.options, family=family))
     if not config.cache:
         return _port_data(result, handler, data, config)[0]
     # The cache is keyed by the bytes just read, so a file that changes between runs is always ported afresh.
@@ -144,7 +145,7 @@ def _key(results: ResultCache, data: bytes, family: str) -> str:
 def _results_for(handler: Handler, config: RunConfig, caches: dict[type, ResultCache]) -> ResultCache:
     kind = type(handler)
     if kind not in caches:
-        options = {k: v for k, v in config.options.items() if k != FAMILY_OPTION}  # (in each file's key instead)
+        options = replace(config.options, family="")  # (in each file's key instead)
         caches[kind] = result_cache(kind.__name__, config.selection, options)
     return caches[kind]
 
@@ -211,7 +212,7 @@ def _port_data(result: FileResult, handler: Handler, data: bytes, config: RunCon
         result.error = f"internal error ({type(error).__name__}: {error}); the file is left unchanged"
         return result, False
     result.findings = outcome.findings
-    if config.options.get(NPU_AWARE_OPTION) == "1" and not isinstance(handler, PythonHandler):
+    if config.options.npu_aware and not isinstance(handler, PythonHandler):
         # Requirements, pins and scripts are shared by every device of a project that also runs elsewhere: what
         # would change is reported (a torch-npu requirement would be installed on its CUDA and CPU machines too).
         result.findings = [dataclasses.replace(f, applied=False) for f in result.findings]
@@ -243,13 +244,17 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     skipped: list[Skipped] = []
     paths = [Path(p) for p in paths]
     files = discover(paths, wanted, config.exclude, skipped)
-    if NPU_AWARE_OPTION not in config.options and supports_npu(str(f) for f in files if f.suffix == ".py"):
+    options = config.options
+    if (
+        options.other_devices == "keep"
+        and not options.npu_aware
+        and supports_npu(str(f) for f in files if f.suffix == ".py")
+    ):
         # A project that already runs on the NPU keeps what it does for CUDA on purpose (device_model.py).
-        config = replace(config, options={**config.options, NPU_AWARE_OPTION: "1"})
+        options = replace(options, npu_aware=True)
     # What the project's other files say (its transformers pin for NPU803, its extensions' ops for NPU502), read
     # once for the run; options the caller set win.
-    if facts := {k: v for k, v in project_facts(paths, files).options().items() if k not in config.options}:
-        config = replace(config, options={**config.options, **facts})
+    config = replace(config, options=project_facts(paths, files).options(options))
     # What the cache knows is answered here: a run over unchanged files starts no worker at all.
     known: dict[int, FileResult] = {}
     if config.cache:
@@ -329,7 +334,7 @@ def share_helpers(result: RunResult, config: RunConfig) -> None:
         except SourceError:
             continue
         by_path[path] = file
-    shared = plan_shared(texts, config.options.get("attention_backend", "torch_npu"), result.roots)
+    shared = plan_shared(texts, config.options.attention_backend, result.roots)
     result.notes.extend(shared.notes)
     if not shared.modules:
         return

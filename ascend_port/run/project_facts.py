@@ -9,15 +9,17 @@ are part of every file's cache key: a changed pin or a new extension op ports th
 from __future__ import annotations
 
 import ast
-import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Any
 
 from ascend_port.core import library_support
-from ascend_port.rules.cuda_sources import EXTENSION_NAME_MACRO, EXTENSION_OPS_OPTION, bindings
+from ascend_port.core.options import PortOptions
+from ascend_port.core.options import extension_ops as extension_ops_option
+from ascend_port.rules.cuda_sources import EXTENSION_NAME_MACRO, bindings
 from ascend_port.run.discovery import SKIPPED_DIRS
 from ascend_port.run.target import Inferred, torch_target
 
@@ -118,14 +120,14 @@ class ProjectFacts:
         no ops (its module is still known)."""
         return extension_ops(self.top)
 
-    def options(self) -> dict[str, str]:
-        """The port options that carry these facts to every file (absent: nothing known)."""
-        options = {}
-        if pin := self.transformers_pin:
-            options[library_support.TRANSFORMERS_PIN_OPTION] = pin
-        if ops := self.extension_ops:
-            options[EXTENSION_OPS_OPTION] = json.dumps(ops, sort_keys=True, separators=(",", ":"))
-        return options
+    def options(self, options: PortOptions) -> PortOptions:
+        """``options`` with these facts, which carry them to every file; what the caller set wins."""
+        facts: dict[str, Any] = {}
+        if options.transformers_pin is None and (pin := self.transformers_pin):
+            facts["transformers_pin"] = pin
+        if not options.extension_ops and (ops := self.extension_ops):
+            facts["extension_ops"] = extension_ops_option(ops)
+        return replace(options, **facts) if facts else options
 
 
 def facts(paths: Iterable[Path], files: Iterable[Path] = ()) -> ProjectFacts:

@@ -381,7 +381,7 @@ class AttentionTransformer(PortTransformer):
 
     @classmethod
     def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
-        backend = ctx.options.get("attention_backend", "torch_npu")
+        backend = ctx.options.attention_backend
         if backend not in BACKENDS:
             raise PortError(f"unknown attention backend {backend!r}: use {' or '.join(BACKENDS)}")
         return insert_helpers(text, tree, backend, _HELPER_CREDITS)

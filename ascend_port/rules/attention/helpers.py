@@ -21,12 +21,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping
 
+from ascend_port.core.options import ATTENTION_BACKENDS
 from ascend_port.python.definitions import bound_name, insert_definitions
 
 FLASH_HELPER = "_npu_flash_attn"
 XFORMERS_HELPER = "_npu_memory_efficient_attention"
 MASK_CACHE = "_NPU_ATTENTION_MASKS"
-BACKENDS = ("torch_npu", "mindiesd")
+BACKENDS = ATTENTION_BACKENDS
 
 _FLASH = '''\
 {cache} = {{}}

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_text
@@ -203,7 +204,7 @@ def port_compose(text: str, selection: Selection) -> TextPort:
 
 
 class ComposeHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported:
+    def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported:
         source = decode_text(data)
         port = port_compose(source.text, selection)
         return Ported(source, port.result(), port.findings)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_text
@@ -270,7 +271,7 @@ def port_conda(text: str, selection: Selection) -> TextPort:
 
 
 class CondaHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported:
+    def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported:
         source = decode_text(data)
         port = port_conda(source.text, selection)
         return Ported(source, port.result(), port.findings)

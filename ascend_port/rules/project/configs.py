@@ -10,10 +10,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from ascend_port.core.catalogue import Confidence, Rule, rule
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError, decode_text
@@ -299,7 +300,7 @@ def _json_edit(
 
 def _handler(port_text: Callable[[str, Selection], TextPort]):
     class _Handler:
-        def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported:
+        def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported:
             source = decode_text(data)
             port = port_text(source.text, selection)
             return Ported(source, port.result(), port.findings)

@@ -8,9 +8,10 @@ left as they are."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import line_offsets
 from ascend_port.formats.shell_lexer import Word
@@ -186,7 +187,7 @@ def _pair_value(body: str, start: int) -> tuple[int, str] | None:
 
 
 class DockerfileHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]):
+    def port(self, data: bytes, selection: Selection, options: PortOptions):
         from ascend_port.core.porting import Ported
         from ascend_port.core.sources import decode_text
 

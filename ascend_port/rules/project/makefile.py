@@ -5,8 +5,8 @@ between the lines of a recipe. ``define`` blocks and make comments are never tou
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import line_offsets
 from ascend_port.formats.textedit import TextPort
@@ -64,7 +64,7 @@ def _make_name(port: TextPort, offset: int, name: str, line_start: int) -> None:
 
 
 class MakefileHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]):
+    def port(self, data: bytes, selection: Selection, options: PortOptions):
         from ascend_port.core.porting import Ported
         from ascend_port.core.sources import decode_text
 

@@ -8,9 +8,9 @@ unchanged. ``[build-system] requires`` is not touched: it is what builds the pac
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_text
@@ -102,7 +102,7 @@ def _verify(new_text: str, data: dict[str, Any], changes: dict[tuple[str, ...], 
 
 
 class PyprojectHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]) -> Ported:
+    def port(self, data: bytes, selection: Selection, options: PortOptions) -> Ported:
         source = decode_text(data)
         port = port_pyproject(source.text, selection)
         return Ported(source, port.result(), port.findings)

@@ -7,11 +7,11 @@ so an edit changes only the part it must.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, Rule, rule
+from ascend_port.core.options import PortOptions
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -299,14 +299,10 @@ def verdict(req: Requirement) -> Verdict | None:
     return None
 
 
-# The port option saying that the target (npu_api.TARGET_OPTION) is the user's choice (--torch-npu, [tool.ascend-port]
-# torch-npu), not one inferred from the torch pin: NPU602 then pins it (run/config.py sets it).
-EXPLICIT_TARGET_OPTION = "torch-npu-explicit"
-
-
-def explicit_target(options: Mapping[str, str]) -> str | None:
-    """The covered torch-npu release the user asked for, or None where the target was inferred or defaulted."""
-    return options.get(npu_api.TARGET_OPTION) if options.get(EXPLICIT_TARGET_OPTION) == "1" else None
+def explicit_target(options: PortOptions) -> str | None:
+    """The covered torch-npu release the user asked for (--torch-npu, [tool.ascend-port] torch-npu), or None where
+    the target was inferred from the torch pin or defaulted: NPU602 pins the user's choice as given."""
+    return options.target if options.target_explicit else None
 
 
 def torch_npu_verdict(requirements: list[Requirement], target: str | None = None) -> tuple[int, Verdict] | None:

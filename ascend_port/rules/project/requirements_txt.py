@@ -7,10 +7,10 @@ comment, lines starting with ``-`` are options. Edits are line edits; every othe
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import line_offsets
 from ascend_port.formats.textedit import Edit, TextPort, newline_of
@@ -209,7 +209,7 @@ def _comment_out(lines: list[str], offsets: list[int], item: _Logical, reason: s
 
 
 class RequirementsHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]):
+    def port(self, data: bytes, selection: Selection, options: PortOptions):
         from ascend_port.core.porting import Ported
         from ascend_port.core.sources import decode_text
 

@@ -9,10 +9,11 @@ Python script).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ascend_port.core.catalogue import Confidence, Rule, rule
+from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.formats.shell_lexer import Word, lex
 from ascend_port.formats.textedit import Edit, TextPort
@@ -415,7 +416,7 @@ def _flags(port: TextPort, base: int, code: str, args: list[Word]) -> None:
 
 
 class ShellHandler:
-    def port(self, data: bytes, selection: Selection, options: Mapping[str, str]):
+    def port(self, data: bytes, selection: Selection, options: PortOptions):
         from ascend_port.core.porting import Ported
         from ascend_port.core.sources import decode_text
 

@@ -1,0 +1,71 @@
+"""The options of a port: what the command line, ``[tool.ascend-port]`` and the project's own files decide for
+every file, typed and in one place.
+
+run/config.py makes them from the settings, the engine adds what it learns of the project (its own NPU support,
+its transformers pin, its extensions' ops: run/project_facts.py) and each file's device family; every handler and
+rule reads them through this class. They are frozen and hashable, so that they pickle to the workers, key the
+result cache (``cache_key``) and key lru caches; a field added here is part of every cache key at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from typing import Literal
+
+OtherDevices = Literal["keep", "drop"]
+OTHER_DEVICES: tuple[OtherDevices, ...] = ("keep", "drop")
+# What the attention rules emit (rules/attention/helpers.py): torch_npu's npu_fusion_attention, or MindIE-SD's.
+ATTENTION_BACKENDS = ("torch_npu", "mindiesd")
+DEFAULT_ATTENTION_BACKEND = ATTENTION_BACKENDS[0]
+
+# Extension module -> op -> the C++ files that bind it (rules/kernels.py), as a hashable value.
+ExtensionOps = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+
+@dataclass(frozen=True)
+class PortOptions:
+    # keep: a project that also runs on other devices (python/device_model.supports_npu) gets its CUDA code
+    # reported, not rewritten; drop: rewritten in place all the same (the port is an NPU-only fork).
+    other_devices: OtherDevices = "keep"
+    # The project supports the NPU already (found by the engine when other_devices is "keep"): every rule reports
+    # what it would change and changes nothing that CUDA code needs.
+    npu_aware: bool = False
+    # The covered torch-npu release the rules may emit for (core/npu_api.py); None: the newest the tool knows.
+    target: str | None = None
+    # The target was named by the user (--torch-npu, pyproject.toml), not inferred from the torch pin: NPU602 pins
+    # it as given.
+    target_explicit: bool = False
+    attention_backend: str = DEFAULT_ATTENTION_BACKEND
+    # What the project's other files say (run/project_facts.py): the lowest transformers release its requirements
+    # allow (NPU803), its CUDA extensions' ops (NPU502).
+    transformers_pin: str | None = None
+    extension_ops: ExtensionOps = ()
+    # The module's per-device family (python/device_model.module_family: cuda_accelerator.py beside
+    # npu_accelerator.py): an option of one file, part of that file's cache key rather than the run's.
+    family: str = ""
+
+    def __post_init__(self) -> None:
+        if self.other_devices not in OTHER_DEVICES:
+            raise ValueError(f"other_devices: {self.other_devices!r} is not one of {', '.join(OTHER_DEVICES)}")
+
+    def cache_key(self) -> str:
+        """What separates the results of two runs (the file's family aside: see ``family``)."""
+        values = asdict(self)
+        del values["family"]
+        return json.dumps(values, sort_keys=True, separators=(",", ":"))
+
+    @cached_property
+    def extension_op_map(self) -> dict[str, dict[str, str]]:
+        """``extension_ops`` as a mapping: module -> op -> its C++ files."""
+        return {module: dict(ops) for module, ops in self.extension_ops}
+
+
+def extension_ops(ops: Mapping[str, Mapping[str, str]]) -> ExtensionOps:
+    """The hashable, sorted form of module -> op -> files."""
+    return tuple((module, tuple(sorted(ops[module].items()))) for module in sorted(ops))
+
+
+DEFAULT = PortOptions()
