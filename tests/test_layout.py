@@ -145,3 +145,21 @@ def test_the_checks_see_what_they_must() -> None:
     assert "ascend_port.git.workflow" in edges["ascend_port.cli"]  # imported inside apply()
     assert "ascend_port.rules.project.shell" in edges["ascend_port.port.filetypes"]  # importlib.import_module
     assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_transformers_run_in_an_order_their_declarations_allow() -> None:
+    """Each transformer leaves every node after those its RUNS_AFTER names (ALL_OTHERS: after every transformer
+    that does not say so itself), and the names name transformers that run."""
+    from ascend_port.port.transformers import TRANSFORMERS
+    from ascend_port.python.transformer import ALL_OTHERS
+
+    position = {cls.__name__: i for i, cls in enumerate(TRANSFORMERS)}
+    for cls in TRANSFORMERS:
+        for name in cls.RUNS_AFTER:
+            if name == ALL_OTHERS:
+                others = [o.__name__ for o in TRANSFORMERS if ALL_OTHERS not in o.RUNS_AFTER]
+                assert all(position[o] < position[cls.__name__] for o in others), cls.__name__
+            else:
+                assert name in position, f"{cls.__name__}.RUNS_AFTER names {name}, which does not run"
+                assert position[name] < position[cls.__name__], f"{cls.__name__} must run after {name}"
+    assert any(cls.RUNS_AFTER for cls in TRANSFORMERS)  # (the check above has something to check)

@@ -19,9 +19,8 @@ from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTrans
 from ascend_port.rules.target_api import TargetApiTransformer
 from ascend_port.rules.triton_kernels import TritonKernelTransformer
 
-# KernelTransformer turns some import statements into try statements, which ends the other transformers' handling
-# of that node: it goes last but one. MultiDeviceTransformer builds an NPU branch from what all the others made of a
-# CUDA branch: it leaves each node last.
+# The order they leave each node in; what a transformer must follow says its RUNS_AFTER (tests/test_layout.py checks
+# this order against them).
 TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     DeviceTransformer,
     DistributedTransformer,
@@ -39,7 +38,7 @@ TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     TritonKernelTransformer,
     KernelTransformer,
     MultiDeviceTransformer,
-    TargetApiTransformer,  # its file-level step checks what all the others wrote: last
+    TargetApiTransformer,
 )
 
 __all__ = ["TRANSFORMERS", "PortContext", "PortTransformer", "run_transformers"]

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import ClassVar
+from typing import ClassVar, TypeVar, cast
 
 import libcst as cst
 
@@ -31,6 +31,8 @@ from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import Scope, Trigger, statement
 
 STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+ALL_OTHERS = "*"  # PortTransformer.RUNS_AFTER: after every transformer that does not say the same
+StatementT = TypeVar("StatementT", bound=cst.SimpleStatementLine | cst.BaseCompoundStatement)
 # The same as a set of concrete classes: `type(node) in` is much cheaper than isinstance() on an abstract base,
 # and the composite asks for every node.
 _STATEMENT_CLASSES = frozenset(c for c in vars(cst).values() if isinstance(c, type) and issubclass(c, STATEMENT_TYPES))
@@ -48,9 +50,8 @@ class PortContext:
     # Set by rewrites whose output needs ``import torch_npu`` (see NPU100).
     uses_npu: bool = False
     uses_torch_npu_name: bool = False
-    # ids of original nodes that a later transformer rewrites as part of a larger construct (marked while visiting,
-    # before any leave_* runs): earlier transformers leave them alone, so one site gets one finding, not two.
-    claimed: set[int] = field(default_factory=set)
+    # id of an original node -> the rule that rewrites it as part of a larger construct (see claim)
+    claims: dict[int, Rule] = field(default_factory=dict)
     # The whole module as Python's ast read it (None on the LibCST-only path), or a function that parses it: a rule
     # that must check a definition in another statement (the `rotate_half` an expression calls) reads it through
     # module(), since a chunk is only a statement.
@@ -80,6 +81,37 @@ class PortContext:
                 return self.line_offset + 1
             self._lines = start_lines(self._module)
         return self.line_offset + self._lines.get(id(node), 1)
+
+    def claim(self, node: cst.CSTNode, *, by: Rule) -> None:
+        """Mark ``node`` (an original node, while visiting: before any leave_* runs) as rewritten by the rule ``by``
+        as part of a larger construct: the other rules leave it alone, so that one site gets one finding."""
+        self.claims[id(node)] = by
+
+    def claimed_by(self, node: cst.CSTNode) -> Rule | None:
+        """The rule that claimed ``node`` (an original node), or None."""
+        return self.claims.get(id(node))
+
+    # --- the TODO comments that wait for the end of their statement (the composite writes them above it) ----------
+
+    def statement_depth(self) -> int:
+        """How many statements hold the node being visited."""
+        return len(self._todo_stack)
+
+    def pending_todos(self, *, enclosing: bool = False) -> tuple[str, ...]:
+        """The TODO comments that will go above the innermost statement being visited (``enclosing``: above the
+        statements around it instead)."""
+        if enclosing:
+            return tuple(comment for frame in self._todo_stack[:-1] for comment in frame)
+        return tuple(self._todo_stack[-1]) if self._todo_stack else ()
+
+    def defer_todos_to(self, statement: StatementT) -> StatementT:
+        """Move the TODO comments pending on the innermost statement above ``statement``, which a rule puts in its
+        place (the first of the two statements it splits it into)."""
+        if not self._todo_stack or not self._todo_stack[-1]:
+            return statement
+        todos, self._todo_stack[-1][:] = list(self._todo_stack[-1]), []
+        comments = [cst.EmptyLine(comment=cst.Comment(text)) for text in todos]
+        return cast(StatementT, statement.with_changes(leading_lines=[*statement.leading_lines, *comments]))
 
     def enclosing_statements(self) -> Sequence[cst.CSTNode]:
         """The statements (original nodes) that hold the node being visited, the outermost first."""
@@ -143,6 +175,10 @@ class PortTransformer(cst.CSTTransformer):
     # Rewrites and TODOs in code the device model keeps (another device's, or a dispatch that handles the NPU) are
     # dropped, unless the transformer is the one that reasons about that code (rules/multidevice.py).
     SEES_KEPT_CODE: ClassVar[bool] = False
+    # The transformers (class names) whose leave_* handlers and file-level step must run before this one's, on the
+    # same node and the same text; ALL_OTHERS: every transformer that does not itself say ALL_OTHERS. The order the
+    # composite runs them in (port/transformers.TRANSFORMERS) is checked against these by tests/test_layout.py.
+    RUNS_AFTER: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, ctx: PortContext) -> None:
         super().__init__()

@@ -561,9 +561,7 @@ class CompileTransformer(PortTransformer):
         ):
             return updated
         # The statement becomes two: its pending TODO comments (of any rule) go above the first.
-        todos, self.ctx._todo_stack[-1][:] = list(self.ctx._todo_stack[-1]), []
-        comments = [cst.EmptyLine(comment=cst.Comment(t)) for t in todos]
-        split[0] = split[0].with_changes(leading_lines=[*split[0].leading_lines, *comments])
+        split[0] = self.ctx.defer_todos_to(split[0])
         return cst.FlattenSentinel(split)
 
     # --- calls: nvtx.range(fmt, *args), torch.compile, key_averages ------------------------------------------

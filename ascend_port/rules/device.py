@@ -824,7 +824,7 @@ class DeviceTransformer(PortTransformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.imports.resolve(node.func)
-        if qualified not in PROBES or id(node.func) in self.ctx.claimed:
+        if qualified not in PROBES or self.ctx.claimed_by(node.func) is not None:
             return  # (claimed: NPU304 rewrites a bf16 check)
         self._probe_functions.add(id(node.func))
         if id(node) in self._gate_calls:
@@ -891,7 +891,7 @@ class DeviceTransformer(PortTransformer):
             call = self._probe_of(side)
             if (
                 call is not None
-                and id(call.func) not in self.ctx.claimed
+                and self.ctx.claimed_by(call.func) is None
                 and _version_bound(bound)
                 and _turns_on(target.operator, flipped)
                 and self._context(node, statement) == "feature"
@@ -944,7 +944,7 @@ class DeviceTransformer(PortTransformer):
         bf16: bool | None = None
         for i, stmt in enumerate(body):
             found = self._probe_assignment(stmt)
-            if found is None or id(found[0].func) in self.ctx.claimed:
+            if found is None or self.ctx.claimed_by(found[0].func) is not None:
                 continue
             if bf16 is None:
                 bf16 = self._mentions_bf16(node)
@@ -1092,7 +1092,11 @@ class DeviceTransformer(PortTransformer):
     def _kept_guard(self, call: cst.Call, comparison: cst.Comparison | None, statement: cst.CSTNode | None) -> bool:
         """Will visit_Call keep this probe as a CUDA call (not NPU304's bf16 check, nor an NPU112 gate)?"""
         qualified = self.ctx.imports.resolve(call.func)
-        if qualified not in PROBES or not qualified.startswith("torch.cuda.") or id(call.func) in self.ctx.claimed:
+        if (
+            qualified not in PROBES
+            or not qualified.startswith("torch.cuda.")
+            or self.ctx.claimed_by(call.func) is not None
+        ):
             return False
         if id(call) in self._gate_calls:
             return False
@@ -1120,7 +1124,7 @@ class DeviceTransformer(PortTransformer):
     # --- torch.cuda.* and attributes ---------------------------------------------------------------------------
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if self._in_import or id(original) in self.ctx.claimed:
+        if self._in_import or self.ctx.claimed_by(original) is not None:
             return updated  # claimed: a later rule rewrites the whole construct (NPU304's bf16 checks)
         if self._keep_depth or id(original) in self._kept_attributes:
             return updated  # a CUDA guard, kept as it is (NPU108)
@@ -1469,7 +1473,7 @@ class DeviceTransformer(PortTransformer):
         changed = False
         positional = 0
         for i, arg in enumerate(args):
-            if arg.star or (i < len(original.args) and id(original.args[i].value) in self.ctx.claimed):
+            if arg.star or (i < len(original.args) and self.ctx.claimed_by(original.args[i].value) is not None):
                 continue  # (claimed: a later rule ports this argument, e.g. NPU806's lm-eval device "npu:0")
             if arg.keyword is None:
                 selected = positional in positions

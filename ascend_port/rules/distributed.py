@@ -779,7 +779,7 @@ class DistributedTransformer(PortTransformer):
         hint = ENV_NEAREST.get(name, "no Ascend setting is known to do the same")
         message = f"{name} has no HCCL equivalent and no effect on NPU; {hint}"
         # `if "NCCL_X" not in env: env["NCCL_X"] = ...` gets the note once, above the `if`.
-        if not any(todo_comment(NCCL_ENV_VAR_UNSUPPORTED, message) in outer for outer in self.ctx._todo_stack[:-1]):
+        if todo_comment(NCCL_ENV_VAR_UNSUPPORTED, message) not in self.ctx.pending_todos(enclosing=True):
             self.todo(NCCL_ENV_VAR_UNSUPPORTED, original, message)
         return updated
 

@@ -323,7 +323,9 @@ class FrameworkTransformer(PortTransformer):
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.imports.resolve(node.func)
         if qualified in _LM_EVAL_CALLS and (device := _keyword(node, "device")) and self.enabled(LM_EVAL_DEVICE):
-            self.ctx.claimed.add(id(device.value))  # (the device rules would write "npu", which lm-eval refuses)
+            self.ctx.claim(
+                device.value, by=LM_EVAL_DEVICE
+            )  # (the device rules would write "npu", which lm-eval refuses)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         qualified = self.ctx.imports.resolve(original.func) or ""

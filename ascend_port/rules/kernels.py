@@ -22,7 +22,7 @@ from ascend_port.core.options import PortOptions
 from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Scope, Trigger, statement
-from ascend_port.python.transformer import PortTransformer
+from ascend_port.python.transformer import ALL_OTHERS, PortTransformer
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
 
@@ -585,6 +585,9 @@ class KernelTransformer(PortTransformer):
     """NPU500-NPU502, NPU507: Triton kernels, Triton's libdevice import and device, and torch's C++/CUDA extension
     builders."""
 
+    # It turns some import statements into try statements, which ends the others' handling of that node.
+    RUNS_AFTER = (ALL_OTHERS,)
+
     # The last trigger matches on the `try:` line of a try statement that already imports Triton-Ascend's libdevice,
     # so that the whole try statement is parsed (the import inside it is then left alone, see visit_Try).
     # (Triton's names and torch's extension builders are reached through an import that names `triton` or
@@ -725,8 +728,7 @@ class KernelTransformer(PortTransformer):
 
     def _line_todo(self, node: cst.CSTNode, message: str) -> None:
         """A TODO on the statement of ``node`` inside a kernel (once per statement and message)."""
-        frame = self.ctx._todo_stack[-1] if self.ctx._todo_stack else None
-        if frame is not None and todo_comment(TRITON_KERNEL, message) in frame:
+        if todo_comment(TRITON_KERNEL, message) in self.ctx.pending_todos():
             return
         self.todo(TRITON_KERNEL, node, message)
 

@@ -310,7 +310,7 @@ class LibraryTransformer(PortTransformer):
 
     def _leave_statement(self, original: cst.CSTNode, updated: cst.CSTNode):
         # The composite keeps one TODO list per enclosing statement; its depth says which statement is closing.
-        depth = len(self.ctx._todo_stack)
+        depth = self.ctx.statement_depth()
         mine = [p for p in self._pending if p[0] >= depth]
         if mine:
             self._pending = [p for p in self._pending if p[0] < depth]
@@ -325,7 +325,7 @@ class LibraryTransformer(PortTransformer):
 
     def _apex_todo(self, message: str, evidence: cst.CSTNode) -> None:
         if self.enabled(APEX):
-            self._pending.append((len(self.ctx._todo_stack), message, cst.Module([]).code_for_node(evidence)))
+            self._pending.append((self.ctx.statement_depth(), message, cst.Module([]).code_for_node(evidence)))
 
     # --- imports -------------------------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from ascend_port.python import device_model
 from ascend_port.python.calls import code_of
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import Trigger, statement
-from ascend_port.python.transformer import PortTransformer
+from ascend_port.python.transformer import ALL_OTHERS, PortTransformer
 
 NPU_BESIDE_CUDA = rule(
     "NPU120",
@@ -123,6 +123,9 @@ _MAY_NAME_CUDA = re.compile(r"cuda|nccl|nvidia|\\", re.IGNORECASE)
 
 
 class MultiDeviceTransformer(PortTransformer):
+    # It builds an NPU branch from what all the others made of a CUDA branch, the try statements of
+    # KernelTransformer included.
+    RUNS_AFTER = (ALL_OTHERS, "KernelTransformer")
     # A fork's test or a choice names CUDA as the device model reads names (in any case, inside identifiers), in a
     # module whose text names another device: what the model forks or leaves by hand names one.
     TRIGGERS = (Trigger(r"(?i:cuda|nccl|nvidia)", _fork_scope, when=device_model.may_keep_anything),)

@@ -982,7 +982,7 @@ class PrecisionTransformer(_PrecisionTransformer):
         call = self._direct_capability_check(node)
         if call is not None and self._claimable() and self._says_bf16(node, (), self._lines[-1:]):
             self._bf16_checks.add(id(node))
-            self.ctx.claimed.add(id(call.func))
+            self.ctx.claim(call.func, by=BF16_CAPABILITY)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         if not self._claimable():
@@ -997,7 +997,7 @@ class PrecisionTransformer(_PrecisionTransformer):
             if checks:
                 self._bf16_checks.update(id(c) for c in checks)
                 self._removed.add(id(stmt))
-                self.ctx.claimed.add(id(call.func))
+                self.ctx.claim(call.func, by=BF16_CAPABILITY)
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
         if id(original) not in self._bf16_checks:

@@ -16,7 +16,7 @@ from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import TODO_PREFIX, Finding, todo_comment
 from ascend_port.python.api_names import ApiName, api_names
 from ascend_port.python.names import is_word_character
-from ascend_port.python.transformer import PortContext, PortTransformer
+from ascend_port.python.transformer import ALL_OTHERS, PortContext, PortTransformer
 
 API_MISSING = rule(
     "NPU190",
@@ -128,6 +128,8 @@ def _old_line(new_line: int, matcher: difflib.SequenceMatcher) -> int:
 class TargetApiTransformer(PortTransformer):
     """NPU190: only a file-level step (``finish``) on the ported text."""
 
+    # Its file-level step checks what all the others wrote.
+    RUNS_AFTER = (ALL_OTHERS, "KernelTransformer", "MultiDeviceTransformer")
     RULES = (API_MISSING,)
 
     @classmethod
