@@ -401,10 +401,11 @@ def _model_todos(root: Path, config: RunConfig) -> dict[int, str]:
 
 
 def test_extension_ops_are_read_from_the_projects_cpp_and_setup(tmp_path: Path) -> None:
+    from ascend_port.rules.cuda_sources import extension_ops
     from ascend_port.run.project_facts import facts
 
     root = _extension_project(tmp_path / "proj")
-    assert facts([root / "mypkg"]).extension_ops == {
+    assert extension_ops(facts([root / "mypkg"]).top) == {
         "mypkg._C": {"fused_add": "csrc/bind.cpp"},
         "torch.ops.myops": {"scale": "csrc/library.cpp, csrc/library_cuda.cu"},
     }

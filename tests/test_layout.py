@@ -163,3 +163,26 @@ def test_transformers_run_in_an_order_their_declarations_allow() -> None:
                 assert name in position, f"{cls.__name__}.RUNS_AFTER names {name}, which does not run"
                 assert position[name] < position[cls.__name__], f"{cls.__name__} must run after {name}"
     assert any(cls.RUNS_AFTER for cls in TRANSFORMERS)  # (the check above has something to check)
+
+
+def test_project_steps_are_declared_by_rule_modules_and_all_listed() -> None:
+    """The engine runs the project steps the rule modules declare (rules/registry.STEP_MODULES), and imports no rule
+    module itself: every module that declares PROJECT_STEPS is listed, and the engine, the project facts and the
+    discovery import only the registry of the rules."""
+    import importlib
+    import pkgutil
+
+    import ascend_port.rules
+    from ascend_port.rules.registry import STEP_MODULES, project_steps
+
+    declaring = {
+        module.name
+        for module in pkgutil.walk_packages(ascend_port.rules.__path__, "ascend_port.rules.")
+        if hasattr(importlib.import_module(module.name), "PROJECT_STEPS")
+    }
+    assert declaring == set(STEP_MODULES)
+    assert [type(step).__name__ for step in project_steps()] == ["ExtensionOps", "TransformersPin", "FlashReason"]
+    edges = graph()
+    for name in ("ascend_port.run.engine", "ascend_port.run.project_facts", "ascend_port.run.discovery"):
+        rules = {m for m in edges[name] if m == "ascend_port.rules" or m.startswith("ascend_port.rules.")}
+        assert rules <= {"ascend_port.rules.registry"}, (name, rules)

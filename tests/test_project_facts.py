@@ -17,7 +17,8 @@ from ascend_port.core.selection import Selection
 from ascend_port.git.summary import RunInfo, summary
 from ascend_port.port.python import port_source
 from ascend_port.run import config
-from ascend_port.run.project_facts import facts
+from ascend_port.run.engine import project_options
+from ascend_port.run.project_facts import ProjectFacts, facts
 
 runner = CliRunner()
 
@@ -38,16 +39,16 @@ def test_one_reader_answers_the_torch_pin_and_the_transformers_bound(tmp_path: P
     assert found.folder == found.top == tmp_path.resolve()
     assert [p.name for p in found.pin_files] == ["requirements.txt", "pyproject.toml"]
     assert found.torch_pin is not None and found.torch_pin.where == "requirements.txt (torch==2.1.0)"
-    assert found.transformers_pin == "4.46.1"
-    assert found.options(PortOptions()) == PortOptions(transformers_pin="4.46.1")
-    assert found.options(PortOptions(transformers_pin="4.40.0")).transformers_pin == "4.40.0"  # (the caller's wins)
+    assert _pin(found) == "4.46.1"
+    assert project_options(found, PortOptions()) == PortOptions(transformers_pin="4.46.1")
+    assert project_options(found, PortOptions(transformers_pin="4.40.0")).transformers_pin == "4.40.0"  # (the caller's)
     # From a file deep inside: the torch pin is the project's (the nearest above), the transformers bound comes
     # from the files at or below the folder given (the run's own files among them) and none is there.
     inner = facts([tmp_path / "src" / "pkg" / "m.py"])
     assert inner.folder == (tmp_path / "src" / "pkg").resolve() and inner.top == tmp_path.resolve()
-    assert inner.torch_pin == found.torch_pin and inner.transformers_pin is None
+    assert inner.torch_pin == found.torch_pin and _pin(inner) is None
     (tmp_path / "src" / "requirements-dev.txt").write_text("transformers~=4.40.0\n")
-    assert facts([tmp_path / "src"], [tmp_path / "src" / "requirements-dev.txt"]).transformers_pin == "4.40.0"
+    assert _pin(facts([tmp_path / "src"], [tmp_path / "src" / "requirements-dev.txt"])) == "4.40.0"
     # A pin file added later is seen by the next read (the listing is cached per folder state).
     (tmp_path / "src" / "pkg" / "requirements.txt").write_text("torch==2.5.1\n")
     assert facts([tmp_path / "src" / "pkg"]).torch_pin.where == "requirements.txt (torch==2.5.1)"  # type: ignore[union-attr]
@@ -57,7 +58,12 @@ def test_no_pins_no_facts(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "m.py").write_text("import torch\n")
     found = facts([tmp_path])
-    assert found.torch_pin is None and found.transformers_pin is None and found.options(PortOptions()) == PortOptions()
+    assert found.torch_pin is None and project_options(found, PortOptions()) == PortOptions()
+
+
+def _pin(found: ProjectFacts) -> str | None:
+    """The transformers bound the project steps read (rules/project/requirements.TransformersPin)."""
+    return project_options(found, PortOptions()).transformers_pin
 
 
 # --- NPU602: an explicit target is pinned --------------------------------------------------------------------

@@ -8,12 +8,17 @@ a comment or defined inside ``#if 0``-style macros is not counted; kernels gener
 
 from __future__ import annotations
 
+import ast
+import os
 import re
+from dataclasses import replace
+from pathlib import Path
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding
 from ascend_port.core.options import PortOptions
-from ascend_port.core.porting import Ported
+from ascend_port.core.options import extension_ops as hashable_ops
+from ascend_port.core.porting import SKIPPED_DIRS, Ported, Project, ProjectStep
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import Source, SourceError, decode_text
 
@@ -198,3 +203,112 @@ def _skip_braces(code: str, i: int) -> int:
             if depth == 0:
                 return j + 1
     return len(code)
+
+
+CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh")
+MAX_CPP_FILES = 5000  # (a bound on what a huge tree costs; extension bindings sit near the top of a project)
+
+
+# --- the extensions' ops ------------------------------------------------------------------------------------------
+
+
+class ExtensionOps(ProjectStep):
+    """The ops the project's C++/CUDA extensions bind for Python, for NPU502's call sites in the other files
+    (PortOptions.extension_ops; what the caller set wins)."""
+
+    def facts(self, project: Project, options: PortOptions) -> PortOptions:
+        if options.extension_ops:
+            return options
+        ops = extension_ops(project.top)
+        return replace(options, extension_ops=hashable_ops(ops)) if ops else options
+
+
+PROJECT_STEPS = (ExtensionOps(),)
+
+
+def extension_ops(top: Path) -> dict[str, dict[str, str]]:
+    """Extension module (``pkg._C``; ``torch.ops.<ns>`` for a TORCH_LIBRARY namespace) -> op -> the C++ files,
+    relative to ``top``, that bind it; a CUDAExtension of setup.py whose sources bind nothing readable maps to no
+    ops (its module is still known). Read afresh for every run: C++ files change between runs."""
+    cpp_files, setups = _walk(top)
+    modules = _setup_extensions(setups, top)
+    by_source = {source: name for name, sources in modules.items() for source in sources}
+    # (`os.path.join("csrc", "ops.cpp")` lists only the file's name)
+    by_name = {source.rsplit("/", 1)[-1]: name for name, sources in modules.items() for source in sources}
+    found: dict[str, dict[str, set[str]]] = {name: {} for name in modules}
+    for path in cpp_files:
+        try:
+            text = path.read_text("utf-8", errors="replace")
+        except OSError:
+            continue
+        if "PYBIND11_MODULE" not in text and "TORCH_LIBRARY" not in text:
+            continue
+        shown = path.relative_to(top).as_posix()
+        for bound, op in bindings(text):
+            # TORCH_EXTENSION_NAME: the name setup.py gives the extension that compiles this file (a JIT build
+            # names it in Python, where the module is known anyway)
+            where = (
+                (by_source.get(shown) or by_name.get(path.name) or _only(modules))
+                if bound == EXTENSION_NAME_MACRO
+                else bound
+            )
+            if where is not None:
+                found.setdefault(where, {}).setdefault(op, set()).add(shown)
+    return {name: {op: ", ".join(sorted(files)) for op, files in ops.items()} for name, ops in found.items()}
+
+
+def _only(modules: dict[str, tuple[str, ...]]) -> str | None:
+    """The one CUDAExtension of a project whose setup.py lists its sources in a way not read here."""
+    unlisted = [name for name, sources in modules.items() if not sources]
+    return unlisted[0] if len(modules) == 1 and unlisted else None
+
+
+def _walk(top: Path) -> tuple[list[Path], list[Path]]:
+    """The C++/CUDA sources and the setup.py files below ``top`` (skipped folders as discovery skips them)."""
+    cpp: list[Path] = []
+    setups: list[Path] = []
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".") and not d.endswith("-info"))
+        for name in sorted(names):
+            if name.endswith(CPP_SUFFIXES) and len(cpp) < MAX_CPP_FILES:
+                cpp.append(Path(folder, name))
+            elif name == "setup.py":
+                setups.append(Path(folder, name))
+    return cpp, setups
+
+
+def _setup_extensions(setups: list[Path], top: Path) -> dict[str, tuple[str, ...]]:
+    """Module name -> its C++/CUDA sources (relative to ``top``) of every ``CUDAExtension("pkg.name", [...])``."""
+    modules: dict[str, tuple[str, ...]] = {}
+    for setup in setups:
+        try:
+            tree = ast.parse(setup.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        base = setup.parent.relative_to(top)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or _called(node.func) != "CUDAExtension":
+                continue
+            name = _argument(node, "name", 0)
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                continue
+            sources = _argument(node, "sources", 1)
+            listed = [
+                (base / n.value).as_posix().removeprefix("./")
+                for n in (ast.walk(sources) if sources is not None else ())
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.endswith(CPP_SUFFIXES)
+            ]
+            modules[name.value] = tuple(listed)
+    return modules
+
+
+def _called(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _argument(call: ast.Call, keyword: str, index: int) -> ast.expr | None:
+    for item in call.keywords:
+        if item.arg == keyword:
+            return item.value
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    return positional[index] if index < len(positional) else None

@@ -12,6 +12,12 @@ import pkgutil
 
 import ascend_port.rules
 from ascend_port.core.catalogue import Confidence, Rule, declared
+from ascend_port.core.porting import ProjectStep
+
+# The rule modules that declare project steps (their PROJECT_STEPS), in the order the engine runs them. Named here,
+# not found by importing every rule module: a run answered from the cache imports none of them (see use_snapshot),
+# and these are light (no LibCST). tests/test_layout.py checks that every module with steps is listed.
+STEP_MODULES = ("ascend_port.rules.cuda_sources", "ascend_port.rules.project.requirements")
 
 # The catalogue as an earlier run of this very code recorded it (see use_snapshot), or None. It stands in for the
 # rule modules, whose import (LibCST and every transform) costs more than a run answered from the cache.
@@ -28,6 +34,11 @@ def get_rule(rule_id: str) -> Rule:
         return _catalogue()[rule_id.upper()]
     except KeyError:
         raise KeyError(f"unknown rule {rule_id!r}: `ascend-port rules` lists them") from None
+
+
+def project_steps() -> list[ProjectStep]:
+    """The declared project steps (core/porting.ProjectStep), in the order they run."""
+    return [step for name in STEP_MODULES for step in importlib.import_module(name).PROJECT_STEPS]
 
 
 def _catalogue() -> dict[str, Rule]:

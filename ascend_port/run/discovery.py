@@ -21,26 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, TypeAlias
 
-SKIPPED_DIRS = {
-    ".git",
-    ".hg",
-    ".svn",
-    ".venv",
-    "venv",
-    ".tox",
-    ".nox",
-    "__pycache__",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    "node_modules",
-    "build",
-    "dist",
-    ".eggs",
-    "site-packages",
-    ".ascend-port",
-    ".ipynb_checkpoints",
-}
+from ascend_port.core.porting import SKIPPED_DIRS
 
 
 @dataclass(frozen=True)

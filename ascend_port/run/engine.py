@@ -19,12 +19,12 @@ from ascend_port.core import npu_api
 from ascend_port.core.diffing import new_file_diff, unified_diff
 from ascend_port.core.findings import FileResult
 from ascend_port.core.options import DEFAULT, PortOptions
-from ascend_port.core.porting import Handler, PortError
+from ascend_port.core.porting import Handler, PortError, Project
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError, decode_python
 from ascend_port.port.handlers import PythonHandler, handler_for
 from ascend_port.python.device_model import module_family, supports_npu
-from ascend_port.rules.project.requirements import FLASH_REASON, FLASH_REASON_UNPORTED
+from ascend_port.rules.registry import project_steps
 from ascend_port.run.cache import Entry, ResultCache, result_cache
 from ascend_port.run.discovery import Exclude, Skipped, discover
 from ascend_port.run.project_facts import facts as project_facts
@@ -252,9 +252,9 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     ):
         # A project that already runs on the NPU keeps what it does for CUDA on purpose (device_model.py).
         options = replace(options, npu_aware=True)
-    # What the project's other files say (its transformers pin for NPU803, its extensions' ops for NPU502), read
-    # once for the run; options the caller set win.
-    config = replace(config, options=project_facts(paths, files).options(options))
+    # What the project's other files say (its transformers pin for NPU803, its extensions' ops for NPU502): the
+    # rules' project steps read it once for the run; options the caller set win.
+    config = replace(config, options=project_options(project_facts(paths, files), options))
     # What the cache knows is answered here: a run over unchanged files starts no worker at all.
     known: dict[int, FileResult] = {}
     if config.cache:
@@ -281,39 +281,16 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     result.notes.extend(note for file in result.files for note in file.notes)
     if config.share_helpers:
         share_helpers(result, config)
-    _flash_reason(result)
+    for step in project_steps():
+        step.after(result.files, config.options)
     return result
 
 
-def _flash_reason(result: RunResult) -> None:
-    """NPU600 says that npu_fusion_attention replaces flash-attn only where the run replaced a call: without one,
-    the other wording, in the lines the port adds to the requirements, pins and scripts (never in the user's own)."""
-    ported, unported = FLASH_REASON.encode(), FLASH_REASON_UNPORTED.encode()
-    written = [f for f in result.changed if f.new_bytes and ported in f.new_bytes and not f.path.endswith(".py")]
-    if not written:
-        return  # (the usual case: decided without loading the attention rules, and with them LibCST)
-    from ascend_port.rules.attention.attention import FLASH_ATTN, FLASH_VARLEN, XFORMERS
-
-    calls = {FLASH_ATTN.id, FLASH_VARLEN.id, XFORMERS.id}
-    if any(f.applied and f.rule.id in calls for file in result.files for f in file.findings):
-        return
-    for file in written:
-        assert file.new_bytes is not None
-        try:
-            if ported in Path(file.path).read_bytes():
-                continue  # (a line the user kept from an earlier port: its bytes are not the port's to change)
-        except OSError:
-            continue
-        file.new_bytes = file.new_bytes.replace(ported, unported)
-        lines = file.diff.splitlines(keepends=True)
-        file.diff = b"".join(
-            line.replace(ported, unported) if line.startswith(b"+") and not line.startswith(b"+++") else line
-            for line in lines
-        )
-        file.findings = [
-            dataclasses.replace(f, message=f.message.replace(FLASH_REASON, FLASH_REASON_UNPORTED))
-            for f in file.findings
-        ]
+def project_options(project: Project, options: PortOptions) -> PortOptions:
+    """``options`` with what the rules' project steps read of ``project``."""
+    for step in project_steps():
+        options = step.facts(project, options)
+    return options
 
 
 # --- the project step: after the per-file ports and the cache, on their new texts ---------------------------------

@@ -6,12 +6,16 @@ so an edit changes only the part it must.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-from ascend_port.core import npu_api
+from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, Rule, rule
+from ascend_port.core.findings import FileResult
 from ascend_port.core.options import PortOptions
+from ascend_port.core.porting import Project, ProjectStep
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -343,3 +347,69 @@ def _pinned_torch(specifier: str) -> str | None:
 def _release_torch(release: str) -> str | None:
     """The torch version a covered torch-npu release is built for (``2.1.0.post17`` -> ``2.1.0``)."""
     return next((r.torch_version for r in npu_api.published_releases() if r.version == release), None)
+
+
+# --- the project steps (core/porting.ProjectStep) --------------------------------------------------------------------
+
+
+class TransformersPin(ProjectStep):
+    """The lowest transformers release the run's requirement files allow (PortOptions.transformers_pin, read by
+    NPU803), or nothing when they name none; what the caller set wins. Not from the files above the folder given: a
+    tree unpacked inside another project (a wheel in a cache) would take that project's pins, and unlike the torch
+    pin's target, no flag overrides this one. (Only the run's own files of that name are resolved: resolving them
+    all cost more than the rest of a run's start.)"""
+
+    def facts(self, project: Project, options: PortOptions) -> PortOptions:
+        if options.transformers_pin is not None:
+            return options
+        texts = []
+        for path in project.pin_files:
+            resolved = path.resolve()
+            if not resolved.is_relative_to(project.folder) and all(
+                p.resolve() != resolved for p in project.files if p.name == path.name
+            ):
+                continue
+            try:
+                texts.append(path.read_text("utf-8", errors="replace"))
+            except OSError:
+                continue
+        pin = library_support.transformers_pin(texts)
+        return replace(options, transformers_pin=pin) if pin else options
+
+
+class FlashReason(ProjectStep):
+    """NPU600 says that npu_fusion_attention replaces flash-attn only where the run replaced a call: without one,
+    the other wording, in the lines the port adds to the requirements, pins and scripts (never in the user's own)."""
+
+    def after(self, files: list[FileResult], options: PortOptions) -> None:
+        ported, unported = FLASH_REASON.encode(), FLASH_REASON_UNPORTED.encode()
+        written = [
+            f for f in files if f.changed and f.new_bytes and ported in f.new_bytes and not f.path.endswith(".py")
+        ]
+        if not written:
+            return  # (the usual case: decided without loading the attention rules, and with them LibCST)
+        from ascend_port.rules.attention.attention import FLASH_ATTN, FLASH_VARLEN, XFORMERS
+
+        calls = {FLASH_ATTN.id, FLASH_VARLEN.id, XFORMERS.id}
+        if any(f.applied and f.rule.id in calls for file in files for f in file.findings):
+            return
+        for file in written:
+            assert file.new_bytes is not None
+            try:
+                if ported in Path(file.path).read_bytes():
+                    continue  # (a line the user kept from an earlier port: its bytes are not the port's to change)
+            except OSError:
+                continue
+            file.new_bytes = file.new_bytes.replace(ported, unported)
+            lines = file.diff.splitlines(keepends=True)
+            file.diff = b"".join(
+                line.replace(ported, unported) if line.startswith(b"+") and not line.startswith(b"+++") else line
+                for line in lines
+            )
+            file.findings = [
+                dataclasses.replace(f, message=f.message.replace(FLASH_REASON, FLASH_REASON_UNPORTED))
+                for f in file.findings
+            ]
+
+
+PROJECT_STEPS = (TransformersPin(), FlashReason())
