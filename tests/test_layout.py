@@ -166,9 +166,8 @@ def test_transformers_run_in_an_order_their_declarations_allow() -> None:
 
 
 def test_project_steps_are_declared_by_rule_modules_and_all_listed() -> None:
-    """The engine runs the project steps the rule modules declare (rules/registry.STEP_MODULES), and imports no rule
-    module itself: every module that declares PROJECT_STEPS is listed, and the engine, the project facts and the
-    discovery import only the registry of the rules."""
+    """The engine runs the project steps the rule modules declare (rules/registry.STEP_MODULES): every module that
+    declares PROJECT_STEPS is listed."""
     import importlib
     import pkgutil
 
@@ -182,7 +181,27 @@ def test_project_steps_are_declared_by_rule_modules_and_all_listed() -> None:
     }
     assert declaring == set(STEP_MODULES)
     assert [type(step).__name__ for step in project_steps()] == ["ExtensionOps", "TransformersPin", "FlashReason"]
+
+
+# What run/, reports/ and git/ still import of specific rule modules (issue 28): the shared attention helpers (planned
+# across files by run/shared_helpers.py, reviewed as units by git/review.py, which also knows NPU100's import line)
+# and the kernels' inventory of the reports. Nothing may be added here; an entry goes when its code moves to the
+# rule family's project step or below the rules.
+RULE_IMPORTS_LEFT = {
+    "ascend_port.run.shared_helpers": {"ascend_port.rules.attention.helpers"},
+    "ascend_port.git.review": {"ascend_port.rules.attention.helpers", "ascend_port.rules.torch_npu_import"},
+    "ascend_port.reports.model": {"ascend_port.rules.kernels", "ascend_port.rules.cuda_sources"},
+}
+
+
+def test_the_layers_above_the_rules_know_them_through_the_registry() -> None:
+    """run/, reports/ and git/ import the rules' registry, not a rule module (but RULE_IMPORTS_LEFT, which may only
+    shrink)."""
     edges = graph()
-    for name in ("ascend_port.run.engine", "ascend_port.run.project_facts", "ascend_port.run.discovery"):
-        rules = {m for m in edges[name] if m == "ascend_port.rules" or m.startswith("ascend_port.rules.")}
-        assert rules <= {"ascend_port.rules.registry"}, (name, rules)
+    found = {}
+    for name, imported in edges.items():
+        if layer(name) in ("run", "reports", "git"):
+            rules = {m for m in imported if m.startswith("ascend_port.rules.") and m != "ascend_port.rules.registry"}
+            if rules:
+                found[name] = rules
+    assert found == RULE_IMPORTS_LEFT

@@ -19,11 +19,12 @@ from ascend_port.cli import app
 from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
+from ascend_port.formats.requirement import parse_requirement
 from ascend_port.formats.shell_lexer import lex
 from ascend_port.port.filetypes import file_kind
 from ascend_port.port.handlers import handler_for
 from ascend_port.port.notebook import port_notebook
-from ascend_port.rules.project.requirements import parse_requirement, torch_npu_specifier
+from ascend_port.rules.project.requirements import torch_npu_specifier
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "cuda_trainer"

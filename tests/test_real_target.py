@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_port.python.api_names import api_names
-from ascend_port.rules.target_api import missing_names
+from ascend_port.python.api_names import api_names, missing_names
 from ascend_port.run.api_check import MAY_USE_NPU, check_api
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))

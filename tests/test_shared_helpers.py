@@ -219,7 +219,7 @@ def test_replace_block_keeps_the_layout_around_it():
 
 @pytest.mark.parametrize("calls", [True, False])
 def test_npu600_says_npu_fusion_attention_replaces_flash_attn_only_where_a_call_was_replaced(tmp_path, calls):
-    from ascend_port.rules.project.requirements import FLASH_REASON, FLASH_REASON_UNPORTED
+    from ascend_port.core.cuda_packages import FLASH_REASON, FLASH_REASON_UNPORTED
 
     model = PROJECT["pkg/a.py"] if calls else "import torch\n\n\ndef f(x):\n    return x.cuda()\n"
     root = write(tmp_path / "proj", {"model.py": model, "requirements.txt": "torch\nflash-attn==2.6.3\n"})

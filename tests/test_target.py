@@ -14,9 +14,9 @@ from ascend_port.cli import app
 from ascend_port.core import npu_api
 from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
+from ascend_port.formats.requirement import parse_requirement
 from ascend_port.port.python import port_source
 from ascend_port.python.api_names import api_names
-from ascend_port.rules.project.requirements import parse_requirement
 from ascend_port.run import config
 
 runner = CliRunner()

@@ -19,14 +19,13 @@ from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_python, decode_text, line_offsets
+from ascend_port.formats.requirement import Requirement, parse_requirement
 from ascend_port.formats.textedit import Edit, LineIndex, TextPort, newline_of
 from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
-    Requirement,
-    parse_requirement,
     torch_npu_verdict,
     verdict,
 )

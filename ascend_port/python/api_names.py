@@ -11,6 +11,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from ascend_port.core import npu_api
 from ascend_port.core.sources import python_lines
 from ascend_port.python.device_facts import dotted_ast
 from ascend_port.python.module_facts import walk_on_lines
@@ -70,3 +71,13 @@ def _hint_lines(text: str, bound: dict[str, str]) -> list[int]:
     return [
         i for i, line in enumerate(python_lines(text), 1) if "npu" in line or (other is not None and other.search(line))
     ]
+
+
+def missing_names(tree: ast.Module, version: str, text: str | None = None) -> list[tuple[ApiName, str]]:
+    """The names of the module the release lacks, each with the TODO message; ``text``: its source, when known."""
+    out = []
+    for name in api_names(tree, text):
+        if npu_api.name_status(name.name, version) is False:
+            where = npu_api.availability(name.name)
+            out.append((name, f"{name.name} is missing from torch_npu {version} ({where}): port by hand"))
+    return out

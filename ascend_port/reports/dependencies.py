@@ -219,8 +219,8 @@ def dependencies(
 ) -> list[Dependency]:
     """The matrix of the scanned files (``texts``: their bytes as scanned). ``cache_folder`` keeps the imports of
     each module between runs (``ImportCache``); None parses every module."""
+    from ascend_port.formats.requirement import parse_requirement
     from ascend_port.port.filetypes import file_kind
-    from ascend_port.rules.project.requirements import parse_requirement
 
     sources: dict[str, list[str]] = {}
     imported: set[str] = set()

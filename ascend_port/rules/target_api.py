@@ -14,7 +14,7 @@ from collections.abc import Callable
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import TODO_PREFIX, Finding, todo_comment
-from ascend_port.python.api_names import ApiName, api_names
+from ascend_port.python.api_names import missing_names
 from ascend_port.python.names import is_word_character
 from ascend_port.python.transformer import ALL_OTHERS, PortContext, PortTransformer
 
@@ -83,16 +83,6 @@ def _is_identifier_at(text: str, start: int, end: int) -> bool:
     while run and is_word_character(text[run - 1]):
         run -= 1
     return run == start or text[run:start].isdecimal()
-
-
-def missing_names(tree: ast.Module, version: str, text: str | None = None) -> list[tuple[ApiName, str]]:
-    """The names of the module the release lacks, each with the TODO message; ``text``: its source, when known."""
-    out = []
-    for name in api_names(tree, text):
-        if npu_api.name_status(name.name, version) is False:
-            where = npu_api.availability(name.name)
-            out.append((name, f"{name.name} is missing from torch_npu {version} ({where}): port by hand"))
-    return out
 
 
 def _statement_starts(tree: ast.Module) -> dict[int, tuple[int, int]]:

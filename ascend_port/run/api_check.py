@@ -14,7 +14,7 @@ from pathlib import Path
 from ascend_port.core.porting import PortError
 from ascend_port.core.sources import SourceError, decode_python, decode_text
 from ascend_port.formats.jsonspan import JNode
-from ascend_port.rules.target_api import missing_names
+from ascend_port.python.api_names import missing_names
 from ascend_port.run.discovery import Exclude, Skipped, discover
 from ascend_port.run.engine import display_path
 

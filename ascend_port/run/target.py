@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ascend_port.core import npu_api
-from ascend_port.rules.project.requirements import parse_requirement
+from ascend_port.formats.requirement import parse_requirement
 
 # A quoted requirement string in setup.py, or one item of setup.cfg's install_requires.
 _TORCH_STRING = re.compile(r"""["'](torch\s*(?:\[[^\]]*\])?\s*===?\s*[\w.*+!]+)[^"']*["']""")

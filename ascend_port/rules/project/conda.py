@@ -17,18 +17,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.cuda_packages import conda_removal_reason
 from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_text
+from ascend_port.formats.requirement import parse_requirement
 from ascend_port.formats.textedit import Edit, LineIndex, TextPort, newline_of
 from ascend_port.rules.project.configs import _load_yaml, _plain, port_yaml
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
-    conda_removal_reason,
-    parse_requirement,
     torch_npu_verdict,
     verdict,
 )

@@ -12,15 +12,11 @@ import re
 from typing import Protocol
 
 from ascend_port.core.catalogue import Confidence, Rule, rule
+from ascend_port.core.cuda_packages import conda_removal_reason, removal_reason
+from ascend_port.formats.requirement import archive_requirement, parse_requirement
 from ascend_port.formats.shell_lexer import Word
 from ascend_port.formats.textedit import Edit, TextPort, comment_lines_above, newline_of
-from ascend_port.rules.project.requirements import (
-    CUDA_ONLY_DEPENDENCY,
-    archive_requirement,
-    conda_removal_reason,
-    parse_requirement,
-    removal_reason,
-)
+from ascend_port.rules.project.requirements import CUDA_ONLY_DEPENDENCY
 from ascend_port.rules.project.requirements_txt import CPU_BUILD, CUDA_INDEX, CUDA_LOCAL, CUDA_TORCH_BUILD
 
 CUDA_ONLY_INSTALL = rule(

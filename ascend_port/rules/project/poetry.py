@@ -13,13 +13,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ascend_port.core.cuda_packages import removal_reason
+from ascend_port.formats.requirement import canonical
 from ascend_port.formats.textedit import Edit, TextPort, newline_of
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
-    canonical,
-    removal_reason,
     torch_npu_specifier,
 )
 from ascend_port.rules.project.requirements_txt import CPU_BUILD, CUDA_INDEX, CUDA_LOCAL, CUDA_TORCH_BUILD

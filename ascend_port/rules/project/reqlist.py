@@ -10,14 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ascend_port.core.catalogue import Rule
+from ascend_port.formats.requirement import Requirement, parse_requirement
 from ascend_port.formats.textedit import Edit, TextPort, newline_of
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
-    Requirement,
     Verdict,
-    parse_requirement,
     torch_npu_verdict,
     verdict,
 )

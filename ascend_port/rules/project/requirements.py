@@ -13,9 +13,11 @@ from pathlib import Path
 
 from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, Rule, rule
+from ascend_port.core.cuda_packages import FLASH_REASON, FLASH_REASON_UNPORTED, removal_reason
 from ascend_port.core.findings import FileResult
 from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Project, ProjectStep
+from ascend_port.formats.requirement import Requirement
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -93,76 +95,7 @@ TORCH_NPU_DEPENDENCY = rule(
     """,
 )
 
-_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:\.\*)?(?:(?:a|b|rc|\.post|\.dev|post|dev)\d*)*(?:\+[\w.]+)?$")
-# A wheel or sdist named by URL or path: its file name starts with the distribution name.
-_ARCHIVE = re.compile(r"(?:^|/)([A-Za-z0-9][A-Za-z0-9._]*?)-\d[^/]*\.(?:whl|tar\.gz|zip)(?:[#?].*)?$")
-_EGG = re.compile(r"#egg=([A-Za-z0-9._-]+)")
-
-
-def canonical(name: str) -> str:
-    """PEP 503 normalised name: ``Flash_Attn`` -> ``flash-attn``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """One requirement string split into its raw parts (offsets are within the string)."""
-
-    text: str
-    name: str
-    name_start: int
-    spec_end: int  # end of name + extras + version specifier (before whitespace, ``;`` marker or end)
-    specifier: str  # the version specifier as written, stripped (may be empty)
-    marker: str  # raw text from the ``;`` on, with the whitespace before it; empty when there is none
-    is_url: bool = False
-
-    @property
-    def key(self) -> str:
-        return canonical(self.name)
-
-
-def parse_requirement(text: str) -> Requirement | None:
-    """Read ``name[extras] spec ; marker`` or ``name @ url ; marker``; None for what is not a requirement."""
-    stripped = text.lstrip()
-    lead = len(text) - len(stripped)
-    m = _NAME.match(stripped)
-    if not m or "://" in stripped[: m.end() + 3]:
-        return archive_requirement(text)
-    name = m.group(0)
-    rest_start = lead + m.end()
-    marker_at = _marker_start(text, rest_start)
-    body = text[rest_start:marker_at]
-    is_url = body.lstrip().startswith("@")
-    spec = body
-    if spec.lstrip().startswith("["):
-        close = spec.find("]")
-        if close < 0:
-            return None
-        spec = spec[close + 1 :]
-    spec = spec.strip()
-    if spec.startswith("(") and spec.endswith(")"):
-        spec = spec[1:-1].strip()
-    if not is_url and spec and not re.fullmatch(r"(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[\w.*+!-]+\s*,?\s*)+", spec):
-        return None
-    spec_end = len(text[:marker_at].rstrip())
-    return Requirement(
-        text, name, lead, spec_end, "" if is_url else spec, text[len(text[:marker_at].rstrip()) :], is_url
-    )
-
-
-def _marker_start(text: str, start: int) -> int:
-    """Offset of the ``;`` that starts the environment marker, or the end of the text."""
-    index = text.find(";", start)
-    return len(text) if index < 0 else index
-
-
-def archive_requirement(text: str) -> Requirement | None:
-    stripped = text.strip()
-    m = _EGG.search(stripped) or _ARCHIVE.search(stripped.split()[0] if stripped else "")
-    if not m:
-        return None
-    return Requirement(text, m.group(1), len(text) - len(text.lstrip()), len(text.rstrip()), "", "", is_url=True)
 
 
 @dataclass(frozen=True)
@@ -171,58 +104,6 @@ class Verdict:
     reason: str  # for NPU600: why it goes; for NPU601: the note; for NPU602: the new requirement
     new_requirement: str = ""  # NPU601/NPU602: the replacement / added requirement (without marker)
     conflict: str = ""  # NPU602: the torch pin disagrees with the target the user set (reported at torch's line)
-
-
-_FLASH = FLASH_REASON = "CUDA-only; torch_npu.npu_fusion_attention replaces it"
-# The reason where no flash-attn call of the run was replaced (the run's project step, run/engine.py, swaps it in):
-# the package still cannot be installed on an NPU host, but nothing in the port took over its calls.
-FLASH_REASON_UNPORTED = "CUDA-only (no NPU build); its NPU counterpart is torch_npu.npu_fusion_attention"
-_XFORMERS = "CUDA-only (no NPU build); use F.scaled_dot_product_attention or torch_npu.npu_fusion_attention"
-_NVML = "NVML bindings for NVIDIA drivers; query NPUs with npu-smi or torch.npu"
-_NVIDIA = "NVIDIA CUDA library wheel; CANN provides the Ascend runtime"
-_CUPY = "CuPy built for CUDA; there is no Ascend build"
-_TRANSFORMER_ENGINE = "NVIDIA Transformer Engine (FP8 kernels for NVIDIA GPUs); there is no Ascend build"
-_FLASHINFER = "FlashInfer kernels are CUDA-only; torch_npu.npu_fusion_attention replaces its attention"
-
-
-def removal_reason(key: str) -> str | None:
-    """Why a requirement (by canonical name) must go on an NPU host, or None when it stays."""
-    if key == "flash-attn" or key.startswith("flash-attn-"):
-        return _FLASH
-    if key == "xformers":
-        return _XFORMERS
-    if key in ("pynvml", "nvidia-ml-py", "nvidia-ml-py3"):
-        return _NVML
-    if key.startswith("nvidia-"):
-        return _NVIDIA
-    if key.startswith("cupy-cuda"):
-        return _CUPY
-    if key == "transformer-engine" or key.startswith("transformer-engine-"):
-        return _TRANSFORMER_ENGINE
-    if key in ("flashinfer", "flashinfer-python"):
-        return _FLASHINFER
-    return None
-
-
-_CUDA_RUNTIME = "CUDA toolkit; CANN provides the Ascend runtime"
-
-
-def conda_removal_reason(name: str) -> str | None:
-    """Why a conda package must go on an NPU host (the CUDA runtime, CUDA-only packages), else None."""
-    key = name.lower()
-    if key == "pytorch-cuda":
-        return "selects the CUDA build of pytorch; torch_npu needs the CPU build"
-    if key in ("cudatoolkit", "cudatoolkit-dev", "cuda", "cuda-toolkit") or key.startswith("cuda-"):
-        return _CUDA_RUNTIME
-    if key == "cudnn" or key.startswith(("libcublas", "libcufft", "libcurand", "libcusolver", "libcusparse")):
-        return "CUDA library; CANN provides the Ascend counterparts"
-    if key == "nccl":
-        return "NVIDIA collectives library; torch_npu uses HCCL (from CANN)"
-    if key.startswith("magma-cuda"):
-        return "MAGMA built for CUDA; torch's CPU build does not use it"
-    if key == "cupy":
-        return "CuPy built for CUDA; there is no Ascend build"
-    return removal_reason(re.sub(r"[-_.]+", "-", key))
 
 
 def torch_npu_specifier(torch_specifier: str) -> tuple[str | None, str]:

@@ -13,14 +13,13 @@ from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import line_offsets
+from ascend_port.formats.requirement import Requirement, parse_requirement
 from ascend_port.formats.textedit import Edit, TextPort, newline_of
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
-    Requirement,
     explicit_target,
-    parse_requirement,
     torch_npu_verdict,
     verdict,
 )
