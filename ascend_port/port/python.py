@@ -15,7 +15,7 @@ import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -176,11 +176,12 @@ def _unsuppressed(findings: list[Finding], suppressions: Suppressions) -> list[F
 
 def _trigger_matches(
     text: str, classes: tuple[type[PortTransformer], ...], options: PortOptions
-) -> list[tuple[int, Hashable, Hashable]]:
+) -> list[tuple[int, Scope, Hashable]]:
     """The triggers' matches (start offset, scope, transformer) in ``text``, less those in triple-quoted strings
     (usage examples in docstrings). A transformer's ``option_triggers(text, options)`` adds matches that no fixed
     pattern can find (the calls of names a module imports from the project's CUDA extensions)."""
-    matches = trigger_filter(classes).matches(text)
+    # (each match's scope is its Trigger's: a Scope)
+    matches = cast(list[tuple[int, Scope, Hashable]], trigger_filter(classes).matches(text))
     extra = [
         (offset, scope, cls)
         for cls in classes

@@ -128,10 +128,10 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return ".".join([node.value, *reversed(parts)])
 
 
-def build_dotted(path: str) -> cst.BaseExpression:
+def build_dotted(path: str) -> cst.Attribute | cst.Name:
     """``"torch.npu.matmul"`` -> the CST expression for it."""
     head, *rest = path.split(".")
-    expr: cst.BaseExpression = cst.Name(head)
+    expr: cst.Attribute | cst.Name = cst.Name(head)
     for part in rest:
         expr = cst.Attribute(value=expr, attr=cst.Name(part))
     return expr

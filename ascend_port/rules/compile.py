@@ -617,7 +617,7 @@ class CompileTransformer(PortTransformer):
         """``updated_arg`` (the backend argument), renamed when it is cudagraphs; a TODO when the backend is
         NVIDIA-only."""
         value = _string(arg.value)
-        if value == "cudagraphs":
+        if value == "cudagraphs" and isinstance(arg.value, cst.SimpleString):
             new_value = arg.value.with_changes(value=arg.value.value.replace("cudagraphs", "npugraphs"))
             fixed = self.fix(
                 COMPILE_BACKEND,

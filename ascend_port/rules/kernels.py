@@ -533,7 +533,7 @@ class _KernelScan(cst.CSTVisitor):
 
     def __init__(self, resolve) -> None:
         super().__init__()
-        self.resolve = resolve
+        self.qualified = resolve  # the module's qualified name of an expression (ImportIndex.resolve)
         self.dot = False  # uses tl.dot: a cube (AI core) kernel
         self.memory = False  # uses tl.load/tl.store (which Triton-Ascend cannot mix with tensor descriptors)
         self.tiles: list[str] = []  # the constexpr block sizes of its tl.arange calls
@@ -547,11 +547,11 @@ class _KernelScan(cst.CSTVisitor):
         self.returns |= node.value is not None
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if _builds_vector(node.value, self.resolve, self.vectors):
+        if _builds_vector(node.value, self.qualified, self.vectors):
             self.vectors |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
 
     def visit_Call(self, node: cst.Call) -> None:
-        qualified = self.resolve(node.func) or ""
+        qualified = self.qualified(node.func) or ""
         self.dot |= qualified == f"{TL}.dot"
         self.memory |= qualified in (f"{TL}.load", f"{TL}.store")
         if qualified == f"{TL}.arange" and len(node.args) >= 2 and isinstance(end := node.args[1].value, cst.Name):

@@ -74,9 +74,11 @@ def use_snapshot(data: object) -> bool:
     The caller vouches that it was made by this same code (the result cache keys it by the tool's fingerprint);
     data that does not check out is refused (False) and the modules are imported as usual."""
     global _SNAPSHOT
+    if not isinstance(data, list):
+        return False
     try:
         rules = {}
-        for item in data:  # type: ignore[union-attr]
+        for item in data:
             if (
                 not all(type(item[name]) is kind for name, kind in _SNAPSHOT_TYPES.items())
                 or len(item) != len(_SNAPSHOT_TYPES)

@@ -217,7 +217,7 @@ def _port_data(result: FileResult, handler: Handler, data: bytes, config: RunCon
         # would change is reported (a torch-npu requirement would be installed on its CUDA and CPU machines too).
         result.findings = [dataclasses.replace(f, applied=False) for f in result.findings]
         new_bytes = None
-    if new_bytes is not None and new_bytes != data:
+    if new_bytes is not None and new_bytes != data and outcome.new_text is not None:
         result.new_bytes = new_bytes
         encoding = outcome.source.encoding.replace("-sig", "")
         diff = unified_diff(result.path, outcome.source.text, outcome.new_text)
@@ -238,8 +238,11 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     handlers: dict[Path, Handler] = {}
 
     def wanted(path: Path) -> bool:  # (the handler is kept: it is needed again for every file found)
-        handler = handlers[path] = handler_for(path)
-        return handler is not None
+        handler = handler_for(path)
+        if handler is None:
+            return False
+        handlers[path] = handler
+        return True
 
     skipped: list[Skipped] = []
     paths = [Path(p) for p in paths]

@@ -234,8 +234,10 @@ def _yaml_edit(
 def _keep_comment_column(text: str, span: tuple[int, int], new: str) -> list[Edit]:
     """Aligned end-of-line comments stay aligned: the blanks before the comment absorb the change of length."""
     token_end = span[1] + (1 if text[span[1] : span[1] + 1] in ("'", '"') else 0)
-    blanks = re.match(r" *", text[token_end:]).group(0)
-    after = token_end + len(blanks)
+    after = token_end
+    while text.startswith(" ", after):
+        after += 1
+    blanks = text[token_end:after]
     width = len(blanks) + (span[1] - span[0]) - len(new)
     if len(blanks) < 2 or not text.startswith("#", after) or width < 2:
         return []

@@ -166,7 +166,7 @@ class _ListEditor:
             return
         index = self.parsed.index(requirements[placed[0]])
         found = placed[1]
-        item, layout, torch = self.items[index], self.layouts[index], self.parsed[index]
+        item, layout, torch = self.items[index], self.layouts[index], requirements[placed[0]]
         parts = _token_parts(self.text, item)
         if not found.new_requirement or parts is None:
             self.port.report(

@@ -389,7 +389,7 @@ def _nvidia_smi(port: TextPort, todo, base: int, word: Word, args: list[str]) ->
 def _flags(port: TextPort, base: int, code: str, args: list[Word]) -> None:
     for k, word in enumerate(args):
         text = code[word.start : word.end]
-        flag, value_start, value = text, None, None
+        flag, value_start, value = text, 0, None
         if "=" in text and text.startswith("--"):
             flag, value = text.split("=", 1)
             value_start = word.start + len(flag) + 1
