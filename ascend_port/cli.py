@@ -637,12 +637,9 @@ def _rebase_diff(diff: bytes, old: str, new: str) -> bytes:
 
 
 def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> None:
-    """`apply --no-git`: write the changed files (after the hunk review with --interactive). A file that cannot be
-    written becomes an error of the result, reported with the others, and keeps its old content. A file the port
-    creates (the shared attention helpers) is never written over an existing one."""
-    from ascend_port.core.interrupts import DeferredInterrupt, test_sigint
-    from ascend_port.core.sources import write_atomic
+    """`apply --no-git`: write the changed files (run/inplace.py), after the hunk review with --interactive."""
     from ascend_port.run.engine import share_helpers
+    from ascend_port.run.inplace import write_in_place
 
     if interactive:
         from ascend_port.git.review import review_in_place
@@ -655,38 +652,10 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> 
         if config.share_helpers:
             share_helpers(result, config)
             _note_run(result)
-    # The modules the port creates first: a file that imports the shared helpers never lands without them.
-    pending = sorted(result.changed, key=lambda file: file.path not in result.created)
-    written: list[str] = []
-    # (Ctrl-C: the file in hand is finished, no half-written file or temporary file left; then the writing stops)
-    with DeferredInterrupt() as interrupt:
-        for file in pending:
-            if interrupt.fired:
-                break
-            try:
-                if file.path in result.created:
-                    with open(file.path, "xb") as handle:  # (exclusive: share_helpers saw no such file)
-                        handle.write(file.new_bytes or b"")
-                else:
-                    _refuse_read_only(Path(file.path))
-                    write_atomic(Path(file.path), file.new_bytes)
-                written.append(file.path)
-            except OSError as error:
-                file.error = f"cannot write: {error.strerror or error}"
-                file.new_bytes = None
-            test_sigint(f"written:{len(written)}", lambda: interrupt.fired)
-    if interrupt.fired:
-        _report_interrupted_writes(written, [f.path for f in pending if f.path not in written and f.changed])
+    writing = write_in_place(result)
+    if writing.interrupted:
+        _report_interrupted_writes(writing.written, writing.left)
         raise typer.Exit(130)
-
-
-def _refuse_read_only(path: Path) -> None:
-    """A read-only file is not rewritten (black and ruff refuse it too, "Permission denied"): the atomic replace
-    would succeed in a writable folder and silently drop the protection."""
-    from ascend_port.core.sources import read_only
-
-    if read_only(path):
-        raise PermissionError(13, "Permission denied (the file is read-only)", str(path))
 
 
 def _report_interrupted_writes(written: list[str], left: list[str]) -> None:
