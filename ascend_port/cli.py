@@ -9,9 +9,9 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -225,18 +225,15 @@ def _warn_nothing_found(paths: list[Path], result: RunResult, changed_since: str
     err.print(escape(f"warning: no file to port{why} under {where}{left_out}"), style="yellow", soft_wrap=True)
 
 
-def _settings(paths: list[Path], flags: Mapping[str, Any], cached_rules: bool = False) -> project_config.Settings:
-    """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the flags given:
-    ``flags`` holds a command's parameters (its ``locals()``), the configuration keys among them named as in the
-    file with ``_`` for ``-`` (None: not given). ``cached_rules``: the rule catalogue may come from the result cache
-    (see cache.use_stored_rules)."""
-    flags = {key: flags.get(key.replace("-", "_")) for key in project_config.KEYS}
+def _settings(paths: list[Path], flags: project_config.Flags, cached_rules: bool = False) -> project_config.Settings:
+    """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the flags given.
+    ``cached_rules``: the rule catalogue may come from the result cache (see cache.use_stored_rules)."""
     if cached_rules:
         from ascend_port.run.cache import use_stored_rules
 
         use_stored_rules()
     try:
-        settings = project_config.resolve(paths, flags)
+        settings = project_config.resolve(paths, flags.keys())
     except project_config.ConfigError as error:
         raise _fail(escape(str(error))) from None
     if _output.verbose:
@@ -399,7 +396,10 @@ def scan(
     _set_output(quiet, verbose, color, "scanning")
     if output_format is not None and output_format not in FORMATS:
         raise _fail(f"--format {escape(output_format)!r}: use one of {', '.join(FORMATS)}")
-    settings = _settings(paths, locals(), cached_rules=not no_cache)
+    flags = project_config.Flags(
+        select, ignore, min_confidence, exclude, attention_backend, other_devices=other_devices, torch_npu=torch_npu
+    )
+    settings = _settings(paths, flags, cached_rules=not no_cache)
     result = _run(paths, _config(settings, jobs, no_cache), changed_since)
     if output_format is None:
         output_format = "concise" if output is not None else _default_format(result)
@@ -516,7 +516,10 @@ def apply(
             "--report-dir": report_dir is not None,
         },
     )
-    settings = _settings(paths, locals(), cached_rules=not no_cache)
+    flags = project_config.Flags(
+        select, ignore, min_confidence, exclude, attention_backend, branch, other_devices, torch_npu
+    )
+    settings = _settings(paths, flags, cached_rules=not no_cache)
     config = _config(settings, jobs, no_cache)
     if not dry_run and not no_git and not check:
         raise typer.Exit(
@@ -853,7 +856,10 @@ def show_config(
     target = path or Path(".")
     if not target.exists():
         raise _fail(f"no such file or directory: {escape(str(target))}")
-    settings = _settings([target], locals())
+    flags = project_config.Flags(
+        select, ignore, min_confidence, exclude, attention_backend, branch, other_devices, torch_npu
+    )
+    settings = _settings([target], flags)
     typer.echo(project_config.render(settings), nl=False)
 
 
@@ -872,7 +878,7 @@ def check_api(
     missing = [p for p in paths if not p.exists()]
     if missing:
         raise _fail(f"no such file or directory: {missing[0]}")
-    settings = _settings(paths, {"exclude": exclude, "torch_npu": torch_npu})
+    settings = _settings(paths, project_config.Flags(exclude=exclude, torch_npu=torch_npu))
     report = run_check(paths, settings.target, settings.exclude_globs)
     origin = settings.origins.get(project_config.TARGET_KEY, project_config.DEFAULT)
     err.print(escape(f"target: torch_npu {settings.target} ({project_config.origin_name(settings, origin)})"))

@@ -272,3 +272,13 @@ def test_config_round_trips_an_inferred_target(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").unlink()
     (tmp_path / "pyproject.toml").write_text(rendered)
     assert project_config.resolve([tmp_path]).target == settings.target
+
+
+def test_the_flags_name_every_configuration_key_once() -> None:
+    """A key added to the file's table is a flag too (run/config.Flags): no command hands its flags on by name."""
+    import dataclasses
+
+    from ascend_port.run.config import KEYS, Flags
+
+    assert [f.name.replace("_", "-") for f in dataclasses.fields(Flags)] == list(KEYS)
+    assert Flags(torch_npu="2.5.1").keys() == {key: ("2.5.1" if key == "torch-npu" else None) for key in KEYS}

@@ -51,6 +51,25 @@ DEFAULT, FILE, COMMAND_LINE, INFERRED = "default", "pyproject.toml", "command li
 DEFAULT_BRANCH = "ascend-port/npu"
 
 
+@dataclass(frozen=True)
+class Flags:
+    """The configuration keys a command line sets, each None where its flag is not given (the file's value, or the
+    default, stands then). Field names are the KEYS with ``_`` for ``-``."""
+
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    min_confidence: str | None = None
+    exclude: list[str] | None = None
+    attention_backend: str | None = None
+    branch: str | None = None
+    other_devices: str | None = None
+    torch_npu: str | None = None
+
+    def keys(self) -> dict[str, Any]:
+        """The flags by configuration key (``min-confidence``), as resolve() takes them."""
+        return {key: getattr(self, key.replace("-", "_")) for key in KEYS}
+
+
 class ConfigError(ValueError):
     """The configuration is invalid; the message names the file (or flag) and the reason."""
 
