@@ -2,7 +2,7 @@
 commits of the user's, read-only files, and dry-run diffs of folders outside the working directory.
 
 Ctrl-C is a real SIGINT sent to the command at a known point by the test hook (ASCEND_PORT_TEST_SIGINT,
-core/interrupts.py: ``written:N`` in cli.py, ``report`` in git/workflow.py), so nothing depends on timing."""
+core/interrupts.py: ``written:N`` in run/inplace.py, ``report`` in git/workflow.py), so nothing depends on timing."""
 
 from __future__ import annotations
 

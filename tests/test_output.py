@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ascend_port import __version__, cli
+from ascend_port import __version__
 from ascend_port.cli import app
+from ascend_port.cli import common as cli_common
 
 CUDA_MODULE = "import torch\n\nx = torch.ones(2).cuda()\n"
 # NPU107's message is long (over 80 columns): it must stay on one line
@@ -224,7 +225,7 @@ def test_a_run_that_finds_no_file_warns(project: Path) -> None:
 def test_a_long_run_prints_progress_lines_in_a_log(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(6):
         (project / f"m{i}.py").write_text(CUDA_MODULE)
-    monkeypatch.setattr(cli, "PROGRESS_EVERY", 0.0)  # a line at every file instead of every few seconds
+    monkeypatch.setattr(cli_common, "PROGRESS_EVERY", 0.0)  # a line at every file instead of every few seconds
     scan = invoke("scan", ".", "--no-cache", "-j", "1")
     progress = [line for line in scan.stderr.splitlines() if line.startswith("scanning: ")]
     assert progress and all(re.fullmatch(r"scanning: \d+/8 files, \d+ s", line) for line in progress), scan.stderr
@@ -232,7 +233,7 @@ def test_a_long_run_prints_progress_lines_in_a_log(project: Path, monkeypatch: p
     dry = invoke("apply", ".", "--dry-run", "--no-cache", "-j", "1")
     assert any(line.startswith("porting: ") for line in dry.stderr.splitlines())
     assert "porting" not in invoke("scan", ".", "--no-cache", "-j", "1", "-q").stderr
-    monkeypatch.setattr(cli, "PROGRESS_EVERY", 3600.0)  # a short run: no line at all
+    monkeypatch.setattr(cli_common, "PROGRESS_EVERY", 3600.0)  # a short run: no line at all
     assert "scanning" not in invoke("scan", ".", "--no-cache").stderr
 
 

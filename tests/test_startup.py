@@ -264,7 +264,7 @@ def test_a_cold_cache_is_probed_then_left_to_the_workers(tmp_path: Path, monkeyp
 def test_the_command_tunes_the_collector_of_its_own_process_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The `ascend-port` process freezes what it has loaded (see cli._run); the app called in-process (by tests, by
+    """The `ascend-port` process freezes what it has loaded (see cli/common.run_port); the app called in-process (by tests, by
     a program that embeds it) leaves the caller's collector alone."""
     import gc
 

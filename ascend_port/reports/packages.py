@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ascend_port.core import library_support
 from ascend_port.core.cuda_packages import removal_reason
 from ascend_port.formats.requirement import canonical
+from ascend_port.rules.kernels import TRITON_KERNEL
 
 COMPATIBLE, REPLACE, UNSUPPORTED, NOT_APPLICABLE = "compatible", "replace", "unsupported", "n.a."
 STATUSES = (COMPATIBLE, REPLACE, UNSUPPORTED, NOT_APPLICABLE)
@@ -63,7 +64,9 @@ _OWN: tuple[Package, ...] = (
         "triton",
         REPLACE,
         "triton-ascend",
-        "Triton-Ascend replaces community triton (they cannot be installed together); kernels need review (NPU500)",
+        "Triton-Ascend replaces community triton (they cannot be installed together); kernels need review ("
+        + TRITON_KERNEL.id
+        + ")",
     ),
     _p("triton-ascend", "", COMPATIBLE, "", "Triton for Ascend NPUs"),
     _p(

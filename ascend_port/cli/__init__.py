@@ -1,0 +1,39 @@
+"""The ``ascend-port`` command line: one module per command (scan, apply, emulate and verify, rules, config),
+what they share in ``common``. Exit codes follow ruff and black: 0 clean, 1 findings or pending changes, 2 usage
+or tool error (including files that could not be read or parsed)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ascend_port import __version__
+from ascend_port.cli import common
+from ascend_port.cli.common import DEFAULT_BRANCH, app, set_output
+
+# One module per command; importing it registers its commands, in the order `--help` lists them.
+from ascend_port.cli import scan, apply, emulate, rules, config  # noqa: F401  isort: skip
+
+__all__ = ["DEFAULT_BRANCH", "app", "main"]
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        common.out.print(f"ascend-port {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_version_callback, is_eager=True, help="Show the version and exit."),
+    ] = False,
+) -> None:
+    set_output(quiet=False, verbose=False, color="auto", verb="porting")  # (each in-process call starts afresh)
+
+
+def main() -> None:
+    common.standalone = True
+    app()
