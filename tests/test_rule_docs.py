@@ -2,8 +2,8 @@
 
 Each rule doc has one ``Before:`` and one ``After:`` block of indented code. The convention the docs follow:
 
-* The Before block, dedented, is a whole file, run as written: it is named after the rule's file type
-  (``FILE_NAMES``; ``example.py`` for the Python rules) and ported through the real pipeline,
+* The Before block, dedented, is a whole file, run as written: it is named as its rule declares
+  (``Rule.example_file``: ``example.py`` but for the rules of other file types) and ported through the real pipeline,
   ``handler_for(name).port(data, selection, PortOptions())``. Most Python rules act only on names they can resolve
   (``torch.cuda.synchronize()`` only where ``torch`` is imported), so the examples import what they use.
 * Selection: every rule except NPU100 (import-torch-npu), which runs only for its own example. NPU100 adds
@@ -43,30 +43,6 @@ from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.rules.registry import all_rules
 
-# The file each non-Python example is ported as (every other rule's example is example.py).
-FILE_NAMES = {
-    "NPU502": "setup.py",  # a Python file too: the Python rules run on it
-    "NPU503": "fused_bias_gelu.cu",
-    "NPU600": "requirements.txt",
-    "NPU601": "requirements.txt",
-    "NPU602": "requirements.txt",
-    "NPU603": "requirements.txt",
-    "NPU610": "run.sh",
-    "NPU611": "run.sh",
-    "NPU612": "run.sh",
-    "NPU613": "run.sh",
-    "NPU614": "run.sh",
-    "NPU615": "run.sh",
-    "NPU616": "run.sh",
-    "NPU617": "run.sh",
-    "NPU620": "config.yaml",
-    "NPU621": "config.yaml",
-    "NPU622": "config.yaml",
-    "NPU623": "config.yaml",
-    "NPU630": "Dockerfile",
-    "NPU631": "docker-compose.yml",
-    "NPU640": "environment.yml",
-}
 REPORT_ONLY = {"NPU503"}
 UNCHANGED = "(unchanged; `ascend-port scan` reports)"
 _NAMES_A_RULE = re.compile(r"\bNPU\d{3}\b")
@@ -107,7 +83,7 @@ def matches(output: str, after: str) -> bool:
 
 
 def port(rule: Rule, before: str):
-    name = FILE_NAMES.get(rule.id, "example.py")
+    name = rule.example_file
     handler = handler_for(Path(name))
     assert handler is not None, f"{rule.id}: no handler for {name}"
     selection = Selection() if rule.id == "NPU100" else Selection(ignore=("NPU100",))
@@ -148,3 +124,9 @@ def test_the_comparison_can_fail() -> None:
     assert matches("def f():\n    a = 1\n\n    return a\n\n\ny = 2", "def f():\n    ...\n\n\ny = 2")
     assert not matches("def f():\n    a = 1\nb = 2\ny = 2", "def f():\n    ...\ny = 2")
     assert not matches("x = 1\ny = 2", "...\ny = 2")  # at the left margin, `...` is literal
+
+
+def test_each_example_file_is_a_file_type_the_tool_ports() -> None:
+    """A rule's example file names a file the tool has a handler for, and the rules of other file types say theirs."""
+    assert all(handler_for(Path(r.example_file)) is not None for r in RULES)
+    assert {r.example_file for r in RULES if r.id.startswith("NPU6")} >= {"requirements.txt", "run.sh", "Dockerfile"}

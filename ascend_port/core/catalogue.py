@@ -72,6 +72,8 @@ class Rule:
     # NPU but changes the code's behaviour elsewhere (its GPU performance, its bits in some corner).
     opt_in: bool = False
     module: str = ""  # the module that declares and implements it, e.g. ascend_port.rules.device
+    # The file its doc's Before/After example is, as tests/test_rule_docs.py ports it (the file type it acts on).
+    example_file: str = "example.py"
 
     @property
     def path(self) -> str:
@@ -101,6 +103,7 @@ def rule(
     informational: bool = False,
     line_in_new_text: bool = False,
     opt_in: bool = False,
+    example_file: str = "example.py",
 ) -> Rule:
     """Define and register a rule; called at import time by the modules that implement the rules."""
     if id in _CATALOGUE:
@@ -118,6 +121,7 @@ def rule(
         line_in_new_text=line_in_new_text,
         opt_in=opt_in,
         module=module,
+        example_file=example_file,
     )
     _CATALOGUE[id] = new
     return new

@@ -41,6 +41,7 @@ CUDA_SOURCE_FILE = rule(
         (unchanged; `ascend-port scan` reports)
         fused_bias_gelu.cu:2  NPU503  low  CUDA source: 1 kernel (__global__): bias_gelu_kernel: no nvcc on NPU, ...
     """,
+    example_file="fused_bias_gelu.cu",
 )
 
 # Comments, string literals (including raw strings R"x(...)x") and char literals, in one left-to-right pass.

@@ -145,6 +145,7 @@ CUDA_EXTENSION = rule(
         ext_modules = [CUDAExtension("fused_ops", ["ops.cpp", "ops_kernel.cu"])]
         setup(name="fused_ops", ext_modules=ext_modules)
     """,
+    example_file="setup.py",
 )
 TRITON_ACTIVE_DEVICE = rule(
     "NPU507",

@@ -51,6 +51,7 @@ COMPOSE_NVIDIA_GPU = rule(
             # TODO(ascend-port): NPU631 [low] runtime: nvidia is NVIDIA's container runtime; ...
             runtime: nvidia
     """,
+    example_file="docker-compose.yml",
 )
 
 _MOUNTS = (

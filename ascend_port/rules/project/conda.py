@@ -61,6 +61,7 @@ CONDA_NVIDIA_CHANNEL = rule(
           - python=3.10
           # - cudatoolkit=11.8  # removed by ascend-port NPU600: CUDA toolkit; CANN provides the Ascend runtime
     """,
+    example_file="environment.yml",
 )
 
 _CHANNEL_MESSAGE = (

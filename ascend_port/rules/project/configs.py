@@ -41,6 +41,7 @@ CONFIG_DEVICE = rule(
     After:
         device: npu           # "cuda" or "cpu"
     """,
+    example_file="config.yaml",
 )
 CONFIG_BACKEND = rule(
     "NPU621",
@@ -55,6 +56,7 @@ CONFIG_BACKEND = rule(
     After:
         dist_backend: hccl
     """,
+    example_file="config.yaml",
 )
 ACCELERATE_MULTI_GPU = rule(
     "NPU622",
@@ -69,6 +71,7 @@ ACCELERATE_MULTI_GPU = rule(
     After:
         distributed_type: MULTI_NPU
     """,
+    example_file="config.yaml",
 )
 LIGHTNING_GPU_ACCELERATOR = rule(
     "NPU623",
@@ -87,6 +90,7 @@ LIGHTNING_GPU_ACCELERATOR = rule(
         # TODO(ascend-port): NPU623 [low] accelerator 'gpu': Lightning has no built-in Ascend accelerator ...
         accelerator: gpu
     """,
+    example_file="config.yaml",
 )
 
 _PREFILTER = re.compile(r"cuda|nccl|MULTI_GPU|\bgpu\b|accelerator\W+auto\b")

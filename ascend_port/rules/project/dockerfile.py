@@ -39,6 +39,7 @@ CUDA_BASE_IMAGE = rule(
         # TODO(ascend-port): NPU630 [low] CUDA base image nvidia/cuda:12.1.0-devel-ubuntu22.04: use an Ascend CANN image ...
         FROM nvidia/cuda:12.1.0-devel-ubuntu22.04
     """,
+    example_file="Dockerfile",
 )
 
 _INSTRUCTION = re.compile(r"^\s*(?P<keyword>[A-Za-z]+)(?P<blank>\s+|$)")

@@ -41,6 +41,7 @@ CUDA_ONLY_INSTALL = rule(
         # flash-attn removed by ascend-port NPU600: CUDA-only; torch_npu.npu_fusion_attention replaces it
         pip install transformers accelerate
     """,
+    example_file="run.sh",
 )
 
 # pip options whose value is the next word (when not written ``--option=value``).

@@ -49,6 +49,7 @@ CUDA_ONLY_DEPENDENCY = rule(
         # flash-attn==2.6.3  # removed by ascend-port NPU600: CUDA-only; torch_npu.npu_fusion_attention replaces it
         # pynvml>=11  # removed by ascend-port NPU600: NVML bindings for NVIDIA drivers; query NPUs with npu-smi or torch.npu
     """,
+    example_file="requirements.txt",
 )
 TRITON_ASCEND_DEPENDENCY = rule(
     "NPU601",
@@ -66,6 +67,7 @@ TRITON_ASCEND_DEPENDENCY = rule(
     After:
         triton-ascend  # ascend-port NPU601: was triton==3.1.0; pin the triton-ascend release for your CANN ...
     """,
+    example_file="requirements.txt",
 )
 TORCH_NPU_DEPENDENCY = rule(
     "NPU602",
@@ -93,6 +95,7 @@ TORCH_NPU_DEPENDENCY = rule(
         torch==2.5.1
         torch-npu==2.5.1.*  # added by ascend-port NPU602: torch-npu 2.5.1 pairs with torch 2.5.1
     """,
+    example_file="requirements.txt",
 )
 
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:\.\*)?(?:(?:a|b|rc|\.post|\.dev|post|dev)\d*)*(?:\+[\w.]+)?$")

@@ -44,6 +44,7 @@ CUDA_TORCH_BUILD = rule(
         # TODO(ascend-port): NPU603 [low] CUDA wheel index: torch_npu needs the CPU build of torch ...
         --extra-index-url https://download.pytorch.org/whl/cu121
     """,
+    example_file="requirements.txt",
 )
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")

@@ -44,6 +44,7 @@ SHELL_CUDA_ENV_VAR = rule(
     After:
         export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3
     """,
+    example_file="run.sh",
 )
 SHELL_NCCL_ENV_VAR = rule(
     "NPU611",
@@ -66,6 +67,7 @@ SHELL_NCCL_ENV_VAR = rule(
         export HCCL_SOCKET_IFNAME=eth0
         export HCCL_BUFFSIZE=8
     """,
+    example_file="run.sh",
 )
 SHELL_NCCL_NO_EQUIVALENT = rule(
     "NPU612",
@@ -83,6 +85,7 @@ SHELL_NCCL_NO_EQUIVALENT = rule(
         # TODO(ascend-port): NPU612 [low] NCCL_DEBUG has no HCCL equivalent and no effect on NPU; ...
         export NCCL_DEBUG=INFO
     """,
+    example_file="run.sh",
 )
 NVIDIA_SMI = rule(
     "NPU613",
@@ -98,6 +101,7 @@ NVIDIA_SMI = rule(
     After:
         npu-smi info
     """,
+    example_file="run.sh",
 )
 NVIDIA_SMI_QUERY = rule(
     "NPU614",
@@ -115,6 +119,7 @@ NVIDIA_SMI_QUERY = rule(
         # TODO(ascend-port): NPU614 [low] nvidia-smi -L lists GPUs, here to count them; count NPUs with ...
         NPROC=$(nvidia-smi -L | wc -l)
     """,
+    example_file="run.sh",
 )
 DEVICE_FLAG = rule(
     "NPU615",
@@ -131,6 +136,7 @@ DEVICE_FLAG = rule(
     After:
         python train.py --device npu:0
     """,
+    example_file="run.sh",
 )
 BACKEND_FLAG = rule(
     "NPU616",
@@ -147,6 +153,7 @@ BACKEND_FLAG = rule(
     After:
         torchrun train.py --backend hccl
     """,
+    example_file="run.sh",
 )
 
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
