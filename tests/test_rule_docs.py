@@ -23,6 +23,8 @@ Each rule doc has one ``Before:`` and one ``After:`` block of indented code. The
   Everything else is compared exactly, TODO comments included.
 * The rule being documented must be among the findings: an example shows its own rule at work, whatever else
   runs on the same lines.
+* A ``Stays:`` block (``Stays (why):`` may say why) is code the rule must leave alone, another device's above all:
+  ported the same way, it must come out unchanged, without a finding of the rule.
 * Retired rules are left out (they no longer fire).
 * NPU503 (.cu/.cuh sources) is report only: the file must stay unchanged, and its After is the line
   ``(unchanged; `ascend-port scan` reports)`` followed by one ``file:line  RULE  confidence  message`` line per
@@ -37,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_port.core.catalogue import Rule
+from ascend_port.core.catalogue import Rule, example_header
 from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
@@ -51,10 +53,10 @@ RULES = [r for r in all_rules() if not r.retired]
 
 
 def example(doc: str, header: str) -> str:
-    """The dedented block of indented lines under ``header`` (``Before:``/``After:``), without the blank lines
-    around it."""
+    """The dedented block of indented lines under ``header`` (``Before:``/``After:``/``Stays``), without the blank
+    lines around it."""
     lines = doc.splitlines()
-    start = lines.index(header) + 1
+    start = next(i for i, line in enumerate(lines) if example_header(line) == header.rstrip(":")) + 1
     block: list[str] = []
     for line in lines[start:]:
         if line.strip() and not line.startswith((" ", "\t")):
@@ -130,3 +132,22 @@ def test_each_example_file_is_a_file_type_the_tool_ports() -> None:
     """A rule's example file names a file the tool has a handler for, and the rules of other file types say theirs."""
     assert all(handler_for(Path(r.example_file)) is not None for r in RULES)
     assert {r.example_file for r in RULES if r.id.startswith("NPU6")} >= {"requirements.txt", "run.sh", "Dockerfile"}
+
+
+STAYING = [r for r in RULES if any(example_header(line) == "Stays" for line in r.doc.splitlines())]
+
+
+@pytest.mark.parametrize("rule", STAYING, ids=lambda r: r.id)
+def test_rule_doc_stays_example_stays(rule: Rule) -> None:
+    code = example(rule.doc, "Stays:")
+    _, ported = port(rule, code)
+    assert ported.new_text is None, f"{rule.id}'s Stays example changed:\n{ported.new_text}"
+    assert rule.id not in {f.rule.id for f in ported.findings}, f"{rule.id} fires on its Stays example"
+
+
+def test_stays_examples_are_read_and_can_fail() -> None:
+    """The Stays examples are found (six rules have one), and one that the rule does change fails the check."""
+    assert len(STAYING) >= 6
+    rule = next(r for r in RULES if r.id == "NPU103")
+    changed = example(rule.doc, "Before:")
+    assert port(rule, changed)[1].new_text is not None  # (so the check above would fail on it)

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from ascend_port.cli import common
 from ascend_port.cli.common import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, ExcludeOpt, PathsArg, app, fail
+from ascend_port.core.catalogue import example_header
 from ascend_port.rules.registry import all_rules, get_rule
 
 
@@ -61,10 +62,10 @@ def todos(
 
 
 def _doc_markdown(doc: str) -> str:
-    """Rule docs keep ``Before:``/``After:`` examples as indented blocks; show them as code."""
+    """Rule docs keep their examples (``Before:``, ``After:``, ``Stays:``) as indented blocks; show them as code."""
     lines = []
     for line in doc.splitlines():
-        if line.strip() in ("Before:", "After:"):
+        if example_header(line):
             lines.append(f"\n**{line.strip()}**\n")
         else:
             lines.append(line)

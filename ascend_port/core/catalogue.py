@@ -7,6 +7,7 @@ stays in the catalogue with ``retired=True`` so ``explain`` can still describe i
 from __future__ import annotations
 
 import enum
+import re
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -91,6 +92,16 @@ class Rule:
 
 
 _CATALOGUE: dict[str, Rule] = {}
+
+# A rule doc's examples are indented blocks under these headers: what the rule changes (Before/After) and code it
+# must leave as it is (``Stays:``, or ``Stays (why):``); tests/test_rule_docs.py runs all of them.
+_EXAMPLE_HEADER = re.compile(r"^(Before|After|Stays)(?: \([^\n]*\))?:$")
+
+
+def example_header(line: str) -> str | None:
+    """``Before``, ``After`` or ``Stays`` when ``line`` heads one of a rule doc's examples, else None."""
+    found = _EXAMPLE_HEADER.match(line.strip())
+    return found.group(1) if found else None
 
 
 def rule(

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ascend_port.core import npu_api
-from ascend_port.core.catalogue import Confidence, Rule
+from ascend_port.core.catalogue import Confidence, Rule, example_header
 from ascend_port.reports.model import DOMAIN_TITLES, Placed, Report, ReportEdit
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -30,7 +30,7 @@ SRCROOT = "%SRCROOT%"
 
 
 def _doc_markdown(rule: Rule) -> str:
-    """The rule doc with its indented Before/After examples as fenced code blocks."""
+    """The rule doc with its indented examples (Before/After/Stays) as fenced code blocks."""
     out: list[str] = [f"**{rule.id} {rule.name}** ({rule.confidence.label} confidence): {rule.summary}", ""]
     block: list[str] | None = None
 
@@ -40,7 +40,7 @@ def _doc_markdown(rule: Rule) -> str:
         out.extend(["```", *(block or []), "```", ""])
 
     for line in rule.doc.splitlines():
-        if line.strip() in ("Before:", "After:"):
+        if example_header(line):
             if block is not None:
                 close()
             out += [f"**{line.strip()}**", ""]

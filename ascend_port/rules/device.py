@@ -87,6 +87,10 @@ DEVICE_ARGUMENT = rule(
         import torch
         device = torch.device("npu", local_rank)
         state = torch.load(path, map_location=f"npu:{rank}")
+    Stays (another device's string, and a message that names CUDA):
+        import torch
+        x = torch.zeros(3, device="xpu")
+        message = "moved to cuda:0"
     """,
 )
 DEVICE_SETTING = rule(
@@ -132,6 +136,11 @@ DEVICE_COMPARISON = rule(
         import torch
         if x.device.type == "npu":
             x = x.half()
+    Stays (another device's branch):
+        import torch
+        def sync(device):
+            if device.type == "xpu":
+                torch.xpu.synchronize()
     """,
 )
 TORCH_CUDA_API = rule(
@@ -155,6 +164,10 @@ TORCH_CUDA_API = rule(
         import torch
         torch.npu.synchronize()
         from torch.npu import amp
+    Stays (another accelerator's module):
+        import torch
+        if torch.xpu.is_available():
+            torch.xpu.synchronize()
     """,
 )
 USER_CUDA_METHOD = rule(

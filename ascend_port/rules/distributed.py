@@ -40,6 +40,9 @@ BACKEND_ARGUMENT = rule(
     After:
         dist.init_process_group("hccl", rank=rank, world_size=world_size)
         group = dist.new_group(ranks, backend="cpu:gloo,npu:hccl")
+    Stays (a backend for the CPU):
+        import torch.distributed as dist
+        dist.init_process_group(backend="gloo")
     """,
 )
 BACKEND_STRING = rule(

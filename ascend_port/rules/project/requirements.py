@@ -48,6 +48,9 @@ CUDA_ONLY_DEPENDENCY = rule(
     After:
         # flash-attn==2.6.3  # removed by ascend-port NPU600: CUDA-only; torch_npu.npu_fusion_attention replaces it
         # pynvml>=11  # removed by ascend-port NPU600: NVML bindings for NVIDIA drivers; query NPUs with npu-smi or torch.npu
+    Stays (a package whose name only resembles flash-attn's):
+        numpy>=1.24
+        flash-attention-docs==1.0
     """,
     example_file="requirements.txt",
 )

@@ -43,6 +43,9 @@ SHELL_CUDA_ENV_VAR = rule(
         export CUDA_VISIBLE_DEVICES=0,1,2,3
     After:
         export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3
+    Stays (AMD's variable: ROCm code keeps its devices):
+        export HIP_VISIBLE_DEVICES=0
+        python train.py
     """,
     example_file="run.sh",
 )
