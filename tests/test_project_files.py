@@ -304,3 +304,13 @@ def test_example_project_is_covered_by_scan_and_apply(tmp_path: Path, monkeypatc
     assert invoke("apply", "cuda_trainer", "--dry-run").exit_code == 0  # idempotent
     readme = project / "README.md"
     assert readme.read_bytes() == untouched[readme]  # files no handler claims are never written
+
+
+def test_every_file_format_names_a_handler_once() -> None:
+    """port/filetypes.FORMATS: one entry per kind, each naming a handler class that ports bytes."""
+    from ascend_port.port.filetypes import FORMATS, handler
+
+    kinds = [f.kind for f in FORMATS]
+    assert len(kinds) == len(set(kinds))
+    for kind in kinds:
+        assert callable(handler(kind).port), kind
