@@ -18,10 +18,10 @@ from ascend_port.core import npu_api
 from ascend_port.core.findings import TODO_PATTERN
 from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection, parse_patterns
+from ascend_port.formats.cpp_source import global_kernels, strip_code
 from ascend_port.port.handlers import handler_for
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
-from ascend_port.rules.cuda_sources import global_kernels, strip_code
 from ascend_port.rules.kernels import KERNEL_EQUIVALENTS, kernel_equivalent
 from ascend_port.rules.libraries import LibraryTransformer
 from ascend_port.rules.registry import all_rules

@@ -244,7 +244,7 @@ def _kernels(placed: list[Placed], texts: Mapping[str, bytes]) -> list[Kernel]:
         data = texts.get(p.path)
         text = data.decode("utf-8", errors="replace") if data is not None else ""
         if p.path.endswith(CUDA_SUFFIXES):
-            from ascend_port.rules.cuda_sources import global_kernels
+            from ascend_port.formats.cpp_source import global_kernels
 
             found = global_kernels(text)
             out.append(
