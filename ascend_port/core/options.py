@@ -1,9 +1,9 @@
 """The options of a port: what the command line, ``[tool.ascend-port]`` and the project's own files decide for
 every file, typed and in one place.
 
-run/config.py makes them from the settings, the engine adds what it learns of the project (its own NPU support,
-its transformers pin, its extensions' ops: run/project_facts.py) and each file's device family; every handler and
-rule reads them through this class. They are frozen and hashable, so that they pickle to the workers, key the
+run/config.py makes them from the settings; the engine adds what it learns of the project (its own NPU support, and
+through the rules' project steps its transformers pin and its extensions' ops) and each file's device family; every
+handler and rule reads them through this class. They are frozen and hashable, so that they pickle to the workers, key the
 result cache (``cache_key``) and key lru caches; a field added here is part of every cache key at once.
 """
 
@@ -21,7 +21,7 @@ OTHER_DEVICES: tuple[OtherDevices, ...] = ("keep", "drop")
 ATTENTION_BACKENDS = ("torch_npu", "mindiesd")
 DEFAULT_ATTENTION_BACKEND = ATTENTION_BACKENDS[0]
 
-# Extension module -> op -> the C++ files that bind it (rules/kernels.py), as a hashable value.
+# Extension module -> op -> the C++ files that bind it (rules/cuda_sources.extension_ops), as a hashable value.
 ExtensionOps = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
 
@@ -39,8 +39,9 @@ class PortOptions:
     # it as given.
     target_explicit: bool = False
     attention_backend: str = DEFAULT_ATTENTION_BACKEND
-    # What the project's other files say (run/project_facts.py): the lowest transformers release its requirements
-    # allow (NPU803), its CUDA extensions' ops (NPU502).
+    # What the project's other files say (the project steps of rules/project/requirements.py and
+    # rules/cuda_sources.py): the lowest transformers release its requirements allow (NPU803), its CUDA extensions'
+    # ops (NPU502).
     transformers_pin: str | None = None
     extension_ops: ExtensionOps = ()
     # The module's per-device family (python/device_model.module_family: cuda_accelerator.py beside
