@@ -1,4 +1,4 @@
-"""Project facts read once (run/project_facts.py: the torch pin, the transformers bound, the extensions' ops) and
+"""Project facts read once (run/project_facts.py: the torch pin; the rules' project steps: the transformers bound) and
 the target everywhere a user sees it (issue 17): NPU602 pins an explicit target, NPU506 names no torch.nn.RMSNorm
 for an old torch, SARIF and the git report name the target, and check-api reads notebooks."""
 
