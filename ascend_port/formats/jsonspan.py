@@ -34,6 +34,13 @@ class JNode:
                 return v
         return None
 
+    def member(self, key: str) -> JNode:
+        """The value of ``key``, which the caller knows is there (KeyError otherwise)."""
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
 
 class _Parser:
     def __init__(self, text: str) -> None:
@@ -41,7 +48,9 @@ class _Parser:
         self.i = 0
 
     def blank(self) -> None:
-        self.i = _BLANK.match(self.t, self.i).end()
+        blank = _BLANK.match(self.t, self.i)
+        assert blank is not None  # (it matches the empty string)
+        self.i = blank.end()
 
     def value(self) -> JNode:
         self.blank()

@@ -65,6 +65,8 @@ def port_steps(plan: FilePlan, selection: Selection, options: PortOptions) -> li
     applied = [f for f in plan.findings if f.applied]
     prefixes = sorted({f.rule.id[:4] for f in applied}, key=ORDER.index) or ["NPU1"]
     handler = handler_for(plan.target)
+    if handler is None:  # (a planned file always has one: it was ported)
+        return [_step(prefixes[-1], plan.new, applied)] if plan.new != plan.old else []
     steps: list[Step] = []
     before: Counter[str] = Counter()
     previous = plan.old
@@ -92,9 +94,9 @@ def port_steps(plan: FilePlan, selection: Selection, options: PortOptions) -> li
 def unit_steps(plan: FilePlan, units: list[tuple[LineEdit, list[Finding]]]) -> list[Step]:
     """Steps for a reviewed file: each accepted edit goes with the latest domain among its findings. A step that
     would not parse on its own is merged into the next one; the last step is the accepted result."""
-    levels = [max((ORDER.index(f.rule.id[:4]) for f in findings), default=None) for _, findings in units]
-    last = max((level for level in levels if level is not None), default=0)
-    levels = [last if level is None else level for level in levels]
+    found = [max((ORDER.index(f.rule.id[:4]) for f in findings), default=None) for _, findings in units]
+    last = max((level for level in found if level is not None), default=0)
+    levels = [last if level is None else level for level in found]
     old_lines = split_lines(plan.old)
     steps: list[Step] = []
     done: set[int] = set()

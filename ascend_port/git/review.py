@@ -369,12 +369,12 @@ class Review:
             header, *_ = file.hunk_text(hunk.change_ids).split(b"\n", 1)
             self.console.print(Text(header.decode(), style="cyan"))
         body = Text()
-        for tag, line in hunk.lines()[2]:
+        for tag, data in hunk.lines()[2]:
             body.append(
-                tag.decode() + line.decode("utf-8", "replace").rstrip("\r\n") + "\n",
+                tag.decode() + data.decode("utf-8", "replace").rstrip("\r\n") + "\n",
                 style={b"-": "red", b"+": "green"}.get(tag),
             )
-            if not line.endswith(b"\n"):
+            if not data.endswith(b"\n"):
                 body.append("\\ No newline at end of file\n", style="dim")
         self.console.print(body, end="", soft_wrap=True)
 

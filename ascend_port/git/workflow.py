@@ -344,7 +344,7 @@ class Transaction:
             saved = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not stop the undo
         try:
             for lock in self.locks:
-                attempt(f"remove {lock}", lambda lock=lock: lock.unlink(missing_ok=True))
+                attempt(f"remove {lock}", functools.partial(lock.unlink, missing_ok=True))
             if self.branched:
                 if self.state.branch:
                     attempt(
@@ -358,7 +358,7 @@ class Transaction:
             if self.index_backup is not None:
                 attempt("restore the index", lambda: write_atomic(self.index, self.index_backup or b""))
             for target, data in self.originals.items():
-                attempt(f"restore {target}", lambda target=target, data=data: write_atomic(target, data))
+                attempt(f"restore {target}", functools.partial(write_atomic, target, data))
             for target in self.created:
                 attempt(f"remove {target}", functools.partial(target.unlink, missing_ok=True))
             if self.branched:

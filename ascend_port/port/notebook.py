@@ -274,9 +274,9 @@ def port_notebook(text: str, selection: Selection, options: PortOptions) -> tupl
         return None, findings
     edits = [
         Edit(
-            cells.items[k].get("source").start,
-            cells.items[k].get("source").end,
-            _source_json(text, cells.items[k].get("source"), new, ensure_ascii),
+            cells.items[k].member("source").start,
+            cells.items[k].member("source").end,
+            _source_json(text, cells.items[k].member("source"), new, ensure_ascii),
         )
         for k, new in new_sources.items()
     ]
@@ -335,7 +335,7 @@ def _torch_npu_import(
     new_sources[k] = texts[k]
     return Finding(
         IMPORT_TORCH_NPU,
-        _json_line(lines, cells.items[k].get("source"), cell_line),
+        _json_line(lines, cells.items[k].member("source"), cell_line),
         "import torch_npu added",
         applied=True,
     )
@@ -345,7 +345,7 @@ def _source_json(text: str, source: JNode, new: str, ensure_ascii: bool) -> str:
     """The new ``source`` value, laid out like the old one; unchanged lines keep their original tokens."""
     if source.kind == "string":
         return dumps_like(new, ensure_ascii)
-    old = {}
+    old: dict[str, str] = {}
     for token in source.items:
         old.setdefault(token.value, token.raw)
     raws = [old.get(line) or dumps_like(line, ensure_ascii) for line in split_lines(new)]
@@ -361,7 +361,7 @@ def _verify(text: str, new_text: str, data: dict[str, Any], new_sources: dict[in
 
     expected = copy.deepcopy(data)
     for k, new in new_sources.items():
-        kind = cells.items[k].get("source").kind
+        kind = cells.items[k].member("source").kind
         expected["cells"][k]["source"] = split_lines(new) if kind == "array" else new
     failure = "internal error: the ported notebook would not hold exactly the new sources; it is left unchanged"
     try:

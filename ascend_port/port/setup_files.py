@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import configparser
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
@@ -102,7 +103,7 @@ def _list_values(node: cst.List | cst.Tuple) -> list[str | None]:
     ]
 
 
-def _find_lists(text: str) -> list[tuple[str, cst.List | cst.Tuple, cst.CSTNode, dict]]:
+def _find_lists(text: str) -> list[tuple[str, cst.List | cst.Tuple, cst.CSTNode, Mapping[cst.CSTNode, CodeRange]]]:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
@@ -119,7 +120,7 @@ def port_setup_requirements(text: str, selection: Selection) -> TextPort:
     if not re.search(r"install_requires|extras_require", text):
         return port
     lines = LineIndex(text)
-    expected: list[tuple[list[str | None], Change | None]] = []
+    expected: list[tuple[list[str], Change | None]] = []
     seen: set[int] = set()
     for where, node, statement, positions in _find_lists(text):
         if id(node) in seen:

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ascend_port.core.findings import FileResult
 from ascend_port.reports.packages import (
@@ -204,7 +205,7 @@ def _pyproject_requirements(text: str) -> list[str]:
         data = tomlkit.parse(text).unwrap()
     except TOMLKitError:
         return []
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    project: dict[str, Any] = data["project"] if isinstance(data.get("project"), dict) else {}
     lists = [project.get("dependencies")]
     for group in ("optional-dependencies",):
         if isinstance(project.get(group), dict):
