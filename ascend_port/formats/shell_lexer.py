@@ -234,7 +234,8 @@ class _Lexer:
         return Word(start, min(self.i, self.n), "".join(parts) if literal else None)
 
     def double_quoted(self) -> str | None:
-        t, parts, literal = self.t, [], True
+        t, literal = self.t, True
+        parts: list[str] = []
         self.i += 1
         while self.i < self.n:
             c = t[self.i]

@@ -148,7 +148,7 @@ class _Scanner:
             self.inline_table(path, statement_start)
         else:
             m = _SCALAR.match(self.t, self.i)
-            if not m.group(0).strip():
+            if m is None or not m.group(0).strip():
                 raise self.fail("expected a value")
             self.i = m.end()
         return False

@@ -4,6 +4,7 @@ Transformer Engine, amp_C) and NVIDIA apex, whose fused Adam and SGD have torch_
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import libcst as cst
 
@@ -308,17 +309,17 @@ class LibraryTransformer(PortTransformer):
 
     # --- pending apex TODOs --------------------------------------------------------------------------------------
 
-    def _leave_statement(self, original: cst.CSTNode, updated: cst.CSTNode):
+    def _leave_statement(self, original_node: Any, updated_node: Any) -> Any:  # (any statement: see below)
         # The composite keeps one TODO list per enclosing statement; its depth says which statement is closing.
         depth = self.ctx.statement_depth()
         mine = [p for p in self._pending if p[0] >= depth]
         if mine:
             self._pending = [p for p in self._pending if p[0] < depth]
-            code = cst.Module([]).code_for_node(updated)
+            code = cst.Module([]).code_for_node(updated_node)
             for _, message, evidence in mine:
                 if evidence in code:
-                    self.todo(APEX, original, message)
-        return updated
+                    self.todo(APEX, original_node, message)
+        return updated_node
 
     leave_SimpleStatementLine = leave_If = leave_For = leave_While = leave_With = leave_Try = _leave_statement
     leave_FunctionDef = leave_ClassDef = _leave_statement
@@ -392,7 +393,7 @@ class LibraryTransformer(PortTransformer):
         qualified = self.ctx.imports.resolve(original)
         if qualified is None:
             return updated
-        base = original
+        base: cst.BaseExpression = original
         while isinstance(base, cst.Attribute):
             base = base.value
         # Only where the import said nothing specific (`import numba`, `import apex`): else the import has the TODO.

@@ -205,7 +205,7 @@ def _forward(body: cst.BaseSuite) -> tuple[int, cst.FunctionDef] | None:
     return None
 
 
-def _straight_line(fn: ast.stmt) -> bool:
+def _straight_line(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Assignments, casts under an ``if`` and a ``return``: the only bodies the RMSNorm evaluator accepts."""
     body = fn.body[1:] if isinstance(fn.body[0], ast.Expr) else fn.body  # a docstring
     return all(isinstance(s, (ast.Assign, ast.AnnAssign, ast.If, ast.Return)) for s in body) and any(
@@ -217,19 +217,19 @@ def norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | No
     """The scope of an RMSNorm's square root: the innermost class around it, if it could be one (match_rms_norm
     decides): an ``__init__``, a straight-line ``forward``, and the root in a straight-line method of the class."""
     cls = enclosing(path, ast.ClassDef)
-    if cls is None:
+    if not isinstance(cls, ast.ClassDef):
         return None
-    methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
+    methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     forward = methods.get("forward")
     method = path[path.index(cls) + 1] if path[-1] is not cls else None
-    if "__init__" not in methods or forward is None or not isinstance(method, FUNCTIONS):
+    if "__init__" not in methods or forward is None or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     if not _straight_line(forward) or not _straight_line(method) or not _has_parameter(methods["__init__"]):
         return None
     return cls
 
 
-def _has_parameter(init: ast.stmt) -> bool:
+def _has_parameter(init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """``self.<name> = <...>Parameter(<factory>(...))`` directly in ``__init__``: the weight (see
     _is_vector_parameter)."""
     for statement in init.body:
