@@ -10,7 +10,7 @@ rsqrt/sqrt, multiply, divide) and dtype casts ("f32", "cast" back to the input d
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -47,7 +47,7 @@ def _literal(node: cst.BaseExpression) -> object:
         return None
 
 
-def _split(args: tuple[cst.Arg, ...]) -> tuple[list[cst.BaseExpression], dict[str, cst.BaseExpression]] | None:
+def _split(args: Sequence[cst.Arg]) -> tuple[list[cst.BaseExpression], dict[str, cst.BaseExpression]] | None:
     if any(a.star for a in args):
         return None
     return [a.value for a in args if a.keyword is None], {a.keyword.value: a.value for a in args if a.keyword}
@@ -124,7 +124,10 @@ class _Evaluator:
             and all(isinstance(c.operator, cst.In) for c in test.comparisons)
             and all(isinstance(c.comparator, (cst.List, cst.Tuple)) for c in test.comparisons)
             and all(
-                self.imports.resolve(e.value) in HALF_DTYPES for c in test.comparisons for e in c.comparator.elements
+                self.imports.resolve(e.value) in HALF_DTYPES
+                for c in test.comparisons
+                if isinstance(c.comparator, (cst.List, cst.Tuple))
+                for e in c.comparator.elements
             )
         )
 

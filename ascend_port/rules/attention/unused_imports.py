@@ -200,8 +200,10 @@ class _Remover(cst.CSTTransformer):
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         if updated.body:
-            if original.body and id(original.body[0]) in self.removed_lines:  # no blank line under the `def`
-                first = updated.body[0]
+            first = updated.body[0]
+            removed = original.body and id(original.body[0]) in self.removed_lines
+            if removed and isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                # no blank line under the `def`
                 updated = updated.with_changes(
                     body=[
                         first.with_changes(leading_lines=_without_leading_blanks(first.leading_lines)),
@@ -255,7 +257,7 @@ def _catches_import_error(handler: cst.ExceptHandler) -> bool:
     return kind is not None and all(isinstance(k, cst.Name) and k.value in IMPORT_ERRORS for k in kinds)
 
 
-def _inert(statement: cst.BaseStatement) -> bool:
+def _inert(statement: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
     """A statement that cannot raise ImportError: `pass` or assignments of literals and names."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
@@ -299,7 +301,8 @@ def _record_removals(ctx: PortContext, before: dict[str, list[ast.stmt]], unused
         node.lineno
         for nodes in before.values()
         for node in nodes
-        if all((a.asname or a.name.split(".")[0]) in unused for a in node.names)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        and all((a.asname or a.name.split(".")[0]) in unused for a in node.names)
     }
     ctx.findings[:] = [f for f in ctx.findings if f.rewrites or f.line not in gone]
 
