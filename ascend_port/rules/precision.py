@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterator, Sequence
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -290,10 +291,13 @@ def _cast_back_target(original: cst.Call, updated: cst.Call) -> str | None:
     any other one-argument method call, or when the value cast back is not a call (in both trees)."""
     if len(original.args) != 1 or original.args[0].keyword is not None or original.args[0].star:
         return None
-    if not isinstance(original.func.value, cst.Call) or not isinstance(updated.func.value, cst.Call):
+    func, new_func = original.func, updated.func
+    if not isinstance(func, cst.Attribute) or not isinstance(new_func, cst.Attribute):
+        return None
+    if not isinstance(func.value, cst.Call) or not isinstance(new_func.value, cst.Call):
         return None
     back = original.args[0].value
-    if original.func.attr.value == "type_as":
+    if func.attr.value == "type_as":
         return _code(back)
     if isinstance(back, cst.Attribute) and back.attr.value == "dtype":
         return _code(back.value)
@@ -609,16 +613,22 @@ class _PrecisionTransformer(PortTransformer):
 
     def _layer_norm_upcast(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         target = _cast_back_target(original, updated)
-        if target is None:
+        if (
+            target is None
+            or not isinstance(original.func, cst.Attribute)
+            or not isinstance(updated.func, cst.Attribute)
+        ):
             return updated
-        inner = original.func.value
+        inner, new_inner = original.func.value, updated.func.value
+        if not isinstance(inner, cst.Call) or not isinstance(new_inner, cst.Call):
+            return updated  # (_cast_back_target saw calls on both sides)
         kind = self._layer_norm_kind(inner.func)
         if kind is None:
             return updated
         first = _positional(inner)[:1]
-        if not first or self._upcast_base(first[0].value) is None or _code(self._upcast_base(first[0].value)) != target:
+        base = self._upcast_base(first[0].value) if first else None
+        if base is None or _code(base) != target:
             return updated
-        new_inner = updated.func.value
         args = self._without_upcasts(inner, new_inner, first[0], functional=kind == "functional")
         # The cast back stays: under autocast torch_npu runs layer_norm in float32 (its autocast fp32 list), so
         # without it the result would be float32 where the original returned x's dtype. Outside autocast it is a
@@ -872,11 +882,14 @@ class PrecisionTransformer(_PrecisionTransformer):
     # --- NPU302, NPU305: calls ---------------------------------------------------------------------------------
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if self._in_rotary_table():
-            updated = self._rotary_dtypes(original, updated)
-        if isinstance(original.func, cst.Attribute) and original.func.attr.value in CAST_BACK:
-            return self._layer_norm_upcast(original, updated)
-        return updated
+        new = self._rotary_dtypes(original, updated) if self._in_rotary_table() else updated
+        if (
+            isinstance(original.func, cst.Attribute)
+            and original.func.attr.value in CAST_BACK
+            and isinstance(new, cst.Call)
+        ):
+            return self._layer_norm_upcast(original, new)
+        return new
 
     def _rotary_dtypes(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
@@ -1035,6 +1048,9 @@ class PrecisionTransformer(_PrecisionTransformer):
         body: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
         for old, new in zip(original.body, updated.body):
+            if not isinstance(new, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                body.append(new)  # (every statement is one of the two: this tells the type checker)
+                continue
             if id(old) in self._removed and self.fix(
                 BF16_CAPABILITY, old, True, "get_device_capability() unpacking removed (only used by the bf16 check)"
             ):
@@ -1049,7 +1065,7 @@ class PrecisionTransformer(_PrecisionTransformer):
     def _claimable(self) -> bool:
         return self.enabled(BF16_CAPABILITY) and self._torch() is not None
 
-    def _is_capability_call(self, node: cst.BaseExpression) -> bool:
+    def _is_capability_call(self, node: cst.BaseExpression) -> TypeGuard[cst.Call]:
         return isinstance(node, cst.Call) and self.ctx.imports.resolve(node.func) in CAPABILITY
 
     def _direct_capability_check(self, node: cst.Comparison) -> cst.Call | None:
@@ -1082,7 +1098,7 @@ class PrecisionTransformer(_PrecisionTransformer):
             and len(target.elements) == 2
             and all(isinstance(e.value, cst.Name) for e in target.elements)
         ):
-            names = [e.value.value for e in target.elements]
+            names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
             if names[0] == "_":
                 return None
             return assign.value, {n for n in names if n != "_"}, names[0]
