@@ -53,5 +53,5 @@ def conda_removal_reason(name: str) -> str | None:
     if key.startswith("magma-cuda"):
         return "MAGMA built for CUDA; torch's CPU build does not use it"
     if key == "cupy":
-        return "CuPy built for CUDA; there is no Ascend build"
+        return _CUPY
     return removal_reason(re.sub(r"[-_.]+", "-", key))

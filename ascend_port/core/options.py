@@ -28,7 +28,8 @@ ExtensionOps = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 @dataclass(frozen=True)
 class PortOptions:
     # keep: a project that also runs on other devices (python/device_model.supports_npu) gets its CUDA code
-    # reported, not rewritten; drop: rewritten in place all the same (the port is an NPU-only fork).
+    # reported, not rewritten; drop: rewritten in place all the same (the port is an NPU-only fork). Other vendors'
+    # code is never edited.
     other_devices: OtherDevices = "keep"
     # The project supports the NPU already (found by the engine when other_devices is "keep"): every rule reports
     # what it would change and changes nothing that CUDA code needs.

@@ -46,13 +46,14 @@ def strip_code(text: str) -> str:
     return _PREPROCESSOR.sub(_blank, _LEXEMES.sub(_blank, text))
 
 
-def _skip_parens(code: str, i: int) -> int:
-    """Index just after the balanced parenthesis group that starts at ``code[i] == "("``."""
+def _skip_group(code: str, i: int, opening: str = "(", closing: str = ")") -> int:
+    """Index just after the balanced group that starts at ``code[i] == opening`` (the end of ``code`` if it is not
+    closed)."""
     depth = 0
     for j in range(i, len(code)):
-        if code[j] == "(":
+        if code[j] == opening:
             depth += 1
-        elif code[j] == ")":
+        elif code[j] == closing:
             depth -= 1
             if depth == 0:
                 return j + 1
@@ -78,13 +79,13 @@ def global_kernels(text: str) -> list[tuple[str, int]]:
                 if word in ("__launch_bounds__", "__attribute__", "__declspec", "__cluster_dims__", "__maxnreg__"):
                     rest = code[i:].lstrip()
                     if rest.startswith("("):
-                        i = _skip_parens(code, len(code) - len(rest))
+                        i = _skip_group(code, len(code) - len(rest))
                     continue
                 if word not in _NOT_A_NAME:
                     name = word
                 continue
             if ch == "(" and name is not None:
-                end = _skip_parens(code, i)
+                end = _skip_group(code, i)
                 tail = code[end:].lstrip()
                 if tail.startswith("{"):  # a definition, not a declaration
                     kernels.append((name, code.count("\n", 0, match.start()) + 1))
@@ -107,7 +108,7 @@ def bindings(text: str) -> list[tuple[str, str]]:
     code = strip_code(text)  # (literals blanked: braces and parentheses in strings and comments do not count)
     found: list[tuple[str, str]] = []
     for match in _BINDING.finditer(code):
-        close = _skip_parens(code, match.end() - 1)
+        close = _skip_group(code, match.end() - 1)
         args = [a.strip() for a in code[match.end() : close - 1].split(",")]
         body_start = code.find("{", close)
         if len(args) < 2 or body_start < 0 or code[close:body_start].strip():
@@ -115,21 +116,8 @@ def bindings(text: str) -> list[tuple[str, str]]:
         if match.group(1) == "TORCH_LIBRARY_IMPL" and (len(args) < 3 or "CUDA" not in args[1]):
             continue
         where = args[0] if match.group(1) == "PYBIND11_MODULE" else f"torch.ops.{args[0]}"
-        body_end = _skip_braces(code, body_start)
+        body_end = _skip_group(code, body_start, "{", "}")
         calls = re.compile(rf'\b{re.escape(args[-1])}\s*\.\s*(?:def|impl)\s*\(\s*"(?:\w+::)?([A-Za-z_]\w*)')
         # (matched in the text, where the op's string is; a call inside a comment is blank in ``code``)
         found += [(where, op.group(1)) for op in calls.finditer(text, body_start, body_end) if code[op.start()] != " "]
     return found
-
-
-def _skip_braces(code: str, i: int) -> int:
-    """Index just after the balanced brace group that starts at ``code[i] == "{"``."""
-    depth = 0
-    for j in range(i, len(code)):
-        if code[j] == "{":
-            depth += 1
-        elif code[j] == "}":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-    return len(code)

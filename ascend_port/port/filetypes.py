@@ -71,13 +71,15 @@ def _json_config(path: Path) -> bool:
     return bool(_JSON_CONFIG.match(path.name)) and not _JSON_NOT_CONFIG.match(path.name)
 
 
-# In the order a name is tried: the first format that matches it is the file's kind.
-FORMATS = (
+# In the order a name is tried: the first format that matches it is the file's kind. First those known by their
+# name alone, then those whose names _MAYBE matches.
+_BY_NAME = (
     FileFormat("setup.py", "ascend_port.port.setup_files", "SetupPyHandler", _named("setup.py")),
     FileFormat("setup.cfg", "ascend_port.port.setup_files", "SetupCfgHandler", _named("setup.cfg")),
     FileFormat("pyproject", "ascend_port.rules.project.pyproject", "PyprojectHandler", _named("pyproject.toml")),
     FileFormat("notebook", "ascend_port.port.notebook", "NotebookHandler", lambda path: path.name.endswith(".ipynb")),
-    # (the formats below all have names _MAYBE matches)
+)
+_BY_PATTERN = (
     FileFormat(
         "requirements",
         "ascend_port.rules.project.requirements_txt",
@@ -94,19 +96,19 @@ FORMATS = (
     FileFormat("yaml", "ascend_port.rules.project.configs", "YamlHandler", _pattern(_YAML, but_not="lock"), False),
     FileFormat("json", "ascend_port.rules.project.configs", "JsonHandler", _json_config, False),
 )
+FORMATS = (*_BY_NAME, *_BY_PATTERN)
 _BY_KIND = {f.kind: f for f in FORMATS}
-_NAMED = 4  # FORMATS[:_NAMED] are known by name alone; the rest only by names that _MAYBE matches
 
 
 def file_kind(path: Path) -> str | None:
     """The kind of project file ``path`` names, or None. ``setup.py`` is ``"setup.py"`` (a Python file too)."""
-    for form in FORMATS[:_NAMED]:
+    for form in _BY_NAME:
         if form.matches(path):
             return form.kind
     if not _MAYBE.search(path.name):
         return None  # most files of a tree: one search instead of the tests below
     in_tool_folder: bool | None = None
-    for form in FORMATS[_NAMED:]:
+    for form in _BY_PATTERN:
         if not form.in_tool_folders:
             if in_tool_folder is None:
                 in_tool_folder = any(part in _TOOL_FOLDERS for part in path.parts[:-1])

@@ -6,7 +6,6 @@ so an edit changes only the part it must.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -294,8 +293,7 @@ class FlashReason(ProjectStep):
                 for line in lines
             )
             file.findings = [
-                dataclasses.replace(f, message=f.message.replace(FLASH_REASON, FLASH_REASON_UNPORTED))
-                for f in file.findings
+                replace(f, message=f.message.replace(FLASH_REASON, FLASH_REASON_UNPORTED)) for f in file.findings
             ]
 
 
