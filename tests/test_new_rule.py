@@ -50,9 +50,11 @@ def test_a_new_rule_is_declared_beside_the_modules_rules_with_a_golden_case(tree
     ]
     old = [n for n in declarations if n != "ACCELERATE_FP8"]
     assert declarations == [*old, "ACCELERATE_FP8"]  # (last of the module's declarations, before its code)
-    assert after.index("ACCELERATE_FP8 = rule(") < after.index("\nclass ")
-    assert 'Confidence.HIGH,\n    "fp8 -> \\"bf16\\"",' in after and "Before:" in after and "After:" in after
-    assert after.replace(after[after.index("ACCELERATE_FP8 = rule(") :].split("\n)\n", 1)[0] + "\n)\n", "") == before
+    start = after.index("ACCELERATE_FP8 = rule(")
+    added = after[start : after.index("\n)\n", start) + 3]  # (the declaration, to its closing parenthesis)
+    assert start < after.index("\nclass ")
+    assert 'Confidence.HIGH,\n    "fp8 -> \\"bf16\\"",' in added and "Before:" in added and "After:" in added
+    assert after.replace(added, "") == before  # (nothing else of the module changed)
 
 
 @pytest.mark.parametrize(

@@ -219,10 +219,10 @@ def norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | No
     cls = enclosing(path, ast.ClassDef)
     if not isinstance(cls, ast.ClassDef):
         return None
-    methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
     forward = methods.get("forward")
     method = path[path.index(cls) + 1] if path[-1] is not cls else None
-    if "__init__" not in methods or forward is None or not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if "__init__" not in methods or forward is None or not isinstance(method, FUNCTIONS):
         return None
     if not _straight_line(forward) or not _straight_line(method) or not _has_parameter(methods["__init__"]):
         return None
