@@ -10,6 +10,9 @@ For each corpus (pinned PyPI sources, benchmarks/corpora.py), ``--runs`` rounds 
     it must cost no more than porting it;
   - earlier:    the ``--against`` commit's ``apply --dry-run --no-cache``, run from a ``git archive`` of it;
   - baseline:   a LibCST parse-and-print of every .py file, in as many processes as ``--jobs``.
+Both tools run as installed: pip compiles a package's bytecode when it installs it, so the bytecode of today's
+package and of the earlier one is compiled before the first run (into a folder of this run's own, and never
+counted), even where PYTHONDONTWRITEBYTECODE is set; the LibCST baseline's is already in site-packages.
 Every figure is the median of its runs; CPU time (user + system of the process and its workers) is the measure to
 compare, wall time moves with other load. Then today's warm run (a second run over a filled cache), the peak
 resident memory of today's cold run (the process and its workers, summed) and the 95th-percentile time of one file
@@ -69,8 +72,21 @@ class Measure:
         return max(r.peak_rss_mib for r in self.runs)
 
 
-def run_tool(package: Path, target: Path, args: Sequence[str], cache_home: Path) -> Run:
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": ""}
+def installed_env(bytecode: Path) -> dict[str, str]:
+    """The environment of a tool run as installed: its bytecode read from (and, at the first run, written to)
+    ``bytecode``, whatever PYTHONDONTWRITEBYTECODE says."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPYCACHEPREFIX": str(bytecode), "PYTHONPATH": ""}
+
+
+def compile_bytecode(package: Path, bytecode: Path) -> None:
+    """Compile ``package``'s modules into ``bytecode`` (what pip does at install), outside every measure."""
+    command = [sys.executable, "-m", "compileall", "-q", str(package / "ascend_port")]
+    subprocess.run(command, env=installed_env(bytecode), check=True, stdout=subprocess.DEVNULL)
+
+
+def run_tool(package: Path, target: Path, args: Sequence[str], cache_home: Path, bytecode: Path) -> Run:
+    env = {**installed_env(bytecode), "XDG_CACHE_HOME": str(cache_home)}
     run = measured([sys.executable, "-c", _LAUNCH, str(package), "apply", str(target), "--dry-run", *args], env)
     if run.exit_code not in (0, 1):
         raise SystemExit(f"{package}: apply failed ({run.exit_code}):\n{run.stderr[-2000:]}")
@@ -86,7 +102,7 @@ def earlier_package(commit: str, into: Path) -> Path:
     return into / "earlier"
 
 
-def file_latencies(target: Path, args: Sequence[str]) -> list[float]:
+def file_latencies(target: Path, args: Sequence[str], bytecode: Path) -> list[float]:
     """Seconds to port each file on its own (cold, one process, the run's project options), from a child process."""
     code = f"""
 import json, sys, time
@@ -112,7 +128,7 @@ sys.stdout = sys.__stdout__
 print("LATENCIES " + json.dumps(times))
 """
     with tempfile.TemporaryDirectory() as cache_home:
-        env = {**os.environ, "XDG_CACHE_HOME": cache_home}
+        env = {**installed_env(bytecode), "XDG_CACHE_HOME": cache_home}
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("LATENCIES ")), None)
     if line is None:
@@ -125,7 +141,9 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def measure(name: str, version: str, sdist: bool, against: Path, commit: str, runs: int, jobs: int) -> dict:
+def measure(
+    name: str, version: str, sdist: bool, against: Path, commit: str, runs: int, jobs: int, bytecode: Path
+) -> dict:
     root = corpora.fetch(name, version, sdist=sdist)
     files = corpora.python_files(root)
     jobs_args = ["--jobs", str(jobs)]
@@ -135,17 +153,19 @@ def measure(name: str, version: str, sdist: bool, against: Path, commit: str, ru
     base = Measure("LibCST parse + print")
     for _ in range(runs):  # paired: one of each per round, so that load drifts hit all alike
         with tempfile.TemporaryDirectory() as cache:
-            today.runs.append(run_tool(ROOT, root, ["--no-cache", "--other-devices", "drop", *jobs_args], Path(cache)))
-            keep.runs.append(run_tool(ROOT, root, ["--no-cache", *jobs_args], Path(cache)))
-            earlier.runs.append(run_tool(against, root, ["--no-cache", *jobs_args], Path(cache)))
+            today.runs.append(
+                run_tool(ROOT, root, ["--no-cache", "--other-devices", "drop", *jobs_args], Path(cache), bytecode)
+            )
+            keep.runs.append(run_tool(ROOT, root, ["--no-cache", *jobs_args], Path(cache), bytecode))
+            earlier.runs.append(run_tool(against, root, ["--no-cache", *jobs_args], Path(cache), bytecode))
         wall, cpu = baseline(files, jobs)
         base.runs.append(Run(wall, cpu))
     warm = Measure("today, warm")
     with tempfile.TemporaryDirectory() as cache:
-        run_tool(ROOT, root, ["--other-devices", "drop", *jobs_args], Path(cache))  # fills the cache
+        run_tool(ROOT, root, ["--other-devices", "drop", *jobs_args], Path(cache), bytecode)  # fills the cache
         for _ in range(runs):
-            warm.runs.append(run_tool(ROOT, root, ["--other-devices", "drop", *jobs_args], Path(cache)))
-    latencies = file_latencies(root, ["--other-devices", "drop"])
+            warm.runs.append(run_tool(ROOT, root, ["--other-devices", "drop", *jobs_args], Path(cache), bytecode))
+    latencies = file_latencies(root, ["--other-devices", "drop"], bytecode)
     return {
         "corpus": f"{name} {version}",
         "files": len(files),
@@ -213,11 +233,13 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory(prefix="ascend-port-regression-") as tmp:
         against = earlier_package(args.against, Path(tmp))
+        bytecode = Path(tmp) / "bytecode"
+        for package in (ROOT, against):
+            compile_bytecode(package, bytecode)
         for spec in args.corpus or DEFAULT_CORPORA:
             name, _, version = spec.partition("==")
-            result = measure(
-                name, version, pinned.get(name, False), against, args.against, max(1, args.runs), args.jobs
-            )
+            sdist = pinned.get(name, False)
+            result = measure(name, version, sdist, against, args.against, max(1, args.runs), args.jobs, bytecode)
             results.append(result)
             print(render([result], args.against, note).splitlines()[-1], flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -110,8 +110,8 @@ def _port_source(text: str, selection: Selection, options: PortOptions) -> PortO
     lines = python_lines(text)
     facts = ModuleFacts(module_ast, imports, text, head=tree, lines=lines)
     aware = options.npu_aware
-    # (the model reads `tree`, the head: the source of it)
-    devices = cache(lambda: _device_model(facts, family, aware, text if whole is not None else text[:cut]))
+    # (the model reads `tree`, the head: it ends where the text is cut)
+    devices = cache(lambda: _device_model(facts, family, aware, len(text) if whole is not None else cut))
     ctx_args: dict[str, Any] = dict(
         imports=imports,
         module_facts=facts,
@@ -321,18 +321,20 @@ def _parse_chunk(text: str, first: int) -> cst.Module:
 
 
 def _device_model(
-    facts: ModuleFacts, family: str, aware: bool = False, head_text: str | None = None
+    facts: ModuleFacts, family: str, aware: bool = False, head_end: int | None = None
 ) -> device_model.DeviceModel | None:
     """What the module's devices allow; None (port everything) when the module cannot be read whole. A module whose
-    words name no device but CUDA's has an empty model, known from its source without its tree. ``head_text``: the
-    source of the module's head (its whole text by default)."""
-    text = facts.text if head_text is None else head_text
-    if text and not aware and not family and not device_model.may_keep_anything(text):
+    words name no device but CUDA's has an empty model, known from its source without its tree. ``head_end``: where
+    the module's head ends in its text (the whole text by default)."""
+    text = facts.text
+    head_text = text[:head_end] if head_end is not None and head_end < len(text) else text
+    # (the whole text's answer is often known already, from the trigger filter; a head keeps no more than its module)
+    if text and not aware and not family and not all(map(device_model.may_keep_anything, (text, head_text))):
         return device_model.DeviceModel().finish()
     # The head holds every statement the rules port, each top-level statement whole (see _cut): what the model
     # says of them does not depend on the rest.
     tree = facts.head
-    return device_model.read(tree, family, aware, text or None, facts.line_starts) if tree is not None else None
+    return device_model.read(tree, family, aware, head_text or None, facts.line_starts) if tree is not None else None
 
 
 def port_module(

@@ -546,6 +546,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CUDA_KEY = re.compile(r"""["'][ \t]*cuda[^"'\n]*["'][ \t]*:""", re.IGNORECASE)
 
 
+@lru_cache(maxsize=8)  # (the trigger filter asks, MultiDeviceTransformer's `when`, then the port of the same text)
 def may_keep_anything(text: str) -> bool:
     """Can the model of a module with this source keep or fork anything, outside a project that supports the NPU?
     Everything it keeps or forks names a device besides CUDA (another vendor's, the NPU, CPU as a key beside CUDA's

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ MODULE_NAME = "_ported_attention"  # (no `npu`/`ascend` part: such a file name m
 MARKER = "# Written by ascend-port"  # the module's first line: how a later run knows the file is its own
 HELPERS = tuple(DEPENDS)  # dependency order
 _CREDIT = re.compile(r"\(written by ascend-port, ([^)]*)\)")
+# Words one of which every helper line holds (a substring search is ten times faster than _HELPER_LINE's).
+_HELPER_WORDS = (os.path.commonprefix(HELPERS) or "def", MASK_CACHE)
 # A line that can start a helper definition (see _is_helper): a top-level `def <helper>` or the mask cache.
 _HELPER_LINE = re.compile(
     rf"^(?:def[ \t]+(?:{'|'.join(map(re.escape, DEPENDS))})\b|{re.escape(MASK_CACHE)}[ \t]*=)", re.MULTILINE
@@ -81,7 +84,7 @@ class SharedModule:
 def find_block(text: str) -> Block | None:
     """The top-level helper definitions that helpers.py inserts (one run of statements per rule family that wrote
     some: NPU400's and NPU410's each go in front of their own first caller), or None."""
-    if not _HELPER_LINE.search(text):
+    if not any(word in text for word in _HELPER_WORDS) or not _HELPER_LINE.search(text):
         return None  # (no top-level helper: most ported modules, known without parsing them on every run)
     return _read_block(text)
 
