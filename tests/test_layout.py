@@ -180,19 +180,17 @@ def test_project_steps_are_declared_by_rule_modules_and_all_listed() -> None:
         if hasattr(importlib.import_module(module.name), "PROJECT_STEPS")
     }
     assert declaring == set(STEP_MODULES)
-    assert [type(step).__name__ for step in project_steps()] == ["ExtensionOps", "TransformersPin", "FlashReason"]
+    assert [type(step).__name__ for step in project_steps()] == [
+        "ExtensionOps",
+        "SharedHelpers",
+        "TransformersPin",
+        "FlashReason",
+    ]
 
 
-# What run/, reports/ and git/ still import of specific rule modules (issue 28): the shared attention helpers (planned
-# across files by run/shared_helpers.py, reviewed as units by git/review.py, which also knows NPU100's import line),
-# the kernels' inventory and the package matrix of the reports. Nothing may be added here; an entry goes when its code
-# moves to the rule family's project step or below the rules.
-RULE_IMPORTS_LEFT = {
-    "ascend_port.run.shared_helpers": {"ascend_port.rules.attention.helpers"},
-    "ascend_port.git.review": {"ascend_port.rules.attention.helpers", "ascend_port.rules.torch_npu_import"},
-    "ascend_port.reports.model": {"ascend_port.rules.kernels"},
-    "ascend_port.reports.packages": {"ascend_port.rules.kernels"},  # (the package matrix names NPU500)
-}
+# What run/, reports/ and git/ still import of specific rule modules (issue 28): nothing. Nothing may be added here:
+# what those layers need of the rules goes through rules/registry.py (the project steps, the catalogue).
+RULE_IMPORTS_LEFT: dict[str, set[str]] = {}
 
 
 def test_the_layers_above_the_rules_know_them_through_the_registry() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ascend_port.rules.attention.shared import MODULE_NAME
 from ascend_port.run.engine import RunConfig, run
-from ascend_port.run.shared_helpers import MODULE_NAME
 
 CORPUS = Path(__file__).resolve().parent.parent / ".cache" / "corpora" / "InternVL-2410d1dbf208"
 PATCH = "internvl_chat/internvl/patch"

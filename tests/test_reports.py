@@ -286,3 +286,11 @@ def test_information_findings_are_not_work(tmp_path: Path, monkeypatch: pytest.M
     assert document["statistics"]["total"]["unconverted"] == 0
     github = runner.invoke(app, ["scan", ".", "--format", "github"]).stdout
     assert github.startswith("::notice file=attn.py,line=5,")
+
+
+def test_the_package_matrix_names_the_triton_kernel_rule() -> None:
+    """The matrix's row for triton points at the rule that brings kernels up (an ID spelled in reports/)."""
+    from ascend_port.reports.packages import TRITON_KERNEL_RULE
+    from ascend_port.rules.kernels import TRITON_KERNEL
+
+    assert TRITON_KERNEL_RULE == TRITON_KERNEL.id

@@ -1,4 +1,4 @@
-"""The attention helpers once per project (run/shared_helpers.py): one module the port writes, imported by every
+"""The attention helpers once per project (rules/attention/shared.py, a project step): one module the port writes, imported by every
 ported module of the package, in each way `apply` writes (--no-git, --dry-run, git, --interactive)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from gitrepo import git, invoke, make_repo, private_cache  # noqa: F401 (fixture)
 
 from ascend_port.core.options import PortOptions
-from ascend_port.run.shared_helpers import MARKER, MODULE_NAME, find_block, replace_block
+from ascend_port.rules.attention.shared import MARKER, MODULE_NAME, find_block, replace_block
 
 pytestmark = pytest.mark.usefixtures("private_cache")
 
@@ -313,7 +313,7 @@ def test_an_accepted_call_brings_its_helper_with_it(tmp_path):
 def test_an_earlier_module_is_extended_never_replaced_by_a_smaller_one(tmp_path):
     from ascend_port.core.selection import Selection
     from ascend_port.port.handlers import handler_for
-    from ascend_port.run.shared_helpers import plan
+    from ascend_port.rules.attention.shared import plan
 
     first = write(tmp_path / "first", PROJECT)
     assert invoke(str(first), "-j", "1", "--no-git").exit_code == 0

@@ -116,7 +116,7 @@ def apply(
         raise typer.Exit(
             _apply_with_git(
                 paths,
-                dataclasses.replace(config, share_helpers=False),  # the workflow shares them after its review
+                dataclasses.replace(config, edits_across_files=False),  # the workflow makes them after its review
                 changed_since,
                 settings.branch or DEFAULT_BRANCH,
                 force_branch,
@@ -128,7 +128,7 @@ def apply(
         )
     # After a review, the attention helpers go to their shared module only from the accepted files (never an
     # import of a module whose hunk was refused): the step runs then, on what was accepted.
-    result = run_port(paths, dataclasses.replace(config, share_helpers=not interactive), changed_since)
+    result = run_port(paths, dataclasses.replace(config, edits_across_files=not interactive), changed_since)
     if check:
         _check(result, dry_run, exit_zero)
     if dry_run:
@@ -234,7 +234,7 @@ def _rebase_diff(diff: bytes, old: str, new: str) -> bytes:
 
 def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> None:
     """`apply --no-git`: write the changed files (run/inplace.py), after the hunk review with --interactive."""
-    from ascend_port.run.engine import share_helpers
+    from ascend_port.run.engine import edit_across_files
     from ascend_port.run.inplace import write_in_place
 
     if interactive:
@@ -245,8 +245,8 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> 
         except KeyboardInterrupt:
             common.err.print("interrupted: nothing was written")
             raise typer.Exit(130) from None
-        if config.share_helpers:
-            share_helpers(result, config)
+        if config.edits_across_files:
+            edit_across_files(result, config)
             note_run(result)
     writing = write_in_place(result)
     if writing.interrupted:

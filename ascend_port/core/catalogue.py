@@ -69,6 +69,9 @@ class Rule:
     # Its findings' lines are lines of the ported text (NPU100's is the line it adds); every other finding's line is
     # a line of the text as scanned.
     line_in_new_text: bool = False
+    # Its change serves the other rules' rewrites (NPU100's `import torch_npu`): a review applies it with any of
+    # them, and it is no port on its own.
+    serves_others: bool = False
     # Off unless named by its full ID in --select (`ALL` and prefixes leave it out): a rewrite that is exact on the
     # NPU but changes the code's behaviour elsewhere (its GPU performance, its bits in some corner).
     opt_in: bool = False
@@ -113,6 +116,7 @@ def rule(
     *,
     informational: bool = False,
     line_in_new_text: bool = False,
+    serves_others: bool = False,
     opt_in: bool = False,
     example_file: str = "example.py",
 ) -> Rule:
@@ -130,6 +134,7 @@ def rule(
         textwrap.dedent(doc).strip(),
         informational=informational,
         line_in_new_text=line_in_new_text,
+        serves_others=serves_others,
         opt_in=opt_in,
         module=module,
         example_file=example_file,

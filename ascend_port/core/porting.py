@@ -3,9 +3,10 @@ a project step (the work of a rule family on the project as a whole, before and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Protocol
 
 from ascend_port.core.findings import FileResult, Finding
@@ -78,14 +79,67 @@ class Project(Protocol):
         ...
 
 
+class WrittenModule(Protocol):
+    """A module a project step writes for several ported files (the shared attention helpers)."""
+
+    @property
+    def path(self) -> Path:
+        """Where it goes (absolute)."""
+        ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def existing(self) -> bool:
+        """The file is there already (an earlier run wrote it)."""
+        ...
+
+
+class CrossFileEdit(Protocol):
+    """What a project step's ``plan`` does across the ported files: the modules it writes, and for each ported
+    file the rewrite that makes it use them."""
+
+    @property
+    def modules(self) -> Sequence[WrittenModule]: ...
+
+    @property
+    def notes(self) -> Sequence[str]:
+        """What the user should know (the modules it could not write, and why)."""
+        ...
+
+    @property
+    def domain(self) -> str:
+        """The rule family whose commit the modules join in the git workflow, as a rule-ID prefix (``NPU4``)."""
+        ...
+
+    def rewrite(self, path: Path, data: bytes) -> bytes:
+        """``data``, a version of the ported file ``path`` (absolute), using the modules; unchanged if it has no
+        part in them."""
+        ...
+
+
 class ProjectStep:
     """The work of a rule family on the project as a whole, declared by the rule module that needs it (its
     ``PROJECT_STEPS``, listed in rules/registry.STEP_MODULES) and run by the engine for every run, in that order:
     ``facts`` before the per-file port (what every file must know, carried to the workers by the options: part of
-    each file's cache key), ``after`` on the per-file results (edits across files). Each does nothing by default."""
+    each file's cache key); ``plan`` on the ported texts, after the per-file port, the result cache and any review
+    (modules written once for several files, and the edits that make those files use them); ``after`` on the
+    per-file results (their wording across files). Each does nothing by default."""
+
+    # The module-level functions the rule family writes into the files it ports, each with those it calls: a
+    # review keeps a definition with every accepted change that calls it (git/review.py).
+    definitions: Mapping[str, tuple[str, ...]] = MappingProxyType({})
 
     def facts(self, project: Project, options: PortOptions) -> PortOptions:
         return options
+
+    def plan(
+        self, texts: Sequence[tuple[Path, str]], options: PortOptions, roots: Sequence[Path]
+    ) -> CrossFileEdit | None:
+        """``texts``: each ported Python file (absolute path) and its new text; ``roots``: the folders the run was
+        given (absolute), where the step may write."""
+        return None
 
     def after(self, files: list[FileResult], options: PortOptions) -> None:
         return None

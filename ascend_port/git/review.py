@@ -11,6 +11,7 @@ Enter; otherwise one answer per line, so a review can be scripted (``printf 'y\\
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -26,8 +27,7 @@ from rich.text import Text
 from ascend_port.core.findings import Finding
 from ascend_port.git.answers import Keys, keys_for
 from ascend_port.git.names import new_undefined_names
-from ascend_port.rules.attention.helpers import DEPENDS
-from ascend_port.rules.torch_npu_import import IMPORT_TORCH_NPU
+from ascend_port.rules.registry import written_definitions
 from ascend_port.run.hunks import FileChange, LineEdit, apply_edits, split_lines
 
 HELP = """\
@@ -82,7 +82,7 @@ class Hunk:
         no finding of its own) needs ``import torch_npu``."""
         return (
             self.edit is not None
-            or any(f.rewrites and f.rule.id != IMPORT_TORCH_NPU.id for f in self.findings)
+            or any(f.rewrites and not f.rule.serves_others for f in self.findings)
             or any(tag == b"+" and _USES_TORCH_NPU.search(line) for tag, line in self.lines()[2])
         )
 
@@ -444,7 +444,7 @@ class Review:
     def _pull_in_import(self, file: FileChange, accepted_changes: set[int], edited: list[Hunk]) -> None:
         """Add to ``accepted_changes`` each ``import torch_npu`` change that neither it nor an edit covers."""
         for i, change in enumerate(file.changes):
-            needed = any(f.rule.id == IMPORT_TORCH_NPU.id for f in file.findings_of[i])
+            needed = any(f.rule.serves_others for f in file.findings_of[i])
             covered = i in accepted_changes or any(
                 h.edit.start <= change.old_start < h.edit.end for h in edited if h.edit is not None
             )
@@ -453,13 +453,13 @@ class Review:
                 self._say(f"{file.path}: `import torch_npu` is applied too: the accepted rewrites need it.")
 
     def _pull_in_helpers(self, file: FileChange, accepted_changes: set[int], edited: list[Hunk]) -> None:
-        """Add to ``accepted_changes`` the change that defines an attention helper an accepted change calls (the
-        port writes the helpers into the module; after the review, run/shared_helpers.py moves the accepted ones
-        to the project's shared module, so an import can never point at a refused one)."""
+        """Add to ``accepted_changes`` the change that defines a helper an accepted change calls (the port writes
+        the attention helpers into the module, core/porting.ProjectStep.definitions; after the review,
+        rules/attention/shared.py moves the accepted ones to the project's shared module, so an import can never
+        point at a refused one)."""
+        helpers = _helpers()
         added = [b"".join(file.new_lines[c.new_start : c.new_end]) for c in file.changes]
-        defines = {
-            name: i for i, text in enumerate(added) for name in _HELPER_DEF.findall(text) if name in HELPER_NAMES
-        }
+        defines = {name: i for i, text in enumerate(added) for name in _HELPER_DEF.findall(text) if name in helpers}
         if not defines:
             return
         texts = [added[i] for i in accepted_changes] + [b"".join(h.edit.lines) for h in edited if h.edit is not None]
@@ -469,14 +469,20 @@ class Review:
                 accepted_changes.add(defines[name])
                 self._say(f"{file.path}: the helper {name.decode()} is applied too: the accepted rewrites call it.")
         for name in sorted(called):
-            for dependency in DEPENDS[name.decode()]:
-                accepted_changes.add(defines.get(dependency.encode(), defines[name]))
+            for dependency in helpers[name]:
+                accepted_changes.add(defines.get(dependency, defines[name]))
 
 
 _USES_TORCH_NPU = re.compile(rb"\btorch_npu\.")
-_HELPER_DEF = re.compile(rb"^def (_npu_\w+)\(", re.MULTILINE)
-_HELPER_CALL = re.compile(rb"\b(_npu_\w+)\(")
-HELPER_NAMES = {name.encode() for name in DEPENDS}
+_HELPER_DEF = re.compile(rb"^def (\w+)\(", re.MULTILINE)
+_HELPER_CALL = re.compile(rb"\b(\w+)\(")
+
+
+@functools.cache
+def _helpers() -> dict[bytes, tuple[bytes, ...]]:
+    """The functions the port writes into ported files (rules.registry.written_definitions), each with those it
+    calls."""
+    return {name.encode(): tuple(n.encode() for n in needs) for name, needs in written_definitions().items()}
 
 
 def parse_edited_hunk(data: bytes) -> tuple[list[bytes], list[bytes]] | None:

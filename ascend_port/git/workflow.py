@@ -33,12 +33,11 @@ from ascend_port.git.domains import ORDER, TITLES, FilePlan, Step, port_steps, u
 from ascend_port.git.review import review_files
 from ascend_port.git.summary import RunInfo, exclude_from_git, write_report
 from ascend_port.reports import write_assessment
+from ascend_port.rules.registry import project_steps
 from ascend_port.run.engine import RunConfig, RunResult, display_path
 from ascend_port.run.hunks import FileChange
-from ascend_port.run.shared_helpers import plan as plan_shared
 
 DEFAULT_BRANCH = "ascend-port/npu"
-ATTENTION_DOMAIN = "NPU4"  # the commit that brings the shared attention helpers (the rules that call them)
 REPORT_DIR = ".ascend-port"
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
 
@@ -229,8 +228,8 @@ def plan_files(
     for file in result.changed:
         shown = Path(file.path)
         target = shown.resolve()
-        if file.path in result.created or result.shared and any(m.path == target for m in result.shared.modules):
-            continue  # the shared attention helpers: planned by _share_helpers, after the review
+        if file.path in result.created or any(m.path == target for edit in result.edits for m in edit.modules):
+            continue  # a module of an edit across files: planned by _edit_across_files, after the review
         try:
             path = target.relative_to(state.root).as_posix()
         except ValueError:
@@ -468,43 +467,49 @@ def _review(
     return kept, f"{accepted} of {sum(r.total for r in reviewed)} hunks accepted"
 
 
-def _share_helpers(
+def _edit_across_files(
     plans: list[FilePlan], result: RunResult, state: RepoState, config: RunConfig, err: Console
 ) -> list[FilePlan]:
-    """The attention helpers of the planned (after a review: the accepted) files moved to the modules the port
-    writes once per package (run/shared_helpers.py), committed with the attention domain; every step of an
-    importing file imports them instead of defining them. ``result`` and the per-file diffs of the report follow."""
-    shared = result.shared
-    if shared is None:
+    """The project steps' edits across the planned (after a review: the accepted) files (core/porting.ProjectStep
+    .plan: the attention helpers written once per package): every step of a file they rewrite uses the modules they
+    write, which are committed with the domain of their rules. ``result`` and the per-file diffs of the report
+    follow."""
+    edits = result.edits
+    if not edits:
         texts = []
         for plan in plans:
             try:
                 texts.append((plan.target, decode_python(plan.new).text))
             except SourceError:
                 continue
-        shared = plan_shared(texts, config.options.attention_backend, result.roots)
-        for note in shared.notes:
-            err.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
-        result.shared = shared
+        for project_step in project_steps():
+            edit = project_step.plan(texts, config.options, result.roots)
+            if edit is None:
+                continue
+            for note in edit.notes:
+                err.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
+            if edit.modules:
+                edits.append(edit)
     by_path = {str(Path(f.path).resolve()): f for f in result.changed}
-    for plan in plans:
-        plan.new = shared.rewrite(plan.target, plan.new)
-        for step in plan.steps:
-            step.data = shared.rewrite(plan.target, step.data)
-        if (file := by_path.get(str(plan.target))) is not None and file.new_bytes is not None:
-            file.new_bytes = plan.new
     modules = []
-    for module in shared.modules:
-        data = module.text.encode("utf-8")
-        old = module.path.read_bytes() if module.existing else b""
-        if old == data:
-            continue
-        shown = display_path(module.path)
-        if not module.existing and all(f.path != shown for f in result.files):
-            result.files.append(FileResult(shown, new_bytes=data))
-            result.created.add(shown)
-        path = module.path.relative_to(state.root).as_posix()  # (beside files of the repository: inside it)
-        modules.append(FilePlan(path, module.path, old, data, [], [Step(ATTENTION_DOMAIN, data, Counter())]))
+    for edit in edits:
+        for plan in plans:
+            plan.new = edit.rewrite(plan.target, plan.new)
+            for step in plan.steps:
+                step.data = edit.rewrite(plan.target, step.data)
+            if (file := by_path.get(str(plan.target))) is not None and file.new_bytes is not None:
+                file.new_bytes = plan.new
+        for module in edit.modules:
+            data = module.text.encode("utf-8")
+            old = module.path.read_bytes() if module.existing else b""
+            if old == data:
+                continue
+            shown = display_path(module.path)
+            if not module.existing and all(f.path != shown for f in result.files):
+                result.files.append(FileResult(shown, new_bytes=data))
+                result.created.add(shown)
+            path = module.path.relative_to(state.root).as_posix()  # (beside files of the repository: inside it)
+            modules.append(FilePlan(path, module.path, old, data, [], [Step(edit.domain, data, Counter())]))
     return sorted([*plans, *modules], key=lambda plan: plan.path)
 
 
@@ -534,7 +539,7 @@ def apply_to_repository(
         else:
             for plan in plans:
                 plan.steps = port_steps(plan, config.selection, config.options)
-        plans = _share_helpers(plans, result, state, config, err)
+        plans = _edit_across_files(plans, result, state, config, err)
     except KeyboardInterrupt:
         raise WorkflowError("interrupted: nothing was changed", EXIT_INTERRUPTED) from None
     for path, why in left_out:

@@ -46,7 +46,7 @@ def insert_definitions(
 
 def top_level_bindings(tree: ast.Module) -> set[str]:
     """The names a module's top level binds by ``def``, ``class`` and imports (a helper imported from the module a
-    project-wide port writes once, run/shared_helpers.py, is defined: writing it again would shadow the import)."""
+    project-wide port writes once, rules/attention/shared.py, is defined: writing it again would shadow the import)."""
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     imports = (n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
     return defined | {alias.asname or alias.name.split(".")[0] for n in imports for alias in n.names}

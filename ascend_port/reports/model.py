@@ -31,8 +31,7 @@ from ascend_port.reports.dependencies import dependencies as find_dependencies
 from ascend_port.reports.edits import ReportEdit, file_edits
 from ascend_port.reports.lines import scanned_line
 from ascend_port.reports.packages import REPLACE, UNSUPPORTED
-from ascend_port.rules.kernels import is_kernel_todo
-from ascend_port.rules.registry import all_rules
+from ascend_port.rules.registry import all_rules, is_kernel_todo
 from ascend_port.run.discovery import Skipped
 from ascend_port.run.engine import RunResult
 from ascend_port.run.hunks import split_lines

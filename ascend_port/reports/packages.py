@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from ascend_port.core import library_support
 from ascend_port.core.cuda_packages import removal_reason
 from ascend_port.formats.requirement import canonical
-from ascend_port.rules.kernels import TRITON_KERNEL
+
+TRITON_KERNEL_RULE = "NPU500"  # (rules/kernels.py; tests/test_reports.py checks that the ID is that rule's)
 
 COMPATIBLE, REPLACE, UNSUPPORTED, NOT_APPLICABLE = "compatible", "replace", "unsupported", "n.a."
 STATUSES = (COMPATIBLE, REPLACE, UNSUPPORTED, NOT_APPLICABLE)
@@ -64,9 +65,8 @@ _OWN: tuple[Package, ...] = (
         "triton",
         REPLACE,
         "triton-ascend",
-        "Triton-Ascend replaces community triton (they cannot be installed together); kernels need review ("
-        + TRITON_KERNEL.id
-        + ")",
+        "Triton-Ascend replaces community triton (they cannot be installed together); kernels need review "
+        f"({TRITON_KERNEL_RULE})",
     ),
     _p("triton-ascend", "", COMPATIBLE, "", "Triton for Ascend NPUs"),
     _p(

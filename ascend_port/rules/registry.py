@@ -17,7 +17,11 @@ from ascend_port.core.porting import ProjectStep
 # The rule modules that declare project steps (their PROJECT_STEPS), in the order the engine runs them. Named here,
 # not found by importing every rule module: a run answered from the cache imports none of them (see use_snapshot),
 # and these are light (no LibCST). tests/test_layout.py checks that every module with steps is listed.
-STEP_MODULES = ("ascend_port.rules.cuda_sources", "ascend_port.rules.project.requirements")
+STEP_MODULES = (
+    "ascend_port.rules.cuda_sources",
+    "ascend_port.rules.attention.shared",
+    "ascend_port.rules.project.requirements",
+)
 
 # The catalogue as an earlier run of this very code recorded it (see use_snapshot), or None. It stands in for the
 # rule modules, whose import (LibCST and every transform) costs more than a run answered from the cache.
@@ -39,6 +43,20 @@ def get_rule(rule_id: str) -> Rule:
 def project_steps() -> list[ProjectStep]:
     """The declared project steps (core/porting.ProjectStep), in the order they run."""
     return [step for name in STEP_MODULES for step in importlib.import_module(name).PROJECT_STEPS]
+
+
+def written_definitions() -> dict[str, tuple[str, ...]]:
+    """The module-level functions the rules write into ported files, each with those it calls (the project steps'
+    ``definitions``)."""
+    return {name: needs for step in project_steps() for name, needs in step.definitions.items()}
+
+
+def is_kernel_todo(rule_id: str, message: str) -> bool:
+    """Is this finding a Triton kernel to bring up, a work item of its own in the reports (not a note on one of a
+    kernel's lines)?"""
+    from ascend_port.rules.kernels import is_kernel_todo as kernel_todo  # (LibCST: only when a report asks)
+
+    return kernel_todo(rule_id, message)
 
 
 def _catalogue() -> dict[str, Rule]:

@@ -44,6 +44,7 @@ IMPORT_TORCH_NPU = rule(
         x = torch.ones(2).npu()
     """,
     line_in_new_text=True,
+    serves_others=True,
 )
 
 

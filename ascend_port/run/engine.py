@@ -19,7 +19,7 @@ from ascend_port.core import npu_api
 from ascend_port.core.diffing import new_file_diff, unified_diff
 from ascend_port.core.findings import FileResult
 from ascend_port.core.options import DEFAULT, PortOptions
-from ascend_port.core.porting import Handler, PortError, Project
+from ascend_port.core.porting import CrossFileEdit, Handler, PortError, Project
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError, decode_python
 from ascend_port.port.handlers import PythonHandler, handler_for
@@ -28,8 +28,6 @@ from ascend_port.rules.registry import project_steps
 from ascend_port.run.cache import Entry, ResultCache, result_cache
 from ascend_port.run.discovery import Exclude, Skipped, discover
 from ascend_port.run.project_facts import facts as project_facts
-from ascend_port.run.shared_helpers import Shared
-from ascend_port.run.shared_helpers import plan as plan_shared
 
 
 @dataclass(frozen=True)
@@ -39,7 +37,9 @@ class RunConfig:
     jobs: int = 0  # 0: all cores
     exclude: tuple[Exclude, ...] = ()  # --exclude globs, or a pyproject.toml's (relative to its folder)
     cache: bool = True  # reuse results of unchanged files (see cache.py); --no-cache turns it off
-    share_helpers: bool = True  # the attention helpers once per project (shared_helpers.py); off: inline per file
+    # the project steps' edits across files (ProjectStep.plan: the attention helpers once per package); off: the
+    # caller makes them itself, after its review
+    edits_across_files: bool = True
 
     @property
     def workers(self) -> int:
@@ -51,7 +51,7 @@ class RunResult:
     files: list[FileResult]
     skipped: list[Skipped] = field(default_factory=list)  # left out by ignore rules or --exclude (display paths)
     target: str = ""  # the torch-npu release the port targets (what its rewrites may use)
-    shared: Shared | None = None  # the shared helper modules and their importers, when the run writes any
+    edits: list[CrossFileEdit] = field(default_factory=list)  # the project steps' edits across files (plan)
     created: set[str] = field(default_factory=set)  # display paths of files the port creates (the shared helpers)
     notes: list[str] = field(default_factory=list)  # what the user should know about the run as a whole (stderr)
     roots: list[Path] = field(default_factory=list)  # the folders given (a file's folder): where the port may write
@@ -282,8 +282,8 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     )
     result.roots = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths]
     result.notes.extend(note for file in result.files for note in file.notes)
-    if config.share_helpers:
-        share_helpers(result, config)
+    if config.edits_across_files:
+        edit_across_files(result, config)
     for step in project_steps():
         step.after(result.files, config.options)
     return result
@@ -299,10 +299,10 @@ def project_options(project: Project, options: PortOptions) -> PortOptions:
 # --- the project step: after the per-file ports and the cache, on their new texts ---------------------------------
 
 
-def share_helpers(result: RunResult, config: RunConfig) -> None:
-    """Move the attention helpers of the changed modules into the modules the port writes once per package
-    (shared_helpers.py): the importing files get new bytes and diffs, and each module is added to ``result`` as a
-    created file (or as a changed one when an earlier run wrote it and it lacks a helper now needed)."""
+def edit_across_files(result: RunResult, config: RunConfig) -> None:
+    """The project steps' edits across files (core/porting.ProjectStep.plan: the attention helpers once per
+    package): the files they rewrite get new bytes and diffs, and each module they write is added to ``result`` as
+    a created file (or as a changed one when an earlier run wrote it and it lacks what is needed now)."""
     texts: list[tuple[Path, str]] = []
     by_path: dict[Path, FileResult] = {}
     for file in result.changed:
@@ -314,13 +314,19 @@ def share_helpers(result: RunResult, config: RunConfig) -> None:
         except SourceError:
             continue
         by_path[path] = file
-    shared = plan_shared(texts, config.options.attention_backend, result.roots)
-    result.notes.extend(shared.notes)
-    if not shared.modules:
-        return
-    result.shared = shared
+    for step in project_steps():
+        edit = step.plan(texts, config.options, result.roots)
+        if edit is None:
+            continue
+        result.notes.extend(edit.notes)
+        if edit.modules:
+            result.edits.append(edit)
+            _apply_edit(edit, by_path, result)
+
+
+def _apply_edit(edit: CrossFileEdit, by_path: dict[Path, FileResult], result: RunResult) -> None:
     for path, file in by_path.items():
-        new_bytes = shared.rewrite(path, file.new_bytes or b"")
+        new_bytes = edit.rewrite(path, file.new_bytes or b"")
         if new_bytes == file.new_bytes:
             continue
         old = decode_python(path.read_bytes())  # (read a moment ago by the port: it would have failed there)
@@ -328,7 +334,7 @@ def share_helpers(result: RunResult, config: RunConfig) -> None:
         new = decode_python(new_bytes)
         body = unified_diff(file.path, old.text, new.text)[len(f"--- a/{file.path}\n+++ b/{file.path}\n") :]
         file.diff = diff_header(file.path) + body.encode(new.encoding.replace("-sig", ""), errors="surrogateescape")
-    for module in shared.modules:
+    for module in edit.modules:
         shown = display_path(module.path)
         data = module.text.encode("utf-8")
         if module.existing:

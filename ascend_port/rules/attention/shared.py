@@ -2,15 +2,16 @@
 
 Each file is ported on its own, so the attention rules write `_npu_flash_attn` and friends into every module that
 calls them (helpers.py). After the per-file ports (and after the result cache: the per-file results stay what they
-are) this step moves the helpers of the ported modules of one top-level package into one module, ``MODULE_NAME``
-in that package, and puts an import in their place: relative inside the package (``from ._ported_attention import
-_npu_flash_attn``, ``from .._ported_attention import ...`` in a sub-package), absolute (``from
-pkg._ported_attention import ...``) from a script in the folder that holds the package, plain (``from
-_ported_attention import ...``) between scripts of one folder. A package never imports another's module. Where no
-import path is certain the helpers stay inline: a module alone in its package or folder (a folder without
-``__init__.py`` counts as a folder of scripts: namespace packages are not followed), a module whose helpers are not
-exactly what the port writes, a package above the paths given, or a file of that name that ascend-port did not
-write. The interactive review runs before this step, so a module is made only from accepted files."""
+are) this project step (core/porting.ProjectStep.plan) moves the helpers of the ported modules of one top-level
+package into one module, ``MODULE_NAME`` in that package, and puts an import in their place: relative inside the
+package (``from ._ported_attention import _npu_flash_attn``, ``from .._ported_attention import ...`` in a
+sub-package), absolute (``from pkg._ported_attention import ...``) from a script in the folder that holds the
+package, plain (``from _ported_attention import ...``) between scripts of one folder. A package never imports
+another's module. Where no import path is certain the helpers stay inline: a module alone in its package or folder
+(a folder without ``__init__.py`` counts as a folder of scripts: namespace packages are not followed), a module
+whose helpers are not exactly what the port writes, a package above the paths given, or a file of that name that
+ascend-port did not write. The interactive review runs before this step, so a module is made only from accepted
+files."""
 
 from __future__ import annotations
 
@@ -18,10 +19,13 @@ import ast
 import functools
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
+from ascend_port.core.options import PortOptions
+from ascend_port.core.porting import ProjectStep
 from ascend_port.core.sources import SourceError, decode_python, python_lines
 from ascend_port.rules.attention.helpers import DEPENDS, FLASH_HELPER, MASK_CACHE, PADDING_HELPERS, helper_source
 
@@ -218,6 +222,7 @@ class Shared:
 
     modules: list[SharedModule]
     notes: list[str] = field(default_factory=list)
+    domain: str = "NPU4"  # (the helpers come with the attention rules' commit)
 
     def rewrite(self, path: Path, data: bytes) -> bytes:
         for module in self.modules:
@@ -305,3 +310,15 @@ def _shown(path: Path) -> str:
         return path.relative_to(Path.cwd()).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+class SharedHelpers(ProjectStep):
+    """The project step: the helpers of the ported modules of one package, written once (see the module's doc)."""
+
+    definitions = MappingProxyType(DEPENDS)
+
+    def plan(self, texts: Sequence[tuple[Path, str]], options: PortOptions, roots: Sequence[Path]) -> Shared:
+        return plan(texts, options.attention_backend, roots)
+
+
+PROJECT_STEPS = (SharedHelpers(),)
