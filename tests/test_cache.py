@@ -309,5 +309,5 @@ def test_tool_fingerprint_reads_the_whole_package() -> None:
     """A change to any rule must invalidate cached results, not only a change to the cache's own layer."""
     from ascend_port.run import cache
 
-    assert (cache.PACKAGE / "rules" / "device.py").is_file() and (cache.PACKAGE / "data").is_dir()
+    assert (cache.PACKAGE / "rules" / "device" / "calls.py").is_file() and (cache.PACKAGE / "data").is_dir()
     assert cache.PACKAGE.name == "ascend_port"

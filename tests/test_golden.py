@@ -7,7 +7,7 @@ from ascend_port.core.findings import Finding
 from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
-from ascend_port.rules.registry import all_rules
+from ascend_port.rules.registry import all_rules, get_rule
 
 CASES = cases()
 OPT_IN = {r.id for r in all_rules() if r.opt_in}  # (ported with their ID selected: that is how they run)
@@ -39,6 +39,27 @@ def test_golden(case: Case, request: pytest.FixtureRequest) -> None:
     # Idempotent: the port of the port changes nothing.
     again = port(case, ported.source.encode(output))
     assert again.new_text is None or again.new_text == output
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_golden_rule_alone(case: Case) -> None:
+    """The per-rule mode: the case's rule selected alone (with the rules it follows up, Rule.follows) finds at least
+    what it finds beside every other rule (no rule needs another it does not declare; alone it may find more, where
+    another rule claims a construct first), and its port is idempotent too."""
+    data = case.input.read_bytes()
+    beside = {(f.line, f.kind, f.message) for f in port(case, data).findings if f.rule.id == case.rule}
+    handler = handler_for(case.handler_name)
+    assert handler is not None
+    follows = get_rule(case.rule).follows
+    selection = Selection(select=(case.rule, *follows))
+    alone = handler.port(data, selection, PortOptions())
+    found = {(f.line, f.kind, f.message) for f in alone.findings if f.rule.id == case.rule}
+    if not follows:
+        assert {f.rule.id for f in alone.findings} <= {case.rule}, "a rule selected alone reported another's finding"
+    assert beside <= found, f"{case.rule} alone misses: {sorted(beside - found)}"
+    if alone.new_text is not None:
+        again = handler.port(alone.source.encode(alone.new_text), selection, PortOptions())
+        assert again.new_text is None or again.new_text == alone.new_text
 
 
 def findings_text(findings: list[Finding]) -> str:

@@ -36,6 +36,8 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule ID such as NPU10
     from rich.markdown import Markdown
 
     where = f"\n\nCode: `{r.path}`." if r.path else ""
+    if r.follows:
+        where += f" Follows up the rewrites of {', '.join(r.follows)}."
     common.out.print(
         Markdown(f"# {r.id} {r.name} ({r.confidence.label})\n\n{r.summary}\n\n" + _doc_markdown(r.doc) + where)
     )

@@ -72,6 +72,9 @@ class Rule:
     # Its change serves the other rules' rewrites (NPU100's `import torch_npu`): a review applies it with any of
     # them, and it is no port on its own.
     serves_others: bool = False
+    # The rules whose rewrites it follows up (IDs, prefixes such as NPU4, or ALL): NPU113 adds `npu = cuda` for the
+    # calls NPU101 renamed. Selected alone (tests/test_golden.py's per-rule mode), it runs with them.
+    follows: tuple[str, ...] = ()
     # Off unless named by its full ID in --select (`ALL` and prefixes leave it out): a rewrite that is exact on the
     # NPU but changes the code's behaviour elsewhere (its GPU performance, its bits in some corner).
     opt_in: bool = False
@@ -117,6 +120,7 @@ def rule(
     informational: bool = False,
     line_in_new_text: bool = False,
     serves_others: bool = False,
+    follows: tuple[str, ...] = (),
     opt_in: bool = False,
     example_file: str = "example.py",
 ) -> Rule:
@@ -135,6 +139,7 @@ def rule(
         informational=informational,
         line_in_new_text=line_in_new_text,
         serves_others=serves_others,
+        follows=follows,
         opt_in=opt_in,
         module=module,
         example_file=example_file,

@@ -18,7 +18,7 @@ from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Trigger, imported
 from ascend_port.python.transformer import PortContext, PortTransformer
-from ascend_port.rules.device import TORCH_CUDA_UNSUPPORTED
+from ascend_port.rules.device.torch_cuda import TORCH_CUDA_UNSUPPORTED
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -158,6 +158,7 @@ PROFILER_RESULTS = rule(
         # TODO(ascend-port): NPU705 [low] torch_npu.profiler.profile has no key_averages(): read the results from its trace ...
         print(prof.key_averages().table(sort_by="cuda_time_total"))
     """,
+    follows=("NPU704",),
 )
 
 NVTX_NAMES = {

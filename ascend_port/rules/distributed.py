@@ -17,7 +17,7 @@ from ascend_port.core.findings import todo_comment
 from ascend_port.python.names import build_dotted, dotted
 from ascend_port.python.scopes import Trigger, innermost
 from ascend_port.python.transformer import PortTransformer
-from ascend_port.rules.device import rewrite_device_expr
+from ascend_port.rules.device.strings import rewrite_device_expr
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 

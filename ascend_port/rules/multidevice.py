@@ -72,6 +72,7 @@ NPU_BESIDE_CUDA = rule(
             "cpu": None,
         }
     """,
+    follows=("NPU1",),
 )
 MULTI_DEVICE_BY_HAND = rule(
     "NPU121",

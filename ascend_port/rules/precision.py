@@ -24,7 +24,7 @@ from ascend_port.python.module_facts import ModuleFacts, spans_any, statement_bl
 from ascend_port.python.names import ImportIndex, build_dotted
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing, outermost
 from ascend_port.python.transformer import PortTransformer
-from ascend_port.rules.device import rewrite_device_expr
+from ascend_port.rules.device.strings import rewrite_device_expr
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 

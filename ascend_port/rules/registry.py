@@ -80,11 +80,15 @@ def _load_rule_modules() -> None:
 
 def snapshot_rules() -> list[dict[str, object]]:
     """Every rule as plain data, for ``use_snapshot`` in a later process."""
-    return [{**dataclasses.asdict(r), "confidence": r.confidence.label} for r in all_rules()]
+    return [
+        {**dataclasses.asdict(r), "confidence": r.confidence.label, "follows": list(r.follows)} for r in all_rules()
+    ]
 
 
 # Each field of Rule and the type its snapshot value must have (the confidence is stored by its label).
-_SNAPSHOT_TYPES = {f.name: bool if f.type == "bool" else str for f in dataclasses.fields(Rule)}
+_SNAPSHOT_TYPES = {
+    f.name: bool if f.type == "bool" else list if f.type.startswith("tuple") else str for f in dataclasses.fields(Rule)
+}
 
 
 def use_snapshot(data: object) -> bool:
@@ -101,9 +105,11 @@ def use_snapshot(data: object) -> bool:
                 not all(type(item[name]) is kind for name, kind in _SNAPSHOT_TYPES.items())
                 or len(item) != len(_SNAPSHOT_TYPES)
                 or item["id"] in rules
+                or not all(type(value) is str for value in item["follows"])
             ):
                 return False
-            rules[item["id"]] = Rule(**{**item, "confidence": Confidence.parse(item["confidence"])})
+            confidence = Confidence.parse(item["confidence"])
+            rules[item["id"]] = Rule(**{**item, "confidence": confidence, "follows": tuple(item["follows"])})
     except (TypeError, KeyError, ValueError):
         return False
     if not rules:

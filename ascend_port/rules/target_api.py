@@ -45,6 +45,7 @@ API_MISSING = rule(
         with torch.npu.mstx.range("step"):
             model(batch)
     """,
+    follows=("ALL",),
 )
 
 

@@ -45,6 +45,7 @@ IMPORT_TORCH_NPU = rule(
     """,
     line_in_new_text=True,
     serves_others=True,
+    follows=("ALL",),
 )
 
 

@@ -54,6 +54,7 @@ GUARD = rule(
         def rotate(x, cos, sin):
             return apply_rotary_emb(x, cos, sin)
     """,
+    follows=("NPU4",),
 )
 
 CUDA_ONLY = (

@@ -62,6 +62,7 @@ UNUSED_GPU_IMPORT = rule(
 
         norm = _NpuRMSNorm(dim, elementwise_affine=True, eps=1e-5)
     """,
+    follows=("NPU4",),
 )
 
 GPU_PACKAGES = re.compile(r"^(flash_attn\w*|xformers|apex)(\.|$)")

@@ -1,0 +1,137 @@
+"""NPU103 (and NPU101, NPU104, NPU105 where they are calls): `.cuda()` and the device arguments of calls."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.rules.device.methods import CUDA_METHOD
+from ascend_port.rules.device.settings import DEVICE_COMPARISON, DEVICE_SETTING, SettingRules
+from ascend_port.rules.device.strings import _names_device_option, rewrite_device_expr
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+
+DEVICE_ARGUMENT = rule(
+    "NPU103",
+    "device-string-argument",
+    HIGH,
+    "Device strings passed as devices (`torch.device`, `device=`, `map_location=`, `.to()`) -> `npu`.",
+    """
+    `"cuda"`, `"cuda:N"`, `f"cuda:{i}"`, `"cuda:" + str(i)` and `"cuda:{}".format(i)` become their `npu` forms
+    where they are passed as a device: the first argument of `torch.device`, `torch.cuda.set_device`,
+    `torch.set_default_device`, `.to()`, the second of `torch.load`, and the keyword arguments `device=`,
+    `device_type=`, `device_map=` and `map_location=` of any call. Conditional expressions and dicts
+    (`map_location={"cuda:0": "cuda:1"}`) are followed. Other strings are never touched.
+
+    Before:
+        import torch
+        device = torch.device("cuda", local_rank)
+        state = torch.load(path, map_location=f"cuda:{rank}")
+    After:
+        import torch
+        device = torch.device("npu", local_rank)
+        state = torch.load(path, map_location=f"npu:{rank}")
+    Stays (another device's string, and a message that names CUDA):
+        import torch
+        x = torch.zeros(3, device="xpu")
+        message = "moved to cuda:0"
+    """,
+)
+
+
+# Functions whose first positional argument is a device.
+DEVICE_FIRST_ARG = {
+    "torch.device",
+    "torch.set_default_device",
+    "torch.get_device_module",
+    "torch.Generator",
+    "torch.cuda.set_device",
+    "torch.cuda.device",
+    "torch.npu.set_device",
+    "torch.npu.device",
+}
+
+
+DEVICE_KEYWORDS = {"device", "device_type", "device_map", "map_location"}
+
+
+CUDA_METHOD_KEYWORDS = {"device", "non_blocking", "memory_format"}
+
+
+def _has_cuda_signature(call: cst.Call) -> bool:
+    """Could this be `Tensor.cuda`/`Module.cuda`? A user's own `.cuda(x, meta=...)` method is not ours to rename."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    return len(positional) <= 1 and keywords <= CUDA_METHOD_KEYWORDS
+
+
+class CallRules(SettingRules):
+    """NPU103 (and NPU101, NPU104, NPU105 in calls): `.cuda()`, device arguments, `add_argument("--device")`."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self._keep_depth:
+            if id(original) in self._kept_calls:
+                self._keep_depth -= 1
+            return updated  # a CUDA guard (or inside one), kept as it is
+        func = original.func
+        qualified = self.ctx.imports.resolve(func)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method == "cuda" and qualified is None and self._reaches_user_cuda(func.value, original):
+                pass  # the class's own cuda() (NPU113): there is no npu() on it
+            elif method == "cuda" and qualified is None and _has_cuda_signature(original):
+                new_func = updated.func.with_changes(attr=cst.Name("npu"))
+                updated = (
+                    self.fix(CUDA_METHOD, original, updated.with_changes(func=new_func), ".cuda() -> .npu()") or updated
+                )
+            elif method == "to" and qualified is None:
+                updated = self._device_positional(original, updated, 0)
+            elif method == "startswith" and self._device_context(func.value):
+                updated = self._rewrite_args(original, updated, DEVICE_COMPARISON, positions={0})
+            elif method == "add_argument" and _names_device_option(original, self._device_name):
+                updated = self._rewrite_args(original, updated, DEVICE_SETTING, keywords={"default", "choices"})
+        if qualified in DEVICE_FIRST_ARG or (qualified or "").replace(".npu.", ".cuda.") in DEVICE_FIRST_ARG:
+            updated = self._device_positional(original, updated, 0)
+            if qualified == "torch.device":
+                updated = self._rewrite_args(original, updated, DEVICE_ARGUMENT, keywords={"type"})
+        elif qualified == "torch.load":
+            updated = self._device_positional(original, updated, 1)
+        updated = self._rewrite_args(original, updated, DEVICE_ARGUMENT, keywords=DEVICE_KEYWORDS)
+        return self._rewrite_args(original, updated, DEVICE_SETTING, keyword_filter=self._device_name)
+
+    def _device_positional(self, original: cst.Call, updated: cst.Call, index: int) -> cst.Call:
+        return self._rewrite_args(original, updated, DEVICE_ARGUMENT, positions={index})
+
+    def _rewrite_args(
+        self,
+        original: cst.Call,
+        updated: cst.Call,
+        rule,
+        *,
+        positions=frozenset(),
+        keywords=frozenset(),
+        keyword_filter: re.Pattern | None = None,
+    ) -> cst.Call:
+        args = list(updated.args)
+        changed = False
+        positional = 0
+        for i, arg in enumerate(args):
+            if arg.star or (i < len(original.args) and self.ctx.claimed_by(original.args[i].value) is not None):
+                continue  # (claimed: a later rule ports this argument, e.g. NPU806's lm-eval device "npu:0")
+            if arg.keyword is None:
+                selected = positional in positions
+                positional += 1
+            else:
+                name = arg.keyword.value
+                selected = name in keywords or (
+                    keyword_filter is not None and name not in DEVICE_KEYWORDS and bool(keyword_filter.search(name))
+                )
+            if selected and (new := rewrite_device_expr(arg.value)) is not None:
+                args[i] = arg.with_changes(value=new)
+                changed = True
+        if not changed:
+            return updated
+        return self.fix(rule, original, updated.with_changes(args=args), "device string cuda -> npu") or updated

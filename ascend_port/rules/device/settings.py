@@ -1,0 +1,172 @@
+"""NPU104, NPU105, NPU111: where code sets a device (`device = "cuda"`, defaults, `--device` options), compares one
+(`x.device.type == "cuda"`) or names a CUDA environment variable."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.rules.device.strings import rewrite_device_expr
+from ascend_port.rules.device.torch_cuda import TorchCudaRules
+
+HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+
+DEVICE_SETTING = rule(
+    "NPU104",
+    "device-string-setting",
+    MEDIUM,
+    "Device strings stored in device settings (variables, defaults, argparse, dict keys) -> `npu`.",
+    """
+    A device string assigned to a name that says it holds a device (`device`, `self.device`, `DEVICE_TYPE`,
+    `accelerator`), a parameter default of such a parameter, the `default=`/`choices=` of an argparse option that
+    names a device (`--device`, `--accelerator`; not `--backend` or `--impl`), or a dict entry whose key names a
+    device. A value computed from Triton's target name (`get_current_target().backend`) stays. The name is the
+    evidence, hence medium confidence: review the diff.
+
+    Before:
+        parser.add_argument("--device", default="cuda")
+        def run(device: str = "cuda:0"): ...
+    After:
+        parser.add_argument("--device", default="npu")
+        def run(device: str = "npu:0"): ...
+    """,
+)
+
+
+DEVICE_COMPARISON = rule(
+    "NPU105",
+    "device-string-comparison",
+    HIGH,
+    "Comparisons and membership tests against device strings -> `npu`.",
+    """
+    `x.device.type == "cuda"`, `"cuda" in str(device)`, `device in ("cuda", "cpu")` and
+    `device.startswith("cuda")` compare a device type; on an NPU host the type is `npu`. The other side must hold
+    a device: its code says device, dev or accelerator, or reads `.type`. Any other "cuda" is not a device and
+    stays: a library's backend or implementation name (`backend == "cuda"`, `impl == "cuda"`, ONNX Runtime's
+    provider), and Triton's target name (`get_current_target().backend == "cuda"`, and the variables and functions
+    of the module that hold it, even one called `device_platform`). In an `and`/`or` chain, or an early exit
+    (`assert`, `if ...: return/raise`), that guards a CUDA capability check left as it is (NPU108), the device
+    test stays "cuda" too.
+
+    Before:
+        import torch
+        if x.device.type == "cuda":
+            x = x.half()
+    After:
+        import torch
+        if x.device.type == "npu":
+            x = x.half()
+    Stays (another device's branch):
+        import torch
+        def sync(device):
+            if device.type == "xpu":
+                torch.xpu.synchronize()
+    """,
+)
+
+
+CUDA_ENV_VAR = rule(
+    "NPU111",
+    "cuda-env-var",
+    HIGH,
+    "CUDA environment variable names in Python strings -> their Ascend names.",
+    """
+    A string that is exactly the name of a CUDA runtime variable, read or set from Python (`os.environ[...]`,
+    `os.getenv(...)`, an `env={...}` dict), becomes the Ascend name: `CUDA_VISIBLE_DEVICES` ->
+    `ASCEND_RT_VISIBLE_DEVICES`, `CUDA_LAUNCH_BLOCKING` -> `ASCEND_LAUNCH_BLOCKING`, `PYTORCH_CUDA_ALLOC_CONF` ->
+    `PYTORCH_NPU_ALLOC_CONF`, `PYTORCH_NO_CUDA_MEMORY_CACHING` -> `PYTORCH_NO_NPU_MEMORY_CACHING`. Docstrings stay.
+
+    Before:
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"
+    After:
+        os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"
+    """,
+)
+
+
+CUDA_ENV_VARS = {
+    "CUDA_VISIBLE_DEVICES": "ASCEND_RT_VISIBLE_DEVICES",
+    "CUDA_LAUNCH_BLOCKING": "ASCEND_LAUNCH_BLOCKING",
+    "PYTORCH_CUDA_ALLOC_CONF": "PYTORCH_NPU_ALLOC_CONF",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING": "PYTORCH_NO_NPU_MEMORY_CACHING",
+}
+
+
+class SettingRules(TorchCudaRules):
+    """NPU104, NPU105, NPU111: device settings, comparisons and environment variables."""
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+        if id(original) in self._off:
+            return self._turned_off(original, updated)  # an SM gate (NPU112)
+        if self._keep_depth or id(original) in self._kept_comparisons:
+            return updated
+        operands = [original.left, *(t.comparator for t in original.comparisons)]
+        new_operands: list[cst.BaseExpression] = [updated.left, *(t.comparator for t in updated.comparisons)]
+        changed = False
+        for i, target in enumerate(original.comparisons):
+            if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
+                continue
+            # the string on either side of the operator (a container only on the right: `device in ("cuda", ...)`)
+            for index, other, kinds in (
+                (i, operands[i + 1], (cst.SimpleString, cst.FormattedString)),
+                (i + 1, operands[i], (cst.SimpleString, cst.FormattedString, cst.Tuple, cst.List, cst.Set)),
+            ):
+                if not isinstance(operands[index], kinds) or isinstance(other, kinds):
+                    continue
+                if (new := rewrite_device_expr(new_operands[index])) is not None and self._device_context(other):
+                    new_operands[index] = new
+                    changed = True
+        if not changed:
+            return updated
+        targets = [t.with_changes(comparator=c) for t, c in zip(updated.comparisons, new_operands[1:])]
+        replacement = updated.with_changes(left=new_operands[0], comparisons=targets)
+        return self.fix(DEVICE_COMPARISON, original, replacement, "device comparison cuda -> npu") or updated
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        if any(self._names_device(t.target) for t in original.targets) and not self._holds_triton_target(
+            original.value
+        ):
+            if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
+                return (
+                    self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device setting cuda -> npu")
+                    or updated
+                )
+        return updated
+
+    def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.AnnAssign:
+        if updated.value is not None and self._names_device(original.target):
+            if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
+                return (
+                    self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device setting cuda -> npu")
+                    or updated
+                )
+        return updated
+
+    def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
+        if updated.default is not None and self._device_name.search(original.name.value):
+            if (new := rewrite_device_expr(updated.default, containers=False)) is not None:
+                return (
+                    self.fix(DEVICE_SETTING, original, updated.with_changes(default=new), "device default cuda -> npu")
+                    or updated
+                )
+        return updated
+
+    def leave_DictElement(self, original: cst.DictElement, updated: cst.DictElement) -> cst.DictElement:
+        key = original.key
+        if isinstance(key, cst.SimpleString) and self._device_name.search(str(key.evaluated_value)):
+            if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
+                return (
+                    self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device setting cuda -> npu")
+                    or updated
+                )
+        return updated
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
+        if id(original) in self._docstrings:
+            return updated
+        value = original.evaluated_value
+        if isinstance(value, str) and value in CUDA_ENV_VARS:
+            new = updated.with_changes(value=updated.value.replace(value, CUDA_ENV_VARS[value]))
+            return self.fix(CUDA_ENV_VAR, original, new, f"{value} -> {CUDA_ENV_VARS[value]}") or updated
+        return updated
