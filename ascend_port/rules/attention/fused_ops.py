@@ -145,10 +145,11 @@ def _named_halves(statement: ast.stmt, p: str, torch: str) -> dict[str, str] | N
         return {"first": target.id}
     if isinstance(target, ast.Name) and value == f"{p}[..., {p}.shape[-1] // 2:]":
         return {"second": target.id}
+    halves = target.elts if isinstance(target, ast.Tuple) else []
     if (
-        isinstance(target, ast.Tuple)
-        and len(target.elts) == 2
-        and all(isinstance(e, ast.Name) for e in target.elts)
+        len(halves) == 2
+        and isinstance(first := halves[0], ast.Name)
+        and isinstance(second := halves[1], ast.Name)
         and value
         in (
             f"{p}.chunk(2, dim=-1)",
@@ -157,7 +158,7 @@ def _named_halves(statement: ast.stmt, p: str, torch: str) -> dict[str, str] | N
             f"{torch}.chunk({p}, 2, -1)",
         )
     ):
-        return {"first": target.elts[0].id, "second": target.elts[1].id}
+        return {"first": first.id, "second": second.id}
     return None
 
 
@@ -169,7 +170,7 @@ def _mul(node: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpressi
 
 @dataclass(frozen=True)
 class _Swiglu:
-    first: cst.SimpleStatementLine  # `a, b = t.chunk(2, dim=-1)` (original node)
+    first: cst.BaseStatement  # `a, b = t.chunk(2, dim=-1)` (original node)
     product: str  # code of `F.silu(a) * b`
     source: cst.BaseExpression  # t
     dim: int
@@ -180,8 +181,10 @@ class RotarySwigluMixin:
     """The rotary and SwiGLU rewrites of NormTransformer (kept apart to keep modules short)."""
 
     ctx: Any
-    if TYPE_CHECKING:  # (PortTransformer's, after this class in NormTransformer's bases)
+    if TYPE_CHECKING:  # (PortTransformer's and NormTransformer's, after this class in NormTransformer's bases)
         todo: Callable[..., None]
+        fix: Callable[..., Any]
+        torch_npu: Callable[[], str]
 
     # --- rotary -----------------------------------------------------------------------------------------------
 
@@ -256,11 +259,10 @@ class RotarySwigluMixin:
         new_plain, new_rotated = _mul(getattr(updated, plain_side)), _mul(getattr(updated, rotated_side))
         if new_plain is None or new_rotated is None:
             return updated
-        strip = dict(lpar=[], rpar=[])
         args = [
-            cst.Arg(new_plain[pi].with_changes(**strip)),
-            cst.Arg(new_plain[1 - pi].with_changes(**strip)),
-            cst.Arg(new_rotated[1 - ri].with_changes(**strip)),
+            cst.Arg(new_plain[pi].with_changes(lpar=[], rpar=[])),
+            cst.Arg(new_plain[1 - pi].with_changes(lpar=[], rpar=[])),
+            cst.Arg(new_rotated[1 - ri].with_changes(lpar=[], rpar=[])),
         ]
         replacement = cst.Call(
             func=cst.parse_expression(f"{self.torch_npu()}.npu_rotary_mul"),
@@ -323,9 +325,10 @@ class RotarySwigluMixin:
         return updated.visit(_SwigluApplier(self, found))
 
 
-def _assignments(fn: cst.FunctionDef, name: str) -> list[cst.Assign]:
-    """The `name = ...` statements of a function (in any of its blocks, not in nested functions)."""
-    out = []
+def _assignments(fn: cst.FunctionDef, name: str) -> list[cst.BaseSmallStatement]:
+    """The `name = ...` statements of a function (in any of its blocks, not in nested functions); one augmented or
+    annotated assignment alone when there is one (no evidence)."""
+    out: list[cst.BaseSmallStatement] = []
     for block in _blocks(fn.body):
         for statement in block:
             if isinstance(statement, cst.SimpleStatementLine):
@@ -423,7 +426,7 @@ def _two_name_assignment(statement: cst.BaseStatement) -> tuple[str, str, cst.Ba
         and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements)
     ):
         return None
-    a, b = (e.value.value for e in target.elements)
+    a, b = (e.value.value for e in target.elements if isinstance(e.value, cst.Name))
     return a, b, assign.value
 
 
@@ -592,10 +595,14 @@ class _SwigluApplier(cst.CSTTransformer):
             if match is None:
                 i += 1
                 continue
-            call = cst.parse_expression(f"{self.owner.torch_npu()}.npu_swiglu(x, dim={match.dim})")
+            call = cst.ensure_type(
+                cst.parse_expression(f"{self.owner.torch_npu()}.npu_swiglu(x, dim={match.dim})"), cst.Call
+            )
             call = call.with_changes(args=[call.args[0].with_changes(value=match.source), call.args[1]])
-            second = body[i + 1].visit(_ReplaceCode(match.product, call))
-            second = second.with_changes(leading_lines=[*body[i].leading_lines, *second.leading_lines])
+            first, second = body[i], body[i + 1].visit(_ReplaceCode(match.product, call))
+            if not isinstance(first, _STATEMENTS) or not isinstance(second, _STATEMENTS):
+                return updated  # (a statement of a block: one of these, replaced by one of these)
+            second = second.with_changes(leading_lines=[*first.leading_lines, *second.leading_lines])
             fixed = self.owner.fix(
                 SWIGLU, match.first, second, "chunk + F.silu(gate) * up -> torch_npu.npu_swiglu", torch_npu_name=True
             )
@@ -604,6 +611,9 @@ class _SwigluApplier(cst.CSTTransformer):
             body[i : i + 2] = [fixed]
             i += 1
         return updated.with_changes(body=body)
+
+
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
 class _ReplaceCode(cst.CSTTransformer):
