@@ -122,7 +122,7 @@ def _port(text: str, target: str | None) -> str:
 def test_nvtx_follows_the_target() -> None:
     source = 'import torch\ntorch.cuda.nvtx.range_push("a")\ntorch.cuda.nvtx.range_start("b")\n'
     assert _port(source, "2.7.1.post11") == (
-        'import torch\ntorch_npu.npu.mstx.range_push("a")\ntorch_npu.npu.mstx.range_start("b")\n'
+        'import torch\nimport torch_npu\ntorch_npu.npu.mstx.range_push("a")\ntorch_npu.npu.mstx.range_start("b")\n'
     )
     old = _port(source, "2.2.0.post2")  # neither range_push nor range_start
     assert old.count("TODO(ascend-port): NPU700") == 2 and 'torch.cuda.nvtx.range_start("b")' in old

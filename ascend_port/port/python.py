@@ -153,15 +153,20 @@ def _port_source(text: str, selection: Selection, options: PortOptions) -> PortO
     new_text = splice(lines, splices)
     parsed = _Parsed(new_text)
     new_text = _finish(classes, parsed, PortContext(findings=findings, **ctx_args))
-    if uses_npu and _adds_import(selection, suppressions):
+    if uses_npu and _adds_import(selection, suppressions, uses_torch_npu_name):
         statements = top_statements(parsed.tree.body) if parsed.known else spliced_statements(tree.body, splices)
         guarded = keeps_other_devices(findings, devices())
         new_text = with_torch_npu_import(new_text, statements, uses_torch_npu_name, findings, guarded)
     return PortOutcome(new_text, _unsuppressed(findings, suppressions))
 
 
-def _adds_import(selection: Selection, suppressions: Suppressions) -> bool:
-    """May the port add ``import torch_npu`` (a line of its own: only ``ignore-file[NPU100]`` suppresses it)?"""
+def _adds_import(selection: Selection, suppressions: Suppressions, needs_name: bool) -> bool:
+    """May the port add ``import torch_npu`` (a line of its own: only ``ignore-file[NPU100]`` suppresses it)? Where
+    a rewrite calls ``torch_npu.`` (``needs_name``) it must, whatever the selection or a suppression says: the
+    module would raise NameError at its first call otherwise. ``torch.npu`` alone needs no import to parse and
+    bind, and torch_npu's autoload provides it."""
+    if needs_name:
+        return True
     return selection.enabled(IMPORT_TORCH_NPU) and not suppressions.suppresses(IMPORT_TORCH_NPU.id)
 
 
@@ -364,7 +369,7 @@ def port_module(
         new_text = _finish(classes, _Parsed(new_module.code), ctx)
         if new_text != new_module.code:
             new_module = cst.parse_module(new_text)
-    if ctx.uses_npu and _adds_import(selection, ctx.suppressions):
+    if ctx.uses_npu and _adds_import(selection, ctx.suppressions, ctx.uses_torch_npu_name):
         statements = statements_from_cst(new_module)
         guarded = keeps_other_devices(ctx.findings, devices)
         new_text = with_torch_npu_import(new_module.code, statements, ctx.uses_torch_npu_name, ctx.findings, guarded)

@@ -47,6 +47,7 @@ NVTX = rule(
             loss = model(batch)
     After:
         import torch
+        import torch_npu
         torch_npu.npu.mstx.range_push("forward")
         with torch_npu.npu.mstx.annotate("step {}".format(step)):
             loss = model(batch)
@@ -136,6 +137,7 @@ PROFILER = rule(
             model(x)
     After:
         import torch
+        import torch_npu
         with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.NPU]) as prof:
             model(x)
     """,

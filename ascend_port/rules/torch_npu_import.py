@@ -33,7 +33,8 @@ IMPORT_TORCH_NPU = rule(
     `from __future__`), or before the first torch import when the module has no plain `import torch`, and is never
     added twice (a guarded `try: import torch_npu` counts). In a module whose only rewrites add NPU branches beside
     other devices' (NPU120), it is guarded by `try: ... except ImportError: pass`: the module must still import on
-    those devices.
+    those devices. Where a rewrite calls `torch_npu.` it is added even when `--ignore`, `--select` or an
+    `ignore-file[NPU100]` comment leave this rule out: without it the module would raise NameError at its first call.
 
     Before:
         import torch

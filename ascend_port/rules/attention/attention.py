@@ -58,6 +58,7 @@ FLASH_ATTN = rule(
             return flash_attn_func(q, k, v, dropout_p=self.p if self.training else 0.0, causal=True)
     After:
         import torch
+        import torch_npu
 
 
         _NPU_ATTENTION_MASKS = {{}}
@@ -96,6 +97,7 @@ FLASH_VARLEN = rule(
             return flash_attn_varlen_func(q, k, v, cu_q, cu_k, max_q, max_k, causal=True)
     After:
         import torch
+        import torch_npu
 
 
         _NPU_ATTENTION_MASKS = {{}}
@@ -131,6 +133,7 @@ FLASH_WINDOW = rule(
             return flash_attn_func(q, k, v, causal=True, window_size=(self.window, 0))
     After:
         import torch
+        import torch_npu
 
 
         _NPU_ATTENTION_MASKS = {{}}
@@ -210,6 +213,7 @@ XFORMERS = rule(
             return xops.memory_efficient_attention(q, k, v, attn_bias=xops.LowerTriangularMask(), p=self.p)
     After:
         import torch
+        import torch_npu
 
 
         _NPU_ATTENTION_MASKS = {{}}

@@ -58,6 +58,7 @@ ROTARY_MUL = rule(
             return q_embed, k_embed
     After:
         from transformers.models.llama.modeling_llama import rotate_half
+        import torch_npu
 
 
         def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
@@ -87,6 +88,7 @@ SWIGLU = rule(
             gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
             return self.down_proj(F.silu(gate) * up)
     After:
+        import torch_npu
         import torch.nn.functional as F
 
 

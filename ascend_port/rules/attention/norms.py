@@ -67,6 +67,7 @@ RMS_NORM = rule(
                 return self.weight * hidden_states.to(input_dtype)
     After:
         import torch
+        import torch_npu
         from torch import nn
 
 
@@ -112,6 +113,7 @@ GEMMA_RMS_NORM = rule(
                 return output.type_as(x)
     After:
         import torch
+        import torch_npu
         from torch import nn
 
 
