@@ -3,13 +3,25 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.rules.device.base import _code, _descendants
 from ascend_port.rules.device.strings import rewrite_device_expr
 from ascend_port.rules.device.torch_cuda import TorchCudaRules
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+# Features that run on CUDA only, whose switch a device test may be (NPU105 keeps such a test a CUDA test): those
+# of an SM gate (NPU112), less the ones the port brings to the NPU (flash-attn's calls, TF32 as HF32), plus the
+# CUDA-only libraries that turn them on.
+CUDA_ONLY_FEATURE = re.compile(
+    r"(?i)fp8|float8|e4m3|e5m2|nvfp4|mxfp4|triton|tensorrt|(?<![a-z])trt(?![a-z])|cuda_?graph|tilelang|cutlass"
+    r"|(?<![a-z])tma(?![a-z])|wgmma|hopper|blackwell|(?<![a-z])sm_?(?:89|9\d|1\d\d)(?!\d)|deep_?gemm|marlin"
+    r"|bitsandbytes|(?<![a-z])bnb(?![a-z])|nvfuser|nvshmem"
+)
 
 
 DEVICE_SETTING = rule(
@@ -47,7 +59,9 @@ DEVICE_COMPARISON = rule(
     provider), and Triton's target name (`get_current_target().backend == "cuda"`, and the variables and functions
     of the module that hold it, even one called `device_platform`). In an `and`/`or` chain, or an early exit
     (`assert`, `if ...: return/raise`), that guards a CUDA capability check left as it is (NPU108), the device
-    test stays "cuda" too.
+    test stays "cuda" too. So does a test that switches a CUDA-only feature: the `if` (its test and its branches) or
+    the statement around it names FP8, CUDA graphs, bitsandbytes, nvFuser, TensorRT, Triton, CUTLASS, Hopper...
+    (`if device != "cuda": warn("fp8 needs CUDA")`): ported, it would turn the feature on exactly on the NPU.
 
     Before:
         import torch
@@ -99,7 +113,7 @@ class SettingRules(TorchCudaRules):
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
         if id(original) in self._off:
             return self._turned_off(original, updated)  # an SM gate (NPU112)
-        if self._keep_depth or id(original) in self._kept_comparisons:
+        if self._keep_depth or id(original) in self._kept_comparisons or self._switches_cuda_only_feature(original):
             return updated
         operands = [original.left, *(t.comparator for t in original.comparisons)]
         new_operands: list[cst.BaseExpression] = [updated.left, *(t.comparator for t in updated.comparisons)]
@@ -170,3 +184,16 @@ class SettingRules(TorchCudaRules):
             new = updated.with_changes(value=updated.value.replace(value, CUDA_ENV_VARS[value]))
             return self.fix(CUDA_ENV_VAR, original, new, f"{value} -> {CUDA_ENV_VARS[value]}") or updated
         return updated
+
+    def _switches_cuda_only_feature(self, comparison: cst.Comparison) -> bool:
+        """Is ``comparison`` (part of) the test of an `if`, or of a simple statement (`use_fp8 = fp8 and device ==
+        "cuda"`, an `assert`), whose code names a CUDA-only feature (CUDA_ONLY_FEATURE)? Our TODO lines aside."""
+        statement = self._statements[-1] if self._statements else None
+        if isinstance(statement, cst.If) and any(n is comparison for n in _descendants(statement.test)):
+            text = _code(statement.test) + "\n" + _code(statement.body)
+            text += "\n" + _code(statement.orelse) if statement.orelse is not None else ""
+        elif isinstance(statement, cst.SimpleStatementLine):
+            text = _code(statement)
+        else:
+            return False
+        return any(CUDA_ONLY_FEATURE.search(line) for line in text.splitlines() if "TODO(ascend-port)" not in line)
