@@ -16,13 +16,17 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from ascend_port.core import library_support
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding
 from ascend_port.python import device_model
 from ascend_port.python.calls import code_of
+from ascend_port.python.device_facts import DEVICE_OPERAND
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import Trigger, statement
 from ascend_port.python.transformer import ALL_OTHERS, PortTransformer
+from ascend_port.rules.device.settings import switches_cuda_only_feature
+from ascend_port.rules.device.strings import DEVICE_NAME, names_device_option
 
 NPU_BESIDE_CUDA = rule(
     "NPU120",
@@ -39,6 +43,11 @@ NPU_BESIDE_CUDA = rule(
     tables spell "not on this device"), and `import torch_npu` by `try`/`except ImportError`. Medium: the NPU
     branch is the CUDA one ported, so it is as right as those rewrites; a chain also counts when its `if`
     statements are the statements of one block (`if xpu: return ...` / `if cuda: return ...`).
+    In a module that gains NPU branches, the checks on the way to them accept "npu" too: a literal list of devices
+    with `"cuda"` and another device gets `"npu"` after `"cuda"` in a membership test of a device
+    (`assert device in [...]`, `if device not in (...): raise`), the `choices=` of a `--device` option and the
+    `Literal[...]` of a device parameter; never in a test that switches a CUDA-only feature (FP8, mxfp4, CUDA
+    graphs, ...: it stays off on the NPU), nor Lightning's `accelerator` names, which reject "npu".
 
     Before:
         import torch
@@ -135,6 +144,10 @@ class MultiDeviceTransformer(PortTransformer):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
+        # In a module that imports Lightning, `accelerator` is Lightning's accelerator name, which rejects "npu".
+        lightning = library_support.imports_lightning(ctx.imports.aliases)
+        self._device_name = library_support.DEVICE_NAME_IN_LIGHTNING if lightning else DEVICE_NAME
+        self._device_operand = library_support.DEVICE_OPERAND_IN_LIGHTNING if lightning else DEVICE_OPERAND
         self._elifs: set[int] = set()
         self._findings_at: dict[int, int] = {}
         self._by_hand_lines: set[int] = set()  # (a nested conditional expression is one choice)
@@ -231,6 +244,70 @@ class MultiDeviceTransformer(PortTransformer):
             or original
         )
 
+    # --- the checks on the way to the NPU branch: allow-lists of devices accept "npu" beside "cuda" ------------------
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+        """``assert device in ["cuda", "mps", "cpu"]``, ``if device not in (...): raise``."""
+        if not self._forks() or not self._device_operand.search(code_of(original.left)):
+            return updated
+        statements = self.ctx.enclosing_statements()
+        if switches_cuda_only_feature(original, statements[-1] if statements else None):
+            return updated  # the feature stays off on the NPU (as NPU105 keeps such a test)
+        targets = list(updated.comparisons)
+        changed = False
+        for i, target in enumerate(targets):
+            if isinstance(target.operator, (cst.In, cst.NotIn)):
+                widened = _with_npu(target.comparator)
+                if widened is not None:
+                    targets[i] = target.with_changes(comparator=widened)
+                    changed = True
+        if not changed:
+            return updated
+        return self._accepts(original, updated.with_changes(comparisons=targets)) or updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """``parser.add_argument("--device", choices=["cuda", "mps", "cpu"])``."""
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument") or not self._forks():
+            return updated
+        if not names_device_option(original, self._device_name):
+            return updated
+        args = list(updated.args)
+        for i, arg in enumerate(args):
+            if arg.keyword is not None and arg.keyword.value == "choices" and (new := _with_npu(arg.value)):
+                args[i] = arg.with_changes(value=new)
+                return self._accepts(original, updated.with_changes(args=args)) or updated
+        return updated
+
+    def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
+        """``def run(device: Literal["cuda", "mps", "cpu"])``: the annotation of a parameter that holds a device."""
+        annotation = updated.annotation
+        if annotation is None or not self._device_name.search(original.name.value) or not self._forks():
+            return updated
+        literal = annotation.annotation
+        if not isinstance(literal, cst.Subscript) or self.ctx.imports.resolve(literal.value) not in _LITERALS:
+            return updated
+        elements = [e.slice.value for e in literal.slice if isinstance(e.slice, cst.Index)]
+        if len(elements) != len(literal.slice) or _with_npu(cst.Tuple([cst.Element(e) for e in elements])) is None:
+            return updated
+        items = list(literal.slice)
+        at = [_string(e) for e in elements].index("cuda")
+        cuda = items[at]
+        npu = cst.SubscriptElement(cst.Index(_npu_twin(elements[at])), comma=cuda.comma)
+        if not isinstance(cuda.comma, cst.Comma):  # the last element: it gets a comma, the new one none
+            npu = npu.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        items[at : at + 1] = [cuda.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), npu]
+        new = updated.with_changes(annotation=annotation.with_changes(annotation=literal.with_changes(slice=items)))
+        return self._accepts(original, new) or updated
+
+    def _forks(self) -> bool:
+        """Does the port add NPU branches to this module's dispatch (its device model forks)?"""
+        model = self.ctx.devices()
+        return model is not None and bool(model.forks)
+
+    def _accepts(self, original: cst.CSTNode, replacement: cst.CSTNode):
+        return self.fix(NPU_BESIDE_CUDA, original, replacement, '"npu" accepted beside "cuda" (its branch is added)')
+
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
         self._by_hand(original, "a choice")
         return updated
@@ -251,6 +328,41 @@ class MultiDeviceTransformer(PortTransformer):
                 node,
                 f"{what} between CUDA and other devices, without the NPU: add an NPU case",
             )
+
+
+# The devices an allow-list names beside CUDA's (what makes a list of strings a list of devices).
+_OTHER_DEVICE_TYPES = frozenset({"cpu", "mps", "xpu", "hpu", "mlu", "musa", "xla", "tpu", "ipu", "meta"})
+_LITERALS = {"typing.Literal", "typing_extensions.Literal"}
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
+def _npu_twin(cuda: cst.BaseExpression) -> cst.SimpleString:
+    """``"npu"`` in the quotes of ``cuda``, a ``"cuda"`` string."""
+    assert isinstance(cuda, cst.SimpleString)
+    return cuda.with_changes(value=cuda.value.replace("cuda", "npu", 1))
+
+
+def _with_npu(container: cst.BaseExpression) -> cst.BaseExpression | None:
+    """A literal list, tuple or set of device names with "cuda" and another device but no "npu", with "npu" after
+    "cuda" (in its quotes); None for anything else."""
+    if not isinstance(container, (cst.List, cst.Tuple, cst.Set)):
+        return None
+    elements = list(container.elements)
+    names = [_string(e.value) if isinstance(e, cst.Element) else None for e in elements]
+    if None in names or names.count("cuda") != 1 or "npu" in names or not _OTHER_DEVICE_TYPES & set(names):
+        return None
+    at = names.index("cuda")
+    cuda = elements[at]
+    assert isinstance(cuda, cst.Element)
+    npu = cst.Element(_npu_twin(cuda.value), comma=cuda.comma)
+    if not isinstance(cuda.comma, cst.Comma):  # the last element: it gets a comma, the new one none
+        npu = npu.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    cuda = cuda.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return container.with_changes(elements=[*elements[:at], cuda, npu, *elements[at + 1 :]])
 
 
 def _key(element: cst.BaseDictElement) -> str | None:

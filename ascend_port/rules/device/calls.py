@@ -9,7 +9,7 @@ import libcst as cst
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.rules.device.methods import CUDA_METHOD
 from ascend_port.rules.device.settings import DEVICE_COMPARISON, DEVICE_SETTING, SettingRules
-from ascend_port.rules.device.strings import _names_device_option, rewrite_device_expr
+from ascend_port.rules.device.strings import names_device_option, rewrite_device_expr
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -91,7 +91,7 @@ class CallRules(SettingRules):
                 updated = self._device_positional(original, updated, 0)
             elif method == "startswith" and self._device_context(func.value):
                 updated = self._rewrite_args(original, updated, DEVICE_COMPARISON, positions={0})
-            elif method == "add_argument" and _names_device_option(original, self._device_name):
+            elif method == "add_argument" and names_device_option(original, self._device_name):
                 updated = self._rewrite_args(original, updated, DEVICE_SETTING, keywords={"default", "choices"})
         if qualified in DEVICE_FIRST_ARG or (qualified or "").replace(".npu.", ".cuda.") in DEVICE_FIRST_ARG:
             updated = self._device_positional(original, updated, 0)

@@ -113,7 +113,11 @@ class SettingRules(TorchCudaRules):
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
         if id(original) in self._off:
             return self._turned_off(original, updated)  # an SM gate (NPU112)
-        if self._keep_depth or id(original) in self._kept_comparisons or self._switches_cuda_only_feature(original):
+        if (
+            self._keep_depth
+            or id(original) in self._kept_comparisons
+            or switches_cuda_only_feature(original, self._statements[-1] if self._statements else None)
+        ):
             return updated
         operands = [original.left, *(t.comparator for t in original.comparisons)]
         new_operands: list[cst.BaseExpression] = [updated.left, *(t.comparator for t in updated.comparisons)]
@@ -185,15 +189,16 @@ class SettingRules(TorchCudaRules):
             return self.fix(CUDA_ENV_VAR, original, new, f"{value} -> {CUDA_ENV_VARS[value]}") or updated
         return updated
 
-    def _switches_cuda_only_feature(self, comparison: cst.Comparison) -> bool:
-        """Is ``comparison`` (part of) the test of an `if`, or of a simple statement (`use_fp8 = fp8 and device ==
-        "cuda"`, an `assert`), whose code names a CUDA-only feature (CUDA_ONLY_FEATURE)? Our TODO lines aside."""
-        statement = self._statements[-1] if self._statements else None
-        if isinstance(statement, cst.If) and any(n is comparison for n in _descendants(statement.test)):
-            text = _code(statement.test) + "\n" + _code(statement.body)
-            text += "\n" + _code(statement.orelse) if statement.orelse is not None else ""
-        elif isinstance(statement, cst.SimpleStatementLine):
-            text = _code(statement)
-        else:
-            return False
-        return any(CUDA_ONLY_FEATURE.search(line) for line in text.splitlines() if "TODO(ascend-port)" not in line)
+
+def switches_cuda_only_feature(comparison: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
+    """Is ``comparison`` (part of) the test of ``statement``, an `if`, or inside a simple statement (`use_fp8 = fp8
+    and device == "cuda"`, an `assert`), whose code names a CUDA-only feature (CUDA_ONLY_FEATURE)? Our TODO lines
+    aside. (NPU105 keeps such a test a CUDA test; NPU120 does not add "npu" to its list of devices.)"""
+    if isinstance(statement, cst.If) and any(n is comparison for n in _descendants(statement.test)):
+        text = _code(statement.test) + "\n" + _code(statement.body)
+        text += "\n" + _code(statement.orelse) if statement.orelse is not None else ""
+    elif isinstance(statement, cst.SimpleStatementLine):
+        text = _code(statement)
+    else:
+        return False
+    return any(CUDA_ONLY_FEATURE.search(line) for line in text.splitlines() if "TODO(ascend-port)" not in line)

@@ -124,7 +124,7 @@ def _rewrite_device_dict(expr: cst.Dict) -> cst.Dict | None:
     return expr.with_changes(elements=elements) if changed else None
 
 
-def _names_device_option(call: cst.Call, names: re.Pattern[str] = DEVICE_NAME) -> bool:
+def names_device_option(call: cst.Call, names: re.Pattern[str] = DEVICE_NAME) -> bool:
     """``add_argument("--device", ...)`` (or ``dest="device"``): an option that holds a device, not a
     ``--backend``/``--impl`` whose choices merely include "cuda"."""
     for arg in call.args:

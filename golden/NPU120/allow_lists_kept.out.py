@@ -1,0 +1,26 @@
+import warnings
+from typing import Literal
+
+import torch
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
+
+# a Literal that is not a parameter's device: left as it is
+Activity = Literal["cpu", "cuda", "xpu"]
+
+
+def load(device, pre_quantized):
+    # a list on the way to a CUDA-only feature: "npu" is not added, the feature stays off on the NPU
+    if device.type not in ["cuda", "xpu", "cpu"]:
+        warnings.warn("mxfp4 kernels need cuda/xpu/cpu: dequantizing to bf16")
+        pre_quantized = False
+    # the module's dispatch, which gains an NPU branch
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    elif device.type == "npu":
+        torch.npu.empty_cache()
+    elif device.type == "xpu":
+        torch.xpu.empty_cache()
+    return pre_quantized
