@@ -8,6 +8,7 @@ flow style stay; the result is read again and must equal the original data with 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -138,7 +139,22 @@ def _yaml():
 
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
+    yaml.Constructor = _last_key_wins()
     return yaml
+
+
+@functools.cache
+def _last_key_wins() -> type:
+    """ruamel's round-trip constructor, reading a mapping with a key twice as PyYAML does, which is how the
+    projects' own code reads it (Megatron-LM has such configs): the last one counts, its value and its place, so
+    that an edit goes where the value that counts is written. (ruamel refuses such a file, or keeps the first.)"""
+    from ruamel.yaml.constructor import RoundTripConstructor
+
+    class LastKeyWins(RoundTripConstructor):
+        def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
+            return True  # (set again: the value and the line and column of the last one)
+
+    return LastKeyWins
 
 
 def _load_yaml(text: str) -> list[Any]:
