@@ -8,16 +8,28 @@ unchanged. ``[build-system] requires`` is not touched: it is what builds the pac
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_text
-from ascend_port.formats.textedit import TextPort
-from ascend_port.formats.tomlspans import TomlScanError, array_spans
+from ascend_port.formats.requirement import Requirement, parse_requirement
+from ascend_port.formats.textedit import Edit, TextPort, newline_of
+from ascend_port.formats.tomlspans import ArraySpan, TomlScanError, array_spans
 from ascend_port.rules.project.poetry import Expected, PoetryPort
 from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
+from ascend_port.rules.project.requirements import TORCH_NPU_DEPENDENCY, torch_npu_verdict
+
+NPU_EXTRA = "npu"  # the extra (or dependency group) that brings torch-npu
+
+
+@dataclass(frozen=True)
+class NewList:
+    table: tuple[str, ...]  # where the new list is: ("project", "optional-dependencies") or ("dependency-groups",)
+    values: list[str]
 
 
 def _parse(text: str) -> dict[str, Any]:
@@ -67,22 +79,138 @@ def port_pyproject(text: str, selection: Selection) -> TextPort:
         if span is None or len(span.strings) != len(strings) or len(strings) != len(values):
             continue  # a layout the scanner does not address (or mixed tables in a group): left as it is
         items = tuple(ListItem(s, e, v) for (s, e), v in zip(span.strings, strings))
+        core, npu = path == ("project", "dependencies"), path[-1] == NPU_EXTRA and len(path) > 2
         change = edit_list(
             port,
             RequirementList(
                 ".".join(path[1:]) if path[0] == "project" else ".".join(path), items, span.statement_start
             ),
+            add_torch_npu=npu,
+            port_items=core or npu,
         )
         if change is not None:
             changes[path] = change
+    added = _add_npu_extra(port, data, spans)
     poetry = PoetryPort(port, data).run()  # [tool.poetry.*dependencies] tables: the same decisions
     new_text = port.result()
     if new_text is not None:
-        _verify(new_text, data, changes, poetry)
+        _verify(new_text, data, changes, poetry, added)
     return port
 
 
-def _verify(new_text: str, data: dict[str, Any], changes: dict[tuple[str, ...], Change], poetry: Expected) -> None:
+def _add_npu_extra(port: TextPort, data: dict[str, Any], spans: dict[tuple[str, ...], ArraySpan]) -> NewList | None:
+    """torch-npu in an extra of its own, ``npu`` (a dependency group where the file declares no project): never in
+    the core dependencies (every user of a package would get it, and without Ascend's CANN its autoload makes
+    ``import torch`` fail) nor in the other extras and groups (one bound to a CUDA wheel index installs a CUDA torch,
+    which torch-npu refuses; a CPU one is for hosts without an NPU). It pairs with the core dependencies' torch, or
+    brings the torch of the first extra that pins one."""
+    if not port.enabled(TORCH_NPU_DEPENDENCY):
+        return None
+    project = data.get("project")
+    table = ("project", "optional-dependencies") if isinstance(project, dict) else ("dependency-groups",)
+    if table[0] not in data or NPU_EXTRA in (_get(data, table) if _has(data, table) else {}):
+        return None  # (no table to add it to; or the project has an npu extra already: ported as a list)
+    if isinstance(project, dict) and "optional-dependencies" in (project.get("dynamic") or ()):
+        return None  # (its extras are the build backend's, setup.py's extras_require: a table here is an error)
+    torch = _torch_to_pair(data, table)
+    if torch is None:
+        return None
+    where, requirement = torch
+    placed = torch_npu_verdict([requirement])
+    if placed is None:
+        return None
+    found = placed[1]
+    anchor = _anchor(port.text, table, spans)
+    if not found.new_requirement or anchor is None:
+        offset = spans[where].statement_start if where in spans else 0
+        why = found.reason if not found.new_requirement else "the extras are laid out too unusually to add one"
+        port.report(TORCH_NPU_DEPENDENCY, offset, f"add an `{NPU_EXTRA}` extra with torch-npu by hand ({why})")
+        return None
+    values = [found.new_requirement + requirement.marker]
+    if where[-1] != "dependencies":
+        values.insert(0, requirement.text)  # (the extra brings the torch that the core dependencies do not)
+    at, header = anchor
+    newline = newline_of(port.text)
+    items = ", ".join(f'"{v}"' for v in values)
+    lines = f"{NPU_EXTRA} = [{items}]{newline}"
+    before = port.text[:at]
+    if at and not before.endswith(("\n", "\r")):
+        before += newline
+        lines = newline + lines  # (the text ends without a line break)
+    if header:  # a table of its own, a blank line above it and (before the next table) below it
+        lines = f"[{'.'.join(table)}]{newline}{lines}" + (newline if at < len(port.text) else "")
+        if at and not before.endswith(newline * 2):
+            lines = newline + lines
+    kind, install = (
+        ("an extra", f"pip install .[{NPU_EXTRA}]")
+        if table[0] == "project"
+        else ("a dependency group", f"uv sync --group {NPU_EXTRA}")
+    )
+    message = (
+        f"torch-npu added as {kind} of its own, `{NPU_EXTRA}` ({found.reason}): install it with `{install}`; "
+        "what the project installed before installs on every host as it did"
+    )
+    if not port.fix(TORCH_NPU_DEPENDENCY, at, [Edit(at, at, lines)], message):
+        return None
+    return NewList(table, values)
+
+
+def _torch_to_pair(data: dict[str, Any], table: tuple[str, ...]) -> tuple[tuple[str, ...], Requirement] | None:
+    """The torch requirement the new extra pairs with, and the list it is in: the core dependencies' (the extra adds
+    torch-npu alone), else that of the first extra or group that has one (the extra brings it too)."""
+    first: tuple[tuple[str, ...], Requirement] | None = None
+    for path in _dependency_arrays(data):
+        if path[: len(table)] != table and path != ("project", "dependencies"):
+            continue
+        for value in _get(data, path):
+            requirement = parse_requirement(value) if isinstance(value, str) else None
+            if requirement is not None and requirement.key == "torch":
+                if path == ("project", "dependencies"):
+                    return path, requirement
+                first = first or (path, requirement)
+                break
+    return first
+
+
+def _has(data: dict[str, Any], path: tuple[str, ...]) -> bool:
+    try:
+        return isinstance(_get(data, path), dict)
+    except (KeyError, TypeError):
+        return False
+
+
+def _anchor(text: str, table: tuple[str, ...], spans: dict[tuple[str, ...], ArraySpan]) -> tuple[int, bool] | None:
+    """Where the new extra's line goes, and whether its table header must go with it: after the last list of the
+    table when each is a line ``name = [...]`` of its own header's table; else, when the document has no such
+    table, before the header that follows the table above it (``[project]``), or at the end. None: a layout this
+    does not address (an inline table, dotted keys)."""
+    own = [span for path, span in spans.items() if path[:-1] == table and len(path) == len(table) + 1]
+    header = re.compile(rf"^\[\s*{re.escape('.'.join(table))}\s*\]", re.MULTILINE)
+    if own:
+        if not header.search(text) or any(not re.match(r"[\w\"'-]", text[span.statement_start]) for span in own):
+            return None
+        if any(text[span.statement_start :].lstrip().startswith(table[-1]) for span in own):
+            return None  # (`optional-dependencies.gpu = [...]` under [project])
+        last = max(own, key=lambda span: span.end)
+        end = text.find("\n", last.end)
+        return (len(text) if end < 0 else end + 1), False
+    if header.search(text):
+        return None  # (a table without lists, or lists the scanner did not address)
+    parent = re.compile(rf"^\[\s*{re.escape('.'.join(table[:-1]))}\s*\]", re.MULTILINE) if len(table) > 1 else None
+    start = parent.search(text) if parent else None
+    if start is None:
+        return len(text), True
+    following = re.compile(r"^\[", re.MULTILINE).search(text, start.end())
+    return (following.start() if following else len(text)), True
+
+
+def _verify(
+    new_text: str,
+    data: dict[str, Any],
+    changes: dict[tuple[str, ...], Change],
+    poetry: Expected,
+    added: NewList | None = None,
+) -> None:
     """The edited document must hold exactly the intended values."""
     import copy
 
@@ -90,6 +218,11 @@ def _verify(new_text: str, data: dict[str, Any], changes: dict[tuple[str, ...], 
     for path, change in changes.items():
         parent = _get(expected, path[:-1])
         parent[path[-1]] = change.apply(parent[path[-1]])
+    if added is not None:
+        table: Any = expected
+        for key in added.table:
+            table = table.setdefault(key, {})
+        table[NPU_EXTRA] = list(added.values)
     poetry.apply(expected)
     try:
         actual = _parse(new_text)

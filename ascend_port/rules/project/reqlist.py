@@ -86,12 +86,18 @@ class _Layout:
         self.cut_end = cut if self.has_comma else item.end
 
 
-def edit_list(port: TextPort, req_list: RequirementList) -> Change | None:
-    """Record the edits and findings for one list; returns what they do to its values (None: nothing)."""
+def edit_list(
+    port: TextPort, req_list: RequirementList, *, add_torch_npu: bool = True, port_items: bool = True
+) -> Change | None:
+    """Record the edits and findings for one list; returns what they do to its values (None: nothing).
+    ``add_torch_npu``: torch-npu goes beside torch in this list; ``port_items``: CUDA-only requirements go and
+    triton becomes triton-ascend (not in an extra that other hosts opt into: it keeps what they install)."""
     editor = _ListEditor(port, req_list)
-    for i, req in enumerate(editor.parsed):
-        editor.port_item(i, req)
-    editor.add_torch_npu()
+    if port_items:
+        for i, req in enumerate(editor.parsed):
+            editor.port_item(i, req)
+    if add_torch_npu:
+        editor.add_torch_npu()
     return editor.record()
 
 

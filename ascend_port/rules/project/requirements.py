@@ -87,6 +87,11 @@ TORCH_NPU_DEPENDENCY = rule(
     where torch-npu is already listed, nor in hash-checking files (add it with its hashes when you re-lock). The
     same in Poetry's dependency tables (`torch = "2.5.1"` gets `torch-npu = "2.5.1.*"`) and in the `pip:` list of
     a conda environment file (torch-npu has no conda package: a conda pytorch gets NPU603's TODO instead).
+    A pyproject.toml gets it in an extra of its own, `npu` (a dependency group `npu` where it declares no project),
+    paired with the core dependencies' torch or bringing the torch of the first extra that pins one: never in the
+    core dependencies (every user of the package would get it, and without Ascend's CANN its autoload makes
+    `import torch` fail) nor in the other extras and groups, which stay as they are (one bound to a CUDA wheel index
+    installs a CUDA torch, which torch-npu refuses; a CPU one is for hosts without an NPU).
     A target you set (`--torch-npu`, `[tool.ascend-port] torch-npu`) is pinned in requirements files even where
     the torch pin pairs with another release (`torch==2.5.1` with `--torch-npu 2.1.0` gets `torch-npu==2.1.0.*`),
     with a report at the torch pin: it has to become the target's torch (pip refuses the pair until then).
