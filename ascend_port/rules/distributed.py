@@ -630,6 +630,7 @@ class DistributedTransformer(PortTransformer):
         # The value each variable-name string is set to (env[K] = v, setdefault(K, v), {K: v}); rewritten values.
         self._env_values: dict[int, cst.BaseExpression] = {}
         self._value_rewrites: dict[int, cst.BaseExpression] = {}
+        self._unset_names: set[int] = set()  # env.pop("NCCL_X"), del env["NCCL_X"], os.unsetenv("NCCL_X")
         # per enclosing function: the names that always hold a device index, and those that may (read from the
         # function when a call first asks: most functions have no call that takes a device)
         self._index_stack: list[tuple[frozenset[str], frozenset[str]] | cst.FunctionDef] = []
@@ -658,6 +659,13 @@ class DistributedTransformer(PortTransformer):
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._not_backends(_target_name(node.target), node.value)
 
+    def visit_Del(self, node: cst.Del) -> None:
+        target = node.target
+        targets = [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
+        for expression in targets:  # del os.environ["NCCL_X"]
+            if (key := _subscript_key(expression)) is not None:
+                self._unset_names.add(id(key))
+
     def visit_DictElement(self, node: cst.DictElement) -> None:
         if isinstance(node.key, cst.SimpleString):
             self._not_backends(str(_literal(node.key)), node.value)
@@ -680,6 +688,9 @@ class DistributedTransformer(PortTransformer):
         setter = isinstance(func, cst.Attribute) and func.attr.value in ("setdefault", "putenv")
         if setter and len(positional) == 2 and isinstance(positional[0].value, cst.SimpleString):
             self._env_values[id(positional[0].value)] = positional[1].value  # os.environ.setdefault("NCCL_X", v)
+        unsetter = isinstance(func, cst.Attribute) and func.attr.value in ("pop", "unsetenv")
+        if unsetter and positional and isinstance(positional[0].value, cst.SimpleString):
+            self._unset_names.add(id(positional[0].value))  # os.environ.pop("NCCL_X", None)
         flags = [a.value for a in positional if isinstance(a.value, cst.SimpleString)]
         if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
             # parser.add_argument("--moe-dispatcher-backend", default="nccl", choices=[...]): the flag names it.
@@ -779,6 +790,8 @@ class DistributedTransformer(PortTransformer):
             return self.fix(NCCL_ENV_VAR, original, new, f"{value} -> {ENV_SAME[name]}") or updated
         if name in ENV_REVIEW:
             return self._rewrite_review(original, updated, name)
+        if id(original) in self._unset_names:
+            return updated  # unsetting what has no effect on the NPU: nothing to do there
         hint = ENV_NEAREST.get(name, "no Ascend setting is known to do the same")
         message = f"{name} has no HCCL equivalent and no effect on NPU; {hint}"
         # `if "NCCL_X" not in env: env["NCCL_X"] = ...` gets the note once, above the `if`.
