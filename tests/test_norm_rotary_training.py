@@ -37,10 +37,20 @@ def load(case: str, ported: bool) -> dict:
     """The namespace of golden/<case>.in.py (GPU side) or .out.py (NPU side: the fake torch_npu runs the strict
     references)."""
     path = GOLDEN / f"{case}.{'out' if ported else 'in'}.py"
+    text = path.read_text("utf-8")
+    if ported:
+        # The port keeps the original computation for other devices' tensors (`if x.device.type == "npu"`): here
+        # the CPU tensors stand for NPU ones, so that the fused ops are what runs (and what is compared).
+        dispatches = text.count(NPU_TEST)
+        assert dispatches or "torch_npu.npu_" not in text, f"{case}: a fused op without a dispatch"
+        text = text.replace(NPU_TEST, '.device.type in ("npu", "cpu")')
     namespace: dict = {"__name__": case.replace("/", "_")}
     with installed("npu" if ported else "gpu"):
-        exec(compile(path.read_text("utf-8"), str(path), "exec"), namespace)
+        exec(compile(text, str(path), "exec"), namespace)
     return namespace
+
+
+NPU_TEST = '.device.type == "npu"'
 
 
 def close(actual: torch.Tensor, expected: torch.Tensor, dtype, scale: bool = False, what: str = "") -> None:
@@ -357,3 +367,34 @@ def test_swiglu_port_trains_like_the_original_under_autocast():
     for a, e in zip(agrads, egrads):
         assert a.dtype == e.dtype
         close(a, e, torch.bfloat16, scale=True, what="gradient")
+
+
+# --- other devices: the original computation, bit for bit, where torch_npu is not installed --------------------------
+
+
+def test_the_fused_ports_keep_cpu_tensors_on_the_original_computation():
+    """A project that keeps its other devices (the default) runs its own tests on CPU: the ported RMSNorm, rotary
+    and SwiGLU take the original computation for CPU tensors (bit for bit, no fused op called), and the module
+    imports where torch_npu is not installed (its import is guarded)."""
+    calls: list[str] = []
+    sides = []
+    for ported in (False, True):
+        path = GOLDEN / f"{{}}.{'out' if ported else 'in'}.py"
+        spaces = {}
+        # the GPU side's fakes only (flash-attn and the like), torch_npu blocked: a CPU-only host
+        with installed("gpu", calls):
+            for case in ("NPU420/hf_llama", "NPU422/hf_rotary", "NPU423/swiglu"):
+                namespace: dict = {"__name__": case.replace("/", "_")}
+                exec(compile(Path(str(path).format(case)).read_text("utf-8"), case, "exec"), namespace)
+                spaces[case] = namespace
+        gen = torch.Generator().manual_seed(0)
+        norm = spaces["NPU420/hf_llama"]["LlamaRMSNorm"](8)
+        x = torch.randn(2, 3, 8, generator=gen)
+        q, k = torch.randn(2, 4, 5, 8, generator=gen), torch.randn(2, 2, 5, 8, generator=gen)
+        cos, sin = tables(5, 8)
+        rotary = spaces["NPU422/hf_rotary"]["apply_rotary_pos_emb"](q, k, cos[None], sin[None])
+        swiglu = spaces["NPU423/swiglu"]["swiglu"](torch.randn(2, 8, generator=gen))
+        sides.append([norm(x), *rotary, swiglu])
+    for original, ported in zip(*sides, strict=True):
+        assert torch.equal(original, ported)
+    assert not [c for c in calls if c.startswith("npu_")]

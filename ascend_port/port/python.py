@@ -155,9 +155,17 @@ def _port_source(text: str, selection: Selection, options: PortOptions) -> PortO
     new_text = _finish(classes, parsed, PortContext(findings=findings, **ctx_args))
     if uses_npu and _adds_import(selection, suppressions, uses_torch_npu_name):
         statements = top_statements(parsed.tree.body) if parsed.known else spliced_statements(tree.body, splices)
-        guarded = keeps_other_devices(findings, devices())
+        guarded = keeps_other_devices(findings, devices(), _dispatched(options))
         new_text = with_torch_npu_import(new_text, statements, uses_torch_npu_name, findings, guarded)
     return PortOutcome(new_text, _unsuppressed(findings, suppressions))
+
+
+def _dispatched(options: PortOptions) -> frozenset:
+    """The rules whose rewrites keep the other devices' code (PortTransformer.DISPATCHES_ON_DEVICE), in a project
+    that keeps its other devices."""
+    if options.other_devices != "keep":
+        return frozenset()
+    return frozenset(rule for cls in TRANSFORMERS if cls.DISPATCHES_ON_DEVICE for rule in cls.RULES)
 
 
 def _adds_import(selection: Selection, suppressions: Suppressions, needs_name: bool) -> bool:
@@ -371,7 +379,7 @@ def port_module(
             new_module = cst.parse_module(new_text)
     if ctx.uses_npu and _adds_import(selection, ctx.suppressions, ctx.uses_torch_npu_name):
         statements = statements_from_cst(new_module)
-        guarded = keeps_other_devices(ctx.findings, devices)
+        guarded = keeps_other_devices(ctx.findings, devices, _dispatched(options))
         new_text = with_torch_npu_import(new_module.code, statements, ctx.uses_torch_npu_name, ctx.findings, guarded)
         if new_text != new_module.code:
             new_module = cst.parse_module(new_text)

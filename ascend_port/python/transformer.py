@@ -175,6 +175,9 @@ class PortTransformer(cst.CSTTransformer):
     # Rewrites and TODOs in code the device model keeps (another device's, or a dispatch that handles the NPU) are
     # dropped, unless the transformer is the one that reasons about that code (rules/multidevice.py).
     SEES_KEPT_CODE: ClassVar[bool] = False
+    # In a project that keeps its other devices, its rewrites dispatch on the tensor's device and keep the original
+    # for the others (rules/attention/norms.py's fused ops): a module they alone port still imports without torch_npu.
+    DISPATCHES_ON_DEVICE: ClassVar[bool] = False
     # The transformers (class names) whose leave_* handlers and file-level step must run before this one's, on the
     # same node and the same text; ALL_OTHERS: every transformer that does not itself say ALL_OTHERS. The order the
     # composite runs them in (port/transformers.TRANSFORMERS) is checked against these by tests/test_layout.py.

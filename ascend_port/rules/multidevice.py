@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import libcst as cst
 
 from ascend_port.core import library_support
-from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.catalogue import Confidence, Rule, rule
 from ascend_port.core.findings import Finding
 from ascend_port.python import device_model
 from ascend_port.python.calls import code_of
@@ -384,12 +384,18 @@ def kept_module_findings(family: str) -> list[Finding]:
     return [Finding(MULTI_DEVICE_BY_HAND, 1, message, applied=False)]
 
 
-def keeps_other_devices(findings: list[Finding], model: device_model.DeviceModel | None) -> bool:
-    """Did the port of a module only add NPU paths beside the other devices' (NPU120, and the rewrites inside the
-    CUDA copies it added)? Then its ``import torch_npu`` is guarded: the module must still import on those devices."""
+def keeps_other_devices(
+    findings: list[Finding], model: device_model.DeviceModel | None, dispatched: Collection[Rule] = ()
+) -> bool:
+    """Did the port of a module only add NPU paths beside the other devices' (NPU120, the rewrites inside the CUDA
+    copies it added, and those of the ``dispatched`` rules, which keep the original for the other devices'
+    tensors)? Then its ``import torch_npu`` is guarded: the module must still import on those devices."""
     if model is None:
         return False
     rewrites = [f for f in findings if f.applied and f.rewrites and not f.rule.line_in_new_text]
     return bool(rewrites) and all(
-        f.rule is NPU_BESIDE_CUDA or any(span.first <= f.line <= span.last for span in model.forks) for f in rewrites
+        f.rule is NPU_BESIDE_CUDA
+        or f.rule in dispatched
+        or any(span.first <= f.line <= span.last for span in model.forks)
+        for f in rewrites
     )

@@ -1,5 +1,8 @@
 import torch
-import torch_npu
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
 from torch import nn
 
 
@@ -12,7 +15,11 @@ class Float32RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x):
-        return torch_npu.npu_rms_norm(x.float(), self.weight.float(), epsilon=self.eps)[0]
+        if x.device.type == "npu":
+            return torch_npu.npu_rms_norm(x.float(), self.weight.float(), epsilon=self.eps)[0]
+        x = x.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight.float() * x
 
 
 class CastBackRMSNorm(nn.Module):
@@ -24,4 +31,7 @@ class CastBackRMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x):
-        return torch_npu.npu_rms_norm(x, self.weight.float(), epsilon=self.eps)[0]
+        if x.device.type == "npu":
+            return torch_npu.npu_rms_norm(x, self.weight.float(), epsilon=self.eps)[0]
+        y = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + self.eps)
+        return (y * self.weight).to(x.dtype)

@@ -1,5 +1,8 @@
 import torch
-import torch_npu
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
 import torch.nn as nn
 
 
@@ -13,5 +16,8 @@ class RMSNorm(torch.nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
     def forward(self, x):
-        dtype = torch.promote_types(x.dtype, self.weight.dtype)
-        return torch_npu.npu_rms_norm(x, self.weight.float(), epsilon=self.eps)[0].to(dtype)
+        if x.device.type == "npu":
+            dtype = torch.promote_types(x.dtype, self.weight.dtype)
+            return torch_npu.npu_rms_norm(x, self.weight.float(), epsilon=self.eps)[0].to(dtype)
+        output = self._norm(x.float()).type_as(x)
+        return output * self.weight

@@ -1,5 +1,8 @@
 import torch
-import torch_npu
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
 from torch import nn
 
 if hasattr(torch, "rsqrt"):
@@ -11,8 +14,11 @@ if hasattr(torch, "rsqrt"):
             self.weight = nn.Parameter(torch.ones(dim))
 
         def forward(self, x):
-            dtype = torch.promote_types(x.dtype, self.weight.dtype)
-            return torch_npu.npu_rms_norm(x, self.weight.float(), epsilon=self.eps)[0].to(dtype)
+            if x.device.type == "npu":
+                dtype = torch.promote_types(x.dtype, self.weight.dtype)
+                return torch_npu.npu_rms_norm(x, self.weight.float(), epsilon=self.eps)[0].to(dtype)
+            # a comment naming rsqrt
+            return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
 
 
 class NoForward(nn.Module):

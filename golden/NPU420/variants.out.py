@@ -1,5 +1,8 @@
 import torch
-import torch_npu
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
 import torch.nn as nn
 
 
@@ -11,5 +14,8 @@ class SqrtRMSNorm(nn.Module):
         self.scale = nn.Parameter(torch.ones(dim))
 
     def forward(self, x):
-        dtype = torch.promote_types(x.dtype, self.scale.dtype)
-        return torch_npu.npu_rms_norm(x, self.scale.float(), epsilon=1e-5)[0].to(dtype)
+        if x.device.type == "npu":
+            dtype = torch.promote_types(x.dtype, self.scale.dtype)
+            return torch_npu.npu_rms_norm(x, self.scale.float(), epsilon=1e-5)[0].to(dtype)
+        norm = x / torch.sqrt(torch.mean(x * x, dim=-1, keepdim=True) + 1e-5)
+        return norm * self.scale

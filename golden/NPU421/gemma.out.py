@@ -1,5 +1,8 @@
 import torch
-import torch_npu
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
 from torch import nn
 
 
@@ -13,4 +16,10 @@ class GemmaRMSNorm(nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
     def forward(self, x):
-        return torch_npu.npu_rms_norm(x, 1 + self.weight.float(), epsilon=self.eps)[0]
+        if x.device.type == "npu":
+            return torch_npu.npu_rms_norm(x, 1 + self.weight.float(), epsilon=self.eps)[0]
+        output = self._norm(x.float())
+        # Llama does x.to(float16) * w whilst Gemma is (x * w).to(float16)
+        # See https://github.com/huggingface/transformers/pull/29402
+        output = output * (1.0 + self.weight.float())
+        return output.type_as(x)

@@ -1,5 +1,8 @@
 import torch
-import torch_npu
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
 from torch import nn
 
 
@@ -22,7 +25,7 @@ class Attention(nn.Module):
         cos = cos[position_ids].unsqueeze(1)
         sin = sin[position_ids].unsqueeze(1)
         # the factors the other way round
-        return torch_npu.npu_rotary_mul(q, cos, sin)
+        return torch_npu.npu_rotary_mul(q, cos, sin) if q.device.type == "npu" else (cos * q) + (sin * rotate_half(q))
 
     def kept(self, q, cos, sin):
         # a (seq, dim) table used as it is: npu_rotary_mul takes 4-D tensors only

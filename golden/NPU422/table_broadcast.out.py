@@ -1,5 +1,8 @@
 import torch
-import torch_npu
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
 
 
 def rotate_half(x):
@@ -11,4 +14,4 @@ def apply_rotary(q, k, cos, sin):
     # q, k: (batch, seq, heads, head_dim); cos, sin: (seq, head_dim)
     cos = cos[None, :, None, :].to(q.dtype)
     sin = sin[None, :, None, :].to(q.dtype)
-    return torch_npu.npu_rotary_mul(q, cos, sin), torch_npu.npu_rotary_mul(k, cos, sin)
+    return (torch_npu.npu_rotary_mul(q, cos, sin) if q.device.type == "npu" else q * cos + rotate_half(q) * sin), (torch_npu.npu_rotary_mul(k, cos, sin) if k.device.type == "npu" else k * cos + rotate_half(k) * sin)

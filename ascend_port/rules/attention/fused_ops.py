@@ -46,6 +46,10 @@ ROTARY_MUL = rule(
     q's dtype and returns q's dtype, where the eager sum promoted to fp32; attention under autocast runs in bf16
     either way.
 
+    In a project that keeps its other devices (the default) the op is chosen by the tensor's device, `... if
+    q.device.type == "npu" else <the original>`, with `import torch_npu` guarded (a `q` that is not a plain name
+    is left as it is: its device would be computed twice); `--other-devices drop` writes the op alone.
+
     Before:
         from transformers.models.llama.modeling_llama import rotate_half
 
@@ -58,14 +62,17 @@ ROTARY_MUL = rule(
             return q_embed, k_embed
     After:
         from transformers.models.llama.modeling_llama import rotate_half
-        import torch_npu
+        try:
+            import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+        except ImportError:
+            pass
 
 
         def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
             cos = cos.unsqueeze(unsqueeze_dim)
             sin = sin.unsqueeze(unsqueeze_dim)
-            q_embed = torch_npu.npu_rotary_mul(q, cos, sin)
-            k_embed = torch_npu.npu_rotary_mul(k, cos, sin)
+            q_embed = torch_npu.npu_rotary_mul(q, cos, sin) if q.device.type == "npu" else (q * cos) + (rotate_half(q) * sin)
+            k_embed = torch_npu.npu_rotary_mul(k, cos, sin) if k.device.type == "npu" else (k * cos) + (rotate_half(k) * sin)
             return q_embed, k_embed
     """,
 )
@@ -80,6 +87,10 @@ SWIGLU = rule(
     is then removed. `F.silu(b) * a` (gate in the second half) is not this op and is left alone. Medium: the
     values agree within rounding (the op fuses the three steps).
 
+    In a project that keeps its other devices (the default) the op goes in `if t.device.type == "npu":` and the
+    two statements stay in its `else:` (t: the chunked tensor, or the input of the layer that makes it), with
+    `import torch_npu` guarded; `--other-devices drop` writes the op alone.
+
     Before:
         import torch.nn.functional as F
 
@@ -88,12 +99,19 @@ SWIGLU = rule(
             gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
             return self.down_proj(F.silu(gate) * up)
     After:
-        import torch_npu
+        try:
+            import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+        except ImportError:
+            pass
         import torch.nn.functional as F
 
 
         def forward(self, x):
-            return self.down_proj(torch_npu.npu_swiglu(self.gate_up_proj(x), dim=-1))
+            if x.device.type == "npu":
+                return self.down_proj(torch_npu.npu_swiglu(self.gate_up_proj(x), dim=-1))
+            else:
+                gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+                return self.down_proj(F.silu(gate) * up)
     """,
 )
 
@@ -179,6 +197,37 @@ class _Swiglu:
     pair: tuple[str, str]  # code of the two statements, to find them again in the updated tree
 
 
+def _npu_test(test: cst.BaseExpression) -> bool:
+    """``<x>.device.type == "npu"``: the test of a dispatch on the tensor's device (what the fused rewrites write)."""
+    return (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+        and code_of(test.left).strip().endswith(".device.type")
+        and code_of(test.comparisons[0].comparator).strip() in ('"npu"', "'npu'")
+    )
+
+
+def _device_reference(source: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What tells the device of ``source`` without computing it again: itself when it is a plain reference, the
+    input of a module call on one tensor (``self.gate_up_proj(x)``: a layer returns its input's device), else
+    None."""
+    if _plain_reference(source):
+        return source
+    if isinstance(source, cst.Call) and len(source.args) == 1 and not source.args[0].keyword:
+        argument = source.args[0]
+        if not argument.star and _plain_reference(argument.value) and _plain_reference(source.func):
+            return argument.value
+    return None
+
+
+def _plain_reference(node: cst.BaseExpression) -> bool:
+    """A name or an attribute of one (``q``, ``self.x``): reading it again computes nothing."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
 class RotarySwigluMixin:
     """The rotary and SwiGLU rewrites of NormTransformer (kept apart to keep modules short)."""
 
@@ -187,6 +236,7 @@ class RotarySwigluMixin:
         todo: Callable[..., None]
         fix: Callable[..., Any]
         torch_npu: Callable[[], str]
+        dispatches: Callable[[], bool]
 
     # --- rotary -----------------------------------------------------------------------------------------------
 
@@ -243,8 +293,12 @@ class RotarySwigluMixin:
         documented for cos/sin in [-1, 1]."""
         return self.ctx.fact(_table_scaling)
 
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        if _npu_test(node.test):  # `fused if x.device.type == "npu" else original`: the original is the others'
+            self._for_others = {*getattr(self, "_for_others", ()), id(node.orelse)}
+
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
-        if not isinstance(original.operator, cst.Add):
+        if not isinstance(original.operator, cst.Add) or id(original) in getattr(self, "_for_others", ()):
             return updated
         match = self._rotary_match(original)
         if match is None:
@@ -266,13 +320,25 @@ class RotarySwigluMixin:
             cst.Arg(new_plain[1 - pi].with_changes(lpar=[], rpar=[])),
             cst.Arg(new_rotated[1 - ri].with_changes(lpar=[], rpar=[])),
         ]
-        replacement = cst.Call(
+        call = cst.Call(
             func=cst.parse_expression(f"{self.torch_npu()}.npu_rotary_mul"),
             args=[a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:2]]
             + args[2:],
-            lpar=updated.lpar,
-            rpar=updated.rpar,
         )
+        replacement: cst.BaseExpression = call.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        if self.dispatches():
+            if not _plain_reference(x):
+                return updated  # (its device would be read by computing it a second time: left as it is)
+            # the original for the other devices' tensors; in parentheses, as a conditional binds loosest, unless it
+            # is the whole value of an assignment or a return
+            whole = self._whole_value(original)
+            replacement = cst.IfExp(
+                test=cst.parse_expression(f'{code_of(x).strip()}.device.type == "npu"'),
+                body=call,
+                orelse=updated.with_changes(lpar=[], rpar=[]),
+                lpar=updated.lpar or ([] if whole else [cst.LeftParen()]),
+                rpar=updated.rpar or ([] if whole else [cst.RightParen()]),
+            )
         return (
             self.fix(
                 ROTARY_MUL,
@@ -282,6 +348,14 @@ class RotarySwigluMixin:
                 torch_npu_name=True,
             )
             or updated
+        )
+
+    def _whole_value(self, node: cst.BaseExpression) -> bool:
+        """Is ``node`` the whole value of the assignment or the return it is in?"""
+        statements = self.ctx.enclosing_statements()
+        line = statements[-1] if statements else None
+        return isinstance(line, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Assign, cst.AnnAssign, cst.Return)) and small.value is node for small in line.body
         )
 
     def _rotary_match(self, original: cst.BinaryOperation) -> tuple[str, str, int, int, cst.BaseExpression] | None:
@@ -555,9 +629,11 @@ def _blocks(suite: cst.BaseSuite) -> list[list[cst.BaseStatement]]:
             statement, cst.BaseCompoundStatement
         ):
             continue
+        # (the `else` of a dispatch on the tensor's device is the other devices' original: not ported again)
+        others = isinstance(statement, cst.If) and _npu_test(statement.test)
         for child in (
             getattr(statement, "body", None),
-            getattr(statement, "orelse", None),
+            None if others else getattr(statement, "orelse", None),
             getattr(statement, "finalbody", None),
             *(h.body for h in getattr(statement, "handlers", ())),
         ):
@@ -604,9 +680,24 @@ class _SwigluApplier(cst.CSTTransformer):
             first, second = body[i], body[i + 1].visit(_ReplaceCode(match.product, call))
             if not isinstance(first, _STATEMENTS) or not isinstance(second, _STATEMENTS):
                 return updated  # (a statement of a block: one of these, replaced by one of these)
-            second = second.with_changes(leading_lines=[*first.leading_lines, *second.leading_lines])
+            if self.owner.dispatches():
+                tensor = _device_reference(match.source)
+                if tensor is None:
+                    i += 1  # (its device would be read by computing it a second time: left as it is)
+                    continue
+                # `if t.device.type == "npu": <fused> else: <the two statements>` (the other devices' tensors)
+                test = cst.parse_expression(f'{code_of(tensor).strip()}.device.type == "npu"')
+                plain = [first.with_changes(leading_lines=[]), body[i + 1]]
+                ported: cst.BaseStatement = cst.If(
+                    test=test,
+                    body=cst.IndentedBlock(body=[second.with_changes(leading_lines=[])]),
+                    orelse=cst.Else(body=cst.IndentedBlock(body=plain)),
+                    leading_lines=first.leading_lines,
+                )
+            else:
+                ported = second.with_changes(leading_lines=[*first.leading_lines, *second.leading_lines])
             fixed = self.owner.fix(
-                SWIGLU, match.first, second, "chunk + F.silu(gate) * up -> torch_npu.npu_swiglu", torch_npu_name=True
+                SWIGLU, match.first, ported, "chunk + F.silu(gate) * up -> torch_npu.npu_swiglu", torch_npu_name=True
             )
             if fixed is None:
                 return updated

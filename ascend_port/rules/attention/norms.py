@@ -48,6 +48,10 @@ RMS_NORM = rule(
     weight.dtype)`, a no-op where they share one (a model cast with `.to(dtype)`). In a module that does not import
     `torch` that form gets a TODO instead.
 
+    In a project that keeps its other devices (the default) the op runs on NPU tensors only, `if x.device.type
+    == "npu"`, and the original stays for the others' (the project's own CPU tests), with `import torch_npu`
+    guarded; `--other-devices drop` writes the op alone.
+
     Before:
         import torch
         from torch import nn
@@ -67,7 +71,10 @@ RMS_NORM = rule(
                 return self.weight * hidden_states.to(input_dtype)
     After:
         import torch
-        import torch_npu
+        try:
+            import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+        except ImportError:
+            pass
         from torch import nn
 
 
@@ -78,8 +85,14 @@ RMS_NORM = rule(
                 self.variance_epsilon = eps
 
             def forward(self, hidden_states):
-                dtype = torch.promote_types(hidden_states.dtype, self.weight.dtype)
-                return torch_npu.npu_rms_norm(hidden_states, self.weight.float(), epsilon=self.variance_epsilon)[0].to(dtype)
+                if hidden_states.device.type == "npu":
+                    dtype = torch.promote_types(hidden_states.dtype, self.weight.dtype)
+                    return torch_npu.npu_rms_norm(hidden_states, self.weight.float(), epsilon=self.variance_epsilon)[0].to(dtype)
+                input_dtype = hidden_states.dtype
+                hidden_states = hidden_states.to(torch.float32)
+                variance = hidden_states.pow(2).mean(-1, keepdim=True)
+                hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+                return self.weight * hidden_states.to(input_dtype)
     """,
 )
 GEMMA_RMS_NORM = rule(
@@ -92,6 +105,9 @@ GEMMA_RMS_NORM = rule(
     (and a float32 gamma fits every input dtype). Not `npu_gemma_rms_norm`, the op made for this form: it has no
     backward in op-plugin (no derivatives.yaml entry), so a ported Gemma would train with no gradient through its
     norms (torch_npu warns once and returns none). Medium: the extra add costs one small elementwise kernel.
+
+    As NPU420 in a project that keeps its other devices (the default): the op for NPU tensors, the original for
+    the others'.
 
     Before:
         import torch
@@ -113,7 +129,10 @@ GEMMA_RMS_NORM = rule(
                 return output.type_as(x)
     After:
         import torch
-        import torch_npu
+        try:
+            import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+        except ImportError:
+            pass
         from torch import nn
 
 
@@ -127,7 +146,11 @@ GEMMA_RMS_NORM = rule(
                 return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
             def forward(self, x):
-                return torch_npu.npu_rms_norm(x, 1 + self.weight.float(), epsilon=self.eps)[0]
+                if x.device.type == "npu":
+                    return torch_npu.npu_rms_norm(x, 1 + self.weight.float(), epsilon=self.eps)[0]
+                output = self._norm(x.float())
+                output = output * (1.0 + self.weight.float())
+                return output.type_as(x)
     """,
 )
 APEX_NORM = rule(
@@ -286,10 +309,17 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
         ),
     )
     RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
+    DISPATCHES_ON_DEVICE = True  # (see dispatches)
 
     def torch_npu(self) -> str:
         head = self.ctx.module_head  # (every import is in it)
         return (bound_name(head, "torch_npu") if head else None) or "torch_npu"
+
+    def dispatches(self) -> bool:
+        """Do the fused rewrites dispatch on the tensor's device (the original computation for the others)? Unless
+        the port makes an NPU-only fork (``--other-devices drop``): the project keeps its other devices, and its
+        own tests run the model on CPU tensors, which the fused ops do not take."""
+        return self.ctx.options.other_devices == "keep"
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         found = _forward(original.body)
@@ -308,10 +338,10 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
                 "epsilon=eps)[0].to(torch.promote_types(x.dtype, weight.dtype)) (the module does not import torch)",
             )
             return updated
-        new_forward = self._replace_forward(forward, match, torch or "torch")
         target = updated.body.body[index]
         if not isinstance(target, cst.FunctionDef) or target.name.value != "forward":
             return updated
+        new_forward = self._replace_forward(target, match, torch or "torch")  # (as the other rules left it)
         body = list(updated.body.body)
         body[index] = target.with_changes(body=new_forward.body)
         rule_, form = (GEMMA_RMS_NORM, " on (1 + weight)") if match.gemma else (RMS_NORM, "")
@@ -335,16 +365,24 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
             promote, dtype = _promoted(match, torch)
             call += f".to({dtype})"
         statements: list[cst.BaseStatement] = []
-        first = forward.body.body[0] if isinstance(forward.body, cst.IndentedBlock) and forward.body.body else None
+        original = list(forward.body.body) if isinstance(forward.body, cst.IndentedBlock) else []
+        first = original[0] if original else None
         if (
             isinstance(first, cst.SimpleStatementLine)
             and isinstance(first.body[0], cst.Expr)
             and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
         ):
             statements.append(first)  # the docstring stays
-        if promote is not None:
-            statements.append(cst.parse_statement(promote))
-        statements.append(cst.parse_statement(call))
+            original = original[1:]
+        fused = [cst.parse_statement(promote)] if promote is not None else []
+        fused.append(cst.parse_statement(call))
+        if self.dispatches():
+            # (the other devices' tensors, CPU ones in the project's tests, take the original computation)
+            test = cst.parse_expression(f'{match.input}.device.type == "npu"')
+            statements.append(cst.If(test=test, body=cst.IndentedBlock(body=fused)))
+            statements.extend(original)
+        else:
+            statements.extend(fused)
         return forward.with_changes(body=forward.body.with_changes(body=statements))
 
 
