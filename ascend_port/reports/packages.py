@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from ascend_port.core import library_support
 from ascend_port.core.cuda_packages import removal_reason
 from ascend_port.formats.requirement import canonical
+from ascend_port.rules.registry import rule_named
 
-TRITON_KERNEL_RULE = "NPU500"  # (rules/kernels.py; tests/test_reports.py checks that the ID is that rule's)
+TRITON_KERNEL_RULE = rule_named("triton-kernel").id
 
 COMPATIBLE, REPLACE, UNSUPPORTED, NOT_APPLICABLE = "compatible", "replace", "unsupported", "n.a."
 STATUSES = (COMPATIBLE, REPLACE, UNSUPPORTED, NOT_APPLICABLE)

@@ -45,6 +45,15 @@ def project_steps() -> list[ProjectStep]:
     return [step for name in STEP_MODULES for step in importlib.import_module(name).PROJECT_STEPS]
 
 
+def rule_named(name: str) -> Rule:
+    """The rule called ``name`` (``triton-kernel``): how the layers above the rules name one without spelling its
+    ID."""
+    found = [r for r in _catalogue().values() if r.name == name]
+    if len(found) != 1:
+        raise KeyError(f"no rule named {name!r}")
+    return found[0]
+
+
 def written_definitions() -> dict[str, tuple[str, ...]]:
     """The module-level functions the rules write into ported files, each with those it calls (the project steps'
     ``definitions``)."""

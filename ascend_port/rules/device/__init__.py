@@ -7,8 +7,9 @@ layer; a layer may use the ones below it):
 - ``strings.py``: device strings in their shapes (no rule of its own; precision and distributed use them too);
 - ``base.py``: the state and the questions of every layer;
 - ``guards.py``: NPU108, NPU112, the capability probes and what they guard (kept as CUDA code);
-- ``methods.py``: NPU101, NPU102, NPU113, NPU114, tensors' and classes' ``cuda()``;
-- ``torch_cuda.py``: NPU106, NPU107, NPU109, NPU110, ``torch.cuda`` and its imports;
+- ``torch_cuda.py``: NPU101, NPU102, NPU106, NPU107, NPU109, NPU110, tensors' ``cuda()``/``is_cuda``, ``torch.cuda``
+  and its imports;
+- ``methods.py``: NPU113, NPU114, a class's own ``cuda()``;
 - ``settings.py``: NPU104, NPU105, NPU111, device settings, comparisons, environment variables;
 - ``calls.py``: NPU103, device arguments (and the calls of the rules above)."""
 
@@ -17,9 +18,16 @@ from __future__ import annotations
 from ascend_port.python.scopes import FUNCTIONS, Trigger, outermost
 from ascend_port.rules.device.calls import DEVICE_ARGUMENT, CallRules
 from ascend_port.rules.device.guards import DEVICE_CAPABILITY, FEATURE_GATE
-from ascend_port.rules.device.methods import CUDA_METHOD, IS_CUDA, USER_CUDA_METHOD, USER_NPU_METHOD
+from ascend_port.rules.device.methods import USER_CUDA_METHOD, USER_NPU_METHOD
 from ascend_port.rules.device.settings import CUDA_ENV_VAR, DEVICE_COMPARISON, DEVICE_SETTING
-from ascend_port.rules.device.torch_cuda import CONV_TF32, MATMUL_TF32, TORCH_CUDA_API, TORCH_CUDA_UNSUPPORTED
+from ascend_port.rules.device.torch_cuda import (
+    CONV_TF32,
+    CUDA_METHOD,
+    IS_CUDA,
+    MATMUL_TF32,
+    TORCH_CUDA_API,
+    TORCH_CUDA_UNSUPPORTED,
+)
 
 
 class DeviceTransformer(CallRules):

@@ -7,9 +7,9 @@ import re
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.rules.device.methods import CUDA_METHOD
 from ascend_port.rules.device.settings import DEVICE_COMPARISON, DEVICE_SETTING, SettingRules
 from ascend_port.rules.device.strings import names_device_option, rewrite_device_expr
+from ascend_port.rules.device.torch_cuda import CUDA_METHOD
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 

@@ -1,4 +1,4 @@
-"""NPU101, NPU102, NPU113, NPU114: `.cuda()` and `.is_cuda` of tensors and modules, and a class's own `cuda()`."""
+"""NPU113, NPU114: a class's own `cuda()`, which the calls NPU101 renames reach through `npu = cuda`."""
 
 from __future__ import annotations
 
@@ -13,44 +13,9 @@ from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.sources import python_lines
 from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.transformer import PortContext
-from ascend_port.rules.device.guards import GuardRules
+from ascend_port.rules.device.torch_cuda import CUDA_METHOD, TorchCudaRules
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
-
-
-CUDA_METHOD = rule(
-    "NPU101",
-    "cuda-method",
-    HIGH,
-    "`.cuda(...)` -> `.npu(...)` on tensors and modules, with the same arguments.",
-    """
-    `Tensor.npu` and `Module.npu` take the same arguments as `.cuda` (`device`, `non_blocking`, `memory_format`).
-    Only calls are rewritten: an attribute that merely reads `.cuda` (`cfg.cuda`) is user data and stays.
-
-    Before:
-        model.cuda(local_rank)
-        batch = batch.cuda(non_blocking=True)
-    After:
-        model.npu(local_rank)
-        batch = batch.npu(non_blocking=True)
-    """,
-)
-
-
-IS_CUDA = rule(
-    "NPU102",
-    "is-cuda",
-    HIGH,
-    "`tensor.is_cuda` -> `tensor.is_npu`.",
-    """
-    Reads of `.is_cuda` become `.is_npu`. Assignments to an attribute called `is_cuda` are user code and stay.
-
-    Before:
-        assert x.is_cuda
-    After:
-        assert x.is_npu
-    """,
-)
 
 
 USER_CUDA_METHOD = rule(
@@ -81,7 +46,7 @@ USER_CUDA_METHOD = rule(
             npu = cuda  # (ascend-port NPU113: the calls renamed to .npu() reach this class's cuda())
         batch = Batch().cuda()
     """,
-    follows=("NPU101",),
+    follows=(CUDA_METHOD.id,),
 )
 
 
@@ -186,7 +151,7 @@ def _add_npu_aliases(text: str, tree: ast.Module, classes: set[str]) -> str:
     return "".join(lines)
 
 
-class MethodRules(GuardRules):
+class MethodRules(TorchCudaRules):
     """NPU113, NPU114: a class's own ``cuda()`` (the calls NPU101 renames reach it through ``npu = cuda``)."""
 
     def _user_cuda(self) -> tuple[frozenset[str], frozenset[str]]:

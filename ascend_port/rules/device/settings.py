@@ -9,8 +9,8 @@ import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.rules.device.base import _code, _descendants
+from ascend_port.rules.device.methods import MethodRules
 from ascend_port.rules.device.strings import rewrite_device_expr
-from ascend_port.rules.device.torch_cuda import TorchCudaRules
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -107,7 +107,7 @@ CUDA_ENV_VARS = {
 }
 
 
-class SettingRules(TorchCudaRules):
+class SettingRules(MethodRules):
     """NPU104, NPU105, NPU111: device settings, comparisons and environment variables."""
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:

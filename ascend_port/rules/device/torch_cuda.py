@@ -1,5 +1,6 @@
-"""NPU106, NPU107, NPU109, NPU110: `torch.cuda.*` (renamed where the target release has it, a TODO where not), its
-imports, and the TF32 switches (HF32 on an NPU)."""
+"""NPU101, NPU102, NPU106, NPU107, NPU109, NPU110: `.cuda()` and `.is_cuda` of tensors and modules, `torch.cuda.*`
+(renamed where the target release has it, a TODO where not) and its imports, and the TF32 switches (HF32 on an
+NPU)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,44 @@ from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.device_facts import AVAILABILITY, PROBE_NAMES
 from ascend_port.python.names import build_dotted, dotted
-from ascend_port.rules.device.guards import CAPABILITY_TODO, DEVICE_CAPABILITY
-from ascend_port.rules.device.methods import CUDA_METHOD, IS_CUDA, MethodRules
+from ascend_port.rules.device.guards import CAPABILITY_TODO, DEVICE_CAPABILITY, GuardRules
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+
+
+CUDA_METHOD = rule(
+    "NPU101",
+    "cuda-method",
+    HIGH,
+    "`.cuda(...)` -> `.npu(...)` on tensors and modules, with the same arguments.",
+    """
+    `Tensor.npu` and `Module.npu` take the same arguments as `.cuda` (`device`, `non_blocking`, `memory_format`).
+    Only calls are rewritten: an attribute that merely reads `.cuda` (`cfg.cuda`) is user data and stays.
+
+    Before:
+        model.cuda(local_rank)
+        batch = batch.cuda(non_blocking=True)
+    After:
+        model.npu(local_rank)
+        batch = batch.npu(non_blocking=True)
+    """,
+)
+
+
+IS_CUDA = rule(
+    "NPU102",
+    "is-cuda",
+    HIGH,
+    "`tensor.is_cuda` -> `tensor.is_npu`.",
+    """
+    Reads of `.is_cuda` become `.is_npu`. Assignments to an attribute called `is_cuda` are user code and stay.
+
+    Before:
+        assert x.is_cuda
+    After:
+        assert x.is_npu
+    """,
+)
 
 
 TORCH_CUDA_API = rule(
@@ -139,7 +174,7 @@ def _since(name: str) -> str:
     return f"; {npu_api.availability(f'torch.npu.{name}')}" if npu_api.first_release(name) else ""
 
 
-class TorchCudaRules(MethodRules):
+class TorchCudaRules(GuardRules):
     """NPU106, NPU107, NPU109, NPU110 (and NPU101, NPU102 on attributes): ``torch.cuda`` and its names, imports
     and TF32 switches."""
 
