@@ -6,7 +6,7 @@ layer; a layer may use the ones below it):
 
 - ``strings.py``: device strings in their shapes (no rule of its own; precision and distributed use them too);
 - ``base.py``: the state and the questions of every layer;
-- ``guards.py``: NPU108, NPU112, the capability probes and what they guard (kept as CUDA code);
+- ``guards.py``: NPU108, NPU112, NPU115, the capability probes and what they guard (kept as CUDA code);
 - ``torch_cuda.py``: NPU101, NPU102, NPU106, NPU107, NPU109, NPU110, tensors' ``cuda()``/``is_cuda``, ``torch.cuda``
   and its imports;
 - ``methods.py``: NPU113, NPU114, a class's own ``cuda()``;
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ascend_port.python.scopes import FUNCTIONS, Trigger, outermost
 from ascend_port.rules.device.calls import DEVICE_ARGUMENT, CallRules
-from ascend_port.rules.device.guards import DEVICE_CAPABILITY, FEATURE_GATE
+from ascend_port.rules.device.guards import ADVISORY_CAPABILITY_CHECK, DEVICE_CAPABILITY, FEATURE_GATE
 from ascend_port.rules.device.methods import USER_CUDA_METHOD, USER_NPU_METHOD
 from ascend_port.rules.device.settings import CUDA_ENV_VAR, DEVICE_COMPARISON, DEVICE_SETTING
 from ascend_port.rules.device.torch_cuda import (
@@ -31,7 +31,7 @@ from ascend_port.rules.device.torch_cuda import (
 
 
 class DeviceTransformer(CallRules):
-    """NPU101-NPU112. One class because these rules meet on the same nodes (calls, attributes, strings)."""
+    """NPU101-NPU115. One class because these rules meet on the same nodes (calls, attributes, strings)."""
 
     # Every name these rules rewrite is lower-case `cuda` (`.cuda()`, `torch.cuda`, "cuda:0", `is_cuda`) or one of
     # the upper-case environment variables; "CUDA" in prose and constants is not theirs.
@@ -57,4 +57,5 @@ class DeviceTransformer(CallRules):
         CONV_TF32,
         CUDA_ENV_VAR,
         FEATURE_GATE,
+        ADVISORY_CAPABILITY_CHECK,
     )

@@ -96,6 +96,7 @@ class DeviceRules(PortTransformer):
         self._gate_calls: set[int] = set()
         self._off: set[int] = set()  # comparisons NPU112 turns into False
         self._removed: set[int] = set()  # probe assignments NPU112 removes
+        self._advisory: set[int] = set()  # advisory checks NPU115 removes, with the probe assignments they read
         self._kept_comparisons: set[int] = set()  # device comparisons of a chain with a kept guard
         self._chains: set[int] = set()
         self._statements: list[cst.CSTNode] = []  # the enclosing `if`/`while` statements and simple statement lines

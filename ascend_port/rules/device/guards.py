@@ -69,6 +69,39 @@ FEATURE_GATE = rule(
         use_fp8 = False
     """,
 )
+ADVISORY_CAPABILITY_CHECK = rule(
+    "NPU115",
+    "advisory-capability-check",
+    Confidence.MEDIUM,
+    "An `if` on the compute capability that only warns, prints or logs is removed: on an NPU its probe raises first.",
+    """
+    `torch.cuda.get_device_capability()` raises on a host without CUDA, so a check that only gives advice
+    (`if cap[0] < 8: warnings.warn("no bf16 on this GPU")`) stops the program at start-up on an NPU. An `if`
+    whose test reads a capability probe and whose every branch only warns, prints or logs (`warnings.warn`,
+    `print`, a logger's `debug`...`critical`, `pass`) is removed, and with it a probe assignment
+    (`major, minor = torch.cuda.get_device_capability()`) that only such checks read. A check that does anything
+    else (chooses a dtype, raises, returns) stays NPU108's guard; an SM gate of a CUDA-only feature is NPU112's.
+
+    Before:
+        import warnings
+
+        import torch
+
+
+        def main():
+            if torch.cuda.get_device_capability()[0] < 8:
+                warnings.warn("bf16 is not supported on this GPU: training in fp16")
+            return torch.ones(2).cuda()
+    After:
+        import warnings
+
+        import torch
+
+
+        def main():
+            return torch.ones(2).npu()
+    """,
+)
 
 
 CAPABILITY_TODO = "get_device_capability() returns None on NPU: test the feature, e.g. torch.npu.is_bf16_supported()"
@@ -81,6 +114,44 @@ CAPABILITY_KEPT_TODO = (
 
 
 NPU_PROPERTIES = "only name, total_memory, L2_cache_size, cube_core_num, vector_core_num"
+
+
+# What only gives advice: warnings.warn, print, a logger's methods (by the receiver's name), pass.
+_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "critical", "exception", "log"}
+
+
+def _advice(statement: cst.BaseStatement, resolve) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Pass):
+            continue
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            return False
+        func = small.value.func
+        if resolve(func) in ("warnings.warn", "print"):
+            continue
+        if not (
+            isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS and "log" in _code(func.value).lower()
+        ):
+            return False
+    return True
+
+
+def _advises_only(node: cst.If, resolve) -> bool:
+    """Does every branch of the `if` (its `elif`s and `else` too) only give advice?"""
+    if not isinstance(node.body, cst.IndentedBlock) or not all(_advice(s, resolve) for s in node.body.body):
+        return False
+    orelse = node.orelse
+    if orelse is None:
+        return True
+    if isinstance(orelse, cst.If):
+        return _advises_only(orelse, resolve)
+    return isinstance(orelse.body, cst.IndentedBlock) and all(_advice(s, resolve) for s in orelse.body.body)
+
+
+def _reads(statement: cst.CSTNode, names: set[str]) -> bool:
+    return any(isinstance(node, cst.Name) and node.value in names for node in _descendants(statement))
 
 
 def _chain_nodes(
@@ -271,6 +342,8 @@ class GuardRules(DeviceRules):
         if self._keep_depth:
             return
         body = list(node.body)
+        if self.enabled(ADVISORY_CAPABILITY_CHECK):
+            self._advisory_checks(body)
         bf16: bool | None = None
         for i, stmt in enumerate(body):
             found = self._probe_assignment(stmt)
@@ -289,6 +362,36 @@ class GuardRules(DeviceRules):
             test = self._early_exit(stmt)
             if test is not None and any(self._has_kept_guard(later) for later in body[i + 1 :]):
                 self._keep_availability(test)
+
+    def _advisory_checks(self, body: list[cst.BaseStatement]) -> None:
+        """NPU115: the `if` statements of ``body`` on a capability probe whose branches only give advice, and the
+        probe assignments that only such checks read (removed by leave_IndentedBlock)."""
+        advisory = [isinstance(s, cst.If) and _advises_only(s, self.ctx.imports.resolve) for s in body]
+        for i, stmt in enumerate(body):
+            if advisory[i]:
+                assert isinstance(stmt, cst.If)
+                probes = self._probes(stmt.test)
+                if probes:
+                    self._advisory.add(id(stmt))
+                    self._gate_calls.update(id(call) for call in probes)
+                continue
+            found = self._probe_assignment(stmt)
+            if found is None or self.ctx.claimed_by(found[0].func) is not None:
+                continue
+            readers = [j for j in range(i + 1, len(body)) if _reads(body[j], set(found[1]))]
+            if readers and all(advisory[j] for j in readers):
+                self._advisory.update([id(stmt), *(id(body[j]) for j in readers)])
+                self._gate_calls.add(id(found[0]))
+
+    def _probes(self, test: cst.BaseExpression) -> list[cst.Call]:
+        """The capability probes called in ``test`` (none claimed by another rule)."""
+        return [
+            node
+            for node in _descendants(test)
+            if isinstance(node, cst.Call)
+            and self.ctx.imports.resolve(node.func) in PROBES
+            and self.ctx.claimed_by(node.func) is None
+        ]
 
     def _probe_assignment(self, stmt: cst.BaseStatement) -> tuple[cst.Call, dict[str, str]] | None:
         """``x = cap()`` -> (call, {x: "capability"}); ``major, minor = cap()`` and ``major = cap()[0]`` ->
@@ -338,7 +441,7 @@ class GuardRules(DeviceRules):
         return any(BF16_WORD.search(f.name) for f, _ in around)
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        if not any(id(s) in self._removed for s in original.body):
+        if not any(id(s) in self._removed or id(s) in self._advisory for s in original.body):
             return updated
         body: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
@@ -350,6 +453,11 @@ class GuardRules(DeviceRules):
                 FEATURE_GATE, old, True, "capability probe removed (only used by SM gates of CUDA-only features)"
             ):
                 carried += list(new.leading_lines)  # its comments stay, above the next statement
+                continue
+            if id(old) in self._advisory and self.fix(
+                ADVISORY_CAPABILITY_CHECK, old, True, "advisory capability check removed (the probe raises on NPU)"
+            ):
+                carried += list(new.leading_lines)
                 continue
             if carried:
                 if any(line.comment for line in carried) or not new.leading_lines:
