@@ -185,6 +185,7 @@ def test_project_steps_are_declared_by_rule_modules_and_all_listed() -> None:
         "SharedHelpers",
         "TransformersPin",
         "FlashReason",
+        "NpuExtra",
     ]
 
 

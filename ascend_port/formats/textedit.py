@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ascend_port.core.catalogue import Rule
 from ascend_port.core.findings import Finding, todo_comment
+from ascend_port.core.options import DEFAULT, PortOptions
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.suppression import Suppressions, from_lines
@@ -101,6 +102,7 @@ class TextPort:
 
     text: str
     selection: Selection
+    options: PortOptions = DEFAULT
     edits: list[Edit] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     _lines: LineIndex | None = None

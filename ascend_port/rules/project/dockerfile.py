@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.core.options import PortOptions
+from ascend_port.core.options import DEFAULT, PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import line_offsets
 from ascend_port.formats.shell_lexer import Word
@@ -65,8 +65,8 @@ def _escape_char(text: str) -> str:
     return "\\"
 
 
-def port_dockerfile(text: str, selection: Selection) -> TextPort:
-    port = TextPort(text, selection)
+def port_dockerfile(text: str, selection: Selection, options: PortOptions = DEFAULT) -> TextPort:
+    port = TextPort(text, selection, options)
     escape = _escape_char(text)
     for start, end in _instructions(text, escape):
         _port_instruction(port, text, start, end, escape)
@@ -193,5 +193,5 @@ class DockerfileHandler:
         from ascend_port.core.sources import decode_text
 
         source = decode_text(data)
-        port = port_dockerfile(source.text, selection)
+        port = port_dockerfile(source.text, selection, options)
         return Ported(source, port.result(), port.findings)

@@ -16,7 +16,8 @@ from ascend_port.core.cuda_packages import conda_removal_reason, removal_reason
 from ascend_port.formats.requirement import archive_requirement, parse_requirement
 from ascend_port.formats.shell_lexer import Word
 from ascend_port.formats.textedit import Edit, TextPort, comment_lines_above, newline_of
-from ascend_port.rules.project.requirements import CUDA_ONLY_DEPENDENCY
+from ascend_port.rules.project.pyproject import NPU_EXTRA
+from ascend_port.rules.project.requirements import CUDA_ONLY_DEPENDENCY, TORCH_NPU_DEPENDENCY
 from ascend_port.rules.project.requirements_txt import CPU_BUILD, CUDA_INDEX, CUDA_LOCAL, CUDA_TORCH_BUILD
 
 CUDA_ONLY_INSTALL = rule(
@@ -157,6 +158,8 @@ def port_command(sc: ShellCommand, args: list[Word], i: int) -> None:
     elif name == "git" and "clone" in rest:
         _git_clone(sc, args[i], rest)
         return
+    elif name == "uv" and rest[:1] == ["sync"] and sc.port.options.cuda_extras:
+        _uv_sync_extras(sc, args[i + 2 :])
     if start is not None:
         _PipInstall(sc, args, start).run()
 
@@ -193,6 +196,8 @@ class _PipInstall:
                     argument = _value(sc, args[k])
                     if option in ("-e", "--editable", "-r", "--requirement"):
                         self.requirements.append(args[k])  # installs something: the command stays
+                    if option in ("-e", "--editable"):
+                        _npu_extra(sc, args[k], argument)
                 self.option(option, argument or "", args[k])
             else:
                 self.requirement(args[k], value)
@@ -211,6 +216,8 @@ class _PipInstall:
         self.requirements.append(word)
         if word.literal is None:
             return  # `$PKG`, `"flash-attn==${V}"`: not known statically
+        if _npu_extra(self.sc, word, value):
+            return
         if _NVIDIA_APEX.search(value):
             self.cuda_ext = self.cuda_ext or "cuda_ext" in value
             return
@@ -243,6 +250,63 @@ class _PipInstall:
             if note not in comment_lines_above(sc.port.lines, line_start, prefix):
                 edits.append(Edit(line_start, line_start, indent + note + newline_of(sc.port.text)))
             sc.port.fix(CUDA_ONLY_DEPENDENCY, offset, edits, f"{package} removed from the install command: {reason}")
+
+
+# The project itself with extras: `.[gpu]`, `.[gpu,dev]`, `./path[cu121]`, `/src/app[gpu]` (a path, not a package).
+_LOCAL_EXTRAS = re.compile(r"(?P<path>\.{1,2}(?:/[^\[\]]*)?|/[^\[\]]+)\[(?P<extras>[^\[\]]*)\]")
+
+
+def _npu_extra(sc: ShellCommand, word: Word, value: str) -> bool:
+    """``pip install .[gpu]`` in a project that gets an ``npu`` extra (PortOptions.cuda_extras): the npu extra
+    instead of the CUDA hosts' one, whose torch comes from a CUDA wheel index (torch-npu refuses it) and which
+    lacks torch-npu. True when ``value`` names the project with extras."""
+    m = _LOCAL_EXTRAS.fullmatch(value)
+    if m is None:
+        return False
+    cuda = set(sc.port.options.cuda_extras)
+    extras = [e.strip() for e in m["extras"].split(",") if e.strip()]
+    if not cuda & set(extras):
+        return True
+    new = list(dict.fromkeys(NPU_EXTRA if e in cuda else e for e in extras))
+    raw = sc.raw(word)
+    opening, closing = raw.find("["), raw.rfind("]")
+    if opening < 0 or closing < opening:
+        return True
+    offset = sc.ctx.base + word.start
+    edit = Edit(offset + opening + 1, offset + closing, ",".join(new))
+    old_extras = ",".join(extras)
+    sc.port.fix(
+        TORCH_NPU_DEPENDENCY,
+        offset,
+        [edit],
+        f"{m['path']}[{old_extras}] -> [{','.join(new)}]: the npu extra brings torch-npu, the CUDA hosts' one a CUDA "
+        "torch",
+    )
+    return True
+
+
+def _uv_sync_extras(sc: ShellCommand, args: list[Word]) -> None:
+    """``uv sync --extra gpu``: ``--extra npu`` in a project that gets that extra (see _npu_extra)."""
+    cuda = set(sc.port.options.cuda_extras)
+    for k, word in enumerate(args):
+        value = _value(sc, word)
+        if value == "--extra" and k + 1 < len(args):
+            target, name = args[k + 1], _value(sc, args[k + 1])
+            start = sc.ctx.base + target.start
+        elif value.startswith("--extra="):
+            target, name = word, value.partition("=")[2]
+            start = sc.ctx.base + word.start + len("--extra=")
+        else:
+            continue
+        if name in cuda and target.literal is not None and sc.raw(target).endswith(name):
+            end = sc.ctx.base + target.end
+            sc.port.fix(
+                TORCH_NPU_DEPENDENCY,
+                start,
+                [Edit(end - len(name), end, NPU_EXTRA)],
+                f"--extra {name} -> --extra {NPU_EXTRA}: the npu extra brings torch-npu, the CUDA hosts' one a CUDA "
+                "torch",
+            )
 
 
 _CONDA_VALUE_OPTIONS = {"-c", "--channel", "-n", "--name", "-p", "--prefix", "--file", "--solver", "--repodata-fn"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ascend_port.core.options import PortOptions
+from ascend_port.core.options import DEFAULT, PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import line_offsets
 from ascend_port.formats.textedit import TextPort
@@ -19,8 +19,8 @@ _ASSIGNMENT = re.compile(
 _EXPORT = re.compile(r"^(?:export|unexport)\s+(?P<names>[A-Za-z_][A-Za-z0-9_ \t]*)$")
 
 
-def port_makefile(text: str, selection: Selection) -> TextPort:
-    port = TextPort(text, selection)
+def port_makefile(text: str, selection: Selection, options: PortOptions = DEFAULT) -> TextPort:
+    port = TextPort(text, selection, options)
     lines = text.splitlines(keepends=True)
     offsets = line_offsets(lines)
     in_define = False
@@ -69,5 +69,5 @@ class MakefileHandler:
         from ascend_port.core.sources import decode_text
 
         source = decode_text(data)
-        port = port_makefile(source.text, selection)
+        port = port_makefile(source.text, selection, options)
         return Ported(source, port.result(), port.findings)

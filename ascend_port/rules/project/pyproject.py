@@ -9,11 +9,11 @@ unchanged. ``[build-system] requires`` is not touched: it is what builds the pac
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ascend_port.core.options import PortOptions
-from ascend_port.core.porting import Ported, PortError
+from ascend_port.core.porting import Ported, PortError, Project, ProjectStep
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import decode_text
 from ascend_port.formats.requirement import Requirement, parse_requirement
@@ -22,6 +22,7 @@ from ascend_port.formats.tomlspans import ArraySpan, TomlScanError, array_spans
 from ascend_port.rules.project.poetry import Expected, PoetryPort
 from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
 from ascend_port.rules.project.requirements import TORCH_NPU_DEPENDENCY, torch_npu_verdict
+from ascend_port.rules.project.requirements_txt import CUDA_INDEX
 
 NPU_EXTRA = "npu"  # the extra (or dependency group) that brings torch-npu
 
@@ -239,3 +240,56 @@ class PyprojectHandler:
         source = decode_text(data)
         port = port_pyproject(source.text, selection)
         return Ported(source, port.result(), port.findings)
+
+
+# --- the project step: the install commands of a project that gets an npu extra -------------------------------------
+
+# An extra for CUDA hosts, by its name (`gpu`, `cuda`, `cu121`, `cuda12`, `nvidia`).
+_CUDA_EXTRA = re.compile(r"(?i)^(?:gpu|cuda|nvidia|cu\d+|cuda\d+)(?:[-_.]?(?:cu\d+|cuda\d*))?$")
+
+
+class NpuExtra(ProjectStep):
+    """Which extras of the project's pyproject.toml its install commands must stop naming for the ``npu`` one the
+    port adds (PortOptions.cuda_extras, read by rules/project/installs.py): those for CUDA hosts, by their name or
+    by the CUDA wheel index ``[tool.uv.sources]`` binds them to."""
+
+    def facts(self, project: Project, options: PortOptions) -> PortOptions:
+        if options.cuda_extras:
+            return options
+        path = project.top / "pyproject.toml"
+        try:
+            data = _parse(path.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError, PortError):
+            return options
+        extras = (
+            _get(data, ("project", "optional-dependencies")) if _has(data, ("project", "optional-dependencies")) else {}
+        )
+        has_npu = NPU_EXTRA in extras
+        project_table = data.get("project")
+        gets_npu = isinstance(project_table, dict) and _torch_to_pair(data, ("project", "optional-dependencies"))
+        if not (has_npu or gets_npu) or "optional-dependencies" in (project_table or {}).get("dynamic", ()):
+            return options
+        cuda = {name for name in extras if _CUDA_EXTRA.match(name)} | _cuda_index_extras(data)
+        cuda.discard(NPU_EXTRA)
+        return replace(options, cuda_extras=tuple(sorted(cuda))) if cuda else options
+
+
+def _cuda_index_extras(data: dict[str, Any]) -> set[str]:
+    """The extras ``[tool.uv.sources]`` installs from a CUDA wheel index (``{ index = "pytorch-cu124", extra = "gpu"
+    }`` with that index's URL on download.pytorch.org/whl/cu124)."""
+    tool = data.get("tool")
+    uv = tool.get("uv") if isinstance(tool, dict) else None
+    if not isinstance(uv, dict):
+        return set()
+    indexes = {i.get("name"): str(i.get("url", "")) for i in uv.get("index", []) if isinstance(i, dict)}
+    found: set[str] = set()
+    for entries in (uv.get("sources") or {}).values():
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if isinstance(entry, dict) and isinstance(entry.get("extra"), str):
+                url = indexes.get(entry.get("index"), "")
+                if CUDA_INDEX.search(url) or _CUDA_EXTRA.match(str(entry.get("index", ""))):
+                    found.add(entry["extra"])
+    return found
+
+
+PROJECT_STEPS = (NpuExtra(),)

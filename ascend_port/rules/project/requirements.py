@@ -91,7 +91,9 @@ TORCH_NPU_DEPENDENCY = rule(
     paired with the core dependencies' torch or bringing the torch of the first extra that pins one: never in the
     core dependencies (every user of the package would get it, and without Ascend's CANN its autoload makes
     `import torch` fail) nor in the other extras and groups, which stay as they are (one bound to a CUDA wheel index
-    installs a CUDA torch, which torch-npu refuses; a CPU one is for hosts without an NPU).
+    installs a CUDA torch, which torch-npu refuses; a CPU one is for hosts without an NPU). Then the project's
+    install commands (scripts, Dockerfiles, Makefiles) install `npu` where they installed the CUDA hosts' extra
+    (`pip install -e .[gpu]`, `uv sync --extra gpu`: an extra named for CUDA or bound to a CUDA wheel index).
     A target you set (`--torch-npu`, `[tool.ascend-port] torch-npu`) is pinned in requirements files even where
     the torch pin pairs with another release (`torch==2.5.1` with `--torch-npu 2.1.0` gets `torch-npu==2.1.0.*`),
     with a report at the torch pin: it has to become the target's torch (pip refuses the pair until then).

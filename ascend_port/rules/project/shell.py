@@ -431,6 +431,6 @@ class ShellHandler:
         from ascend_port.core.sources import decode_text
 
         source = decode_text(data)
-        port = TextPort(source.text, selection)
+        port = TextPort(source.text, selection, options)
         port_shell_code(port, source.text)
         return Ported(source, port.result(), port.findings)

@@ -1,0 +1,88 @@
+"""The npu extra (NPU602) and the install commands that name the project's extras: a project whose pyproject.toml
+gets an ``npu`` extra has its scripts, Dockerfiles and Makefiles install that one where they installed the CUDA
+hosts' (by its name, or bound to a CUDA wheel index); anything else they install stays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ascend_port.run.engine import RunConfig, run
+
+PYPROJECT = """\
+[project]
+name = "app"
+version = "1.0"
+dependencies = ["torch>=2.5", "numpy"]
+
+[project.optional-dependencies]
+gpu = ["torch==2.5.1"]
+accel = ["torch==2.5.1"]
+cpu = ["torch==2.5.1"]
+dev = ["pytest"]
+
+[tool.uv.sources]
+torch = [{ index = "torch-cu124", extra = "accel" }, { index = "torch-cpu", extra = "cpu" }]
+
+[[tool.uv.index]]
+name = "torch-cu124"
+url = "https://download.pytorch.org/whl/cu124"
+
+[[tool.uv.index]]
+name = "torch-cpu"
+url = "https://download.pytorch.org/whl/cpu"
+"""
+SCRIPT = """\
+#!/bin/bash
+uv sync --extra gpu
+uv sync --extra=accel --extra dev
+pip install -e ".[gpu,dev]"
+python -m pip install .[accel]
+pip install .[cpu] ./vendor/lib[dev] torch[gpu]
+"""
+PORTED = """\
+#!/bin/bash
+uv sync --extra npu
+uv sync --extra=npu --extra dev
+pip install -e ".[npu,dev]"
+python -m pip install .[npu]
+pip install .[cpu] ./vendor/lib[dev] torch[gpu]
+"""
+
+
+def _ported(tmp_path: Path, files: dict[str, str]) -> dict[str, str | None]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = run([tmp_path], RunConfig(cache=False, jobs=1))
+    new = {}
+    for file in result.files:
+        name = Path(file.path).resolve().relative_to(tmp_path.resolve()).as_posix()
+        new[name] = file.new_bytes.decode() if file.new_bytes is not None else None
+    return new
+
+
+def test_the_install_commands_name_the_npu_extra(tmp_path: Path) -> None:
+    new = _ported(
+        tmp_path, {"pyproject.toml": PYPROJECT, "setup.sh": SCRIPT, "Makefile": "install:\n\tpip install .[gpu]\n"}
+    )
+    assert 'npu = ["torch-npu"]' in (new["pyproject.toml"] or "")
+    assert new["setup.sh"] == PORTED  # (`.[cpu]`, another path's extras and a package's extras stay)
+    assert new["Makefile"] == "install:\n\tpip install .[npu]\n"
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [
+        None,  # no pyproject.toml: no npu extra to install
+        PYPROJECT.replace('version = "1.0"', 'version = "1.0"\ndynamic = ["optional-dependencies"]'),  # setup.py's
+        PYPROJECT.replace('dependencies = ["torch>=2.5", "numpy"]', 'dependencies = ["numpy"]').replace(
+            "torch==2.5.1", "jax"
+        ),  # no torch anywhere: no npu extra either
+    ],
+    ids=["no-pyproject", "dynamic-extras", "no-torch"],
+)
+def test_the_install_commands_stay_without_an_npu_extra(tmp_path: Path, pyproject: str | None) -> None:
+    files = {"setup.sh": SCRIPT, **({"pyproject.toml": pyproject} if pyproject else {})}
+    assert _ported(tmp_path, files).get("setup.sh") is None
