@@ -41,6 +41,8 @@ class _Found:
     where: str
     node: cst.List | cst.Tuple
     statement: cst.CSTNode
+    # the list's part in setup(): "install_requires", or the extra's name ("" where its key is not a string)
+    part: str = "install_requires"
 
 
 class _SetupLists(cst.CSTVisitor):
@@ -74,24 +76,26 @@ class _SetupLists(cst.CSTVisitor):
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in _REQUIREMENT_KEYWORDS:
-                self._collect(arg.value, arg.keyword.value, self._statement[-1], depth=0)
+                part = "install_requires" if arg.keyword.value == "install_requires" else ""
+                self._collect(arg.value, arg.keyword.value, self._statement[-1], 0, part)
 
-    def _collect(self, expr: cst.BaseExpression, where: str, statement: cst.CSTNode, depth: int) -> None:
+    def _collect(self, expr: cst.BaseExpression, where: str, statement: cst.CSTNode, depth: int, part: str) -> None:
         if depth > 3:
             return
         if isinstance(expr, (cst.List, cst.Tuple)):
-            self.found.append(_Found(where, expr, statement))
+            self.found.append(_Found(where, expr, statement, part))
         elif isinstance(expr, cst.Name) and expr.value in self.assignments:
             value, assigned_in = self.assignments[expr.value]
-            self._collect(value, expr.value, assigned_in, depth + 1)
+            self._collect(value, expr.value, assigned_in, depth + 1, part)
         elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-            self._collect(expr.left, where, statement, depth + 1)
-            self._collect(expr.right, where, statement, depth + 1)
+            self._collect(expr.left, where, statement, depth + 1, part)
+            self._collect(expr.right, where, statement, depth + 1, part)
         elif isinstance(expr, cst.Dict):
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):
                     key = element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else "?"
-                    self._collect(element.value, f"{where}[{key!r}]", statement, depth + 1)
+                    extra = key if isinstance(key, str) and key != "?" else ""
+                    self._collect(element.value, f"{where}[{key!r}]", statement, depth + 1, extra)
 
 
 def _list_values(node: cst.List | cst.Tuple) -> list[str | None]:
@@ -103,7 +107,9 @@ def _list_values(node: cst.List | cst.Tuple) -> list[str | None]:
     ]
 
 
-def _find_lists(text: str) -> list[tuple[str, cst.List | cst.Tuple, cst.CSTNode, Mapping[cst.CSTNode, CodeRange]]]:
+def _find_lists(
+    text: str,
+) -> list[tuple[str, cst.List | cst.Tuple, cst.CSTNode, Mapping[cst.CSTNode, CodeRange], str]]:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
@@ -112,7 +118,7 @@ def _find_lists(text: str) -> list[tuple[str, cst.List | cst.Tuple, cst.CSTNode,
     positions = wrapper.resolve(PositionProvider)
     visitor = _SetupLists(module)
     module.visit(visitor)
-    return [(f.where, f.node, f.statement, positions) for f in visitor.found]
+    return [(f.where, f.node, f.statement, positions, f.part) for f in visitor.found]
 
 
 def port_setup_requirements(text: str, selection: Selection) -> TextPort:
@@ -122,7 +128,7 @@ def port_setup_requirements(text: str, selection: Selection) -> TextPort:
     lines = LineIndex(text)
     expected: list[tuple[list[str], Change | None]] = []
     seen: set[int] = set()
-    for where, node, statement, positions in _find_lists(text):
+    for where, node, statement, positions, part in _find_lists(text):
         if id(node) in seen:
             continue
         seen.add(id(node))
@@ -136,11 +142,15 @@ def port_setup_requirements(text: str, selection: Selection) -> TextPort:
             end = lines.starts[where_element.end.line - 1] + where_element.end.column
             items.append(ListItem(start, end, value))
         statement_line = positions[statement].start.line
-        change = edit_list(port, RequirementList(where, tuple(items), lines.starts[statement_line - 1]))
+        core, npu = part == "install_requires", part == NPU_EXTRA
+        req_list = RequirementList(where, tuple(items), lines.starts[statement_line - 1])
+        change = edit_list(port, req_list, add_torch_npu=npu, port_items=core or npu)
+        if core:
+            _npu_extra_by_hand(port, items, 'extras_require={"npu": ["%s"]} to setup()')
         expected.append(([v for v in values if v is not None], change))
     new_text = port.result()
     if new_text is not None:
-        actual = [[v for v in _list_values(node) if v is not None] for _, node, _, _ in _find_lists(new_text)]
+        actual = [[v for v in _list_values(node) if v is not None] for _, node, _, _, _ in _find_lists(new_text)]
         wanted = [change.apply(values) if change else values for values, change in expected]
         if actual != wanted:
             raise PortError(
@@ -148,6 +158,29 @@ def port_setup_requirements(text: str, selection: Selection) -> TextPort:
                 "the file is left unchanged"
             )
     return port
+
+
+NPU_EXTRA = "npu"  # (the extra pyproject.toml gets: rules/project/pyproject.py)
+
+
+def _npu_extra_by_hand(port: TextPort, items: list[ListItem] | tuple[ListItem, ...], how: str) -> None:
+    """torch-npu is not added to the core requirements of a package (every user would install it, and without
+    Ascend's CANN its autoload makes ``import torch`` fail): where they name torch, a finding says which extra to
+    add (``how``, with the requirement in it), once."""
+    requirements = [parse_requirement(item.value) for item in items]
+    found = [r for r in requirements if r is not None]
+    placed = torch_npu_verdict(found) if port.enabled(TORCH_NPU_DEPENDENCY) else None
+    if placed is None or not placed[1].new_requirement:
+        return
+    index = requirements.index(found[placed[0]])
+    wanted = placed[1].new_requirement + found[placed[0]].marker
+    port.report(
+        TORCH_NPU_DEPENDENCY,
+        items[index].start,
+        "torch-npu goes in an extra of its own, not in the core requirements every user of the package installs "
+        "(without Ascend's CANN, its autoload breaks `import torch`): add " + how % wanted + " and install "
+        f"it with `pip install .[{NPU_EXTRA}]`",
+    )
 
 
 class SetupPyHandler:
@@ -285,10 +318,18 @@ def port_setup_cfg(text: str, selection: Selection) -> TextPort:
 def _edit_cfg_value(port, value, entries, lines, offsets, newline, expected: list[str] | None) -> None:
     """setup.cfg values have no inline comments (setuptools would read them as part of the requirement), so every
     note goes on a comment line of its own."""
+    core = value.section == "options"
+    npu = value.section == "options.extras_require" and value.key.lower() == NPU_EXTRA
+    if not (core or npu):
+        return  # another extra: for the hosts that choose it, as it is
     requirements = []
     for entry in entries:
         requirements.append(_edit_cfg_requirement(port, value, entry, lines, offsets, newline, expected))
-    _add_cfg_torch_npu(port, value, entries, requirements, lines, offsets, newline, expected)
+    if npu:
+        _add_cfg_torch_npu(port, value, entries, requirements, lines, offsets, newline, expected)
+    else:
+        items = [ListItem(start, start + len(text), text) for _, start, text in entries]
+        _npu_extra_by_hand(port, items, "an [options.extras_require] key `npu = %s`")
 
 
 def _edit_cfg_requirement(

@@ -5,6 +5,6 @@ from setuptools import setup
 
 setup(
     name="tiny-gpt",
-    install_requires=("torch==2.3.1", "torch-npu==2.3.1.*", "numpy"),
+    install_requires=("torch==2.3.1", "numpy"),
     extras_require={"gpu": ["pynvml"]} if torch.npu.is_available() else {},
 )

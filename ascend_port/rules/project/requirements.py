@@ -94,6 +94,8 @@ TORCH_NPU_DEPENDENCY = rule(
     installs a CUDA torch, which torch-npu refuses; a CPU one is for hosts without an NPU). Then the project's
     install commands (scripts, Dockerfiles, Makefiles) install `npu` where they installed the CUDA hosts' extra
     (`pip install -e .[gpu]`, `uv sync --extra gpu`: an extra named for CUDA or bound to a CUDA wheel index).
+    A setup.py or setup.cfg gets the same decision as a finding on its torch requirement, naming the extra to add
+    (`extras_require={"npu": [...]}`); an extra of theirs named `npu` gets torch-npu beside its torch.
     A target you set (`--torch-npu`, `[tool.ascend-port] torch-npu`) is pinned in requirements files even where
     the torch pin pairs with another release (`torch==2.5.1` with `--torch-npu 2.1.0` gets `torch-npu==2.1.0.*`),
     with a report at the torch pin: it has to become the target's torch (pip refuses the pair until then).
