@@ -28,6 +28,8 @@ _HEADER = re.compile(r"^[ \t]*\[(?!\[)(?P<name>[^\]]+)\][ \t]*(?:#.*)?$")
 _ARRAY_HEADER = re.compile(r"^[ \t]*\[\[(?P<name>[^\]]+)\]\][ \t]*(?:#.*)?$")
 _KEY_LINE = re.compile(r"^(?P<lead>[ \t]*)(?P<q>[\"']?)(?P<key>[A-Za-z0-9_-]+)(?P=q)[ \t]*=[ \t]*(?P<value>.*)$")
 _DEPENDENCY_TABLE = re.compile(r"^tool\.poetry\.(?:dependencies|dev-dependencies|group\.[\w-]+\.dependencies)$")
+_CORE = ("tool", "poetry", "dependencies")
+NPU_GROUP = "npu"  # (the name of pyproject.toml's npu extra: rules/project/pyproject.py)
 _VERSION = re.compile(r"^(?:==)?\s*v?(\d+(?:\.\d+)*(?:\.\*)?(?:\+[\w.]+)?)$")
 
 
@@ -38,8 +40,11 @@ class Expected:
     removed: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
     added: list[tuple[tuple[str, ...], str, str, Any]] = field(default_factory=list)  # (table, after, key, value)
     renamed: list[tuple[tuple[str, ...], str, str, Any]] = field(default_factory=list)  # (table, old, new, value)
+    groups: dict[str, Any] = field(default_factory=dict)  # new [tool.poetry.group.<name>] tables
 
     def apply(self, data: dict) -> None:
+        for name, group in self.groups.items():
+            data["tool"]["poetry"].setdefault("group", {})[name] = group
         for table, key in self.removed:
             del _table(data, table)[key]
         for table, old, new, value in self.renamed:
@@ -104,6 +109,16 @@ class PoetryPort:
             if isinstance(s, dict) and isinstance(s.get("url"), str) and CUDA_INDEX.search(s["url"])
         }
 
+    @property
+    def package(self) -> bool:
+        """A package (Poetry's default), not an application (``package-mode = false``)."""
+        return self.poetry.get("package-mode", True) is not False
+
+    def ports(self, table: tuple[str, ...]) -> bool:
+        """Are the dependencies of ``table`` ported: the core ones, or the npu group's (another group is for the
+        hosts that choose it: it keeps what it installs)."""
+        return table == _CORE or table == ("tool", "poetry", "group", NPU_GROUP, "dependencies")
+
     def run(self) -> Expected:
         if not self.poetry:
             return self.expected
@@ -134,11 +149,15 @@ class PoetryPort:
         name = canonical(key)
         if name in ("torch", "torchvision", "torchaudio"):
             self.torch_build(key, value, start)
+        if not self.ports(table):
+            return
         reason = removal_reason(name)
         if reason is not None:
             self.remove(table, key, reason, start, end, whole)
         elif name == "triton":
             self.triton(table, key, value, m, start, end, whole)
+        elif name == "torch" and table == _CORE and self.package:
+            self.add_npu_group(value, end - len(m.group(0)))
         elif name == "torch":
             self.add_torch_npu(table, key, value, m, end, whole)
 
@@ -172,6 +191,33 @@ class PoetryPort:
             TRITON_ASCEND_DEPENDENCY, start, [Edit(start, end, line)], f"triton -> triton-ascend ({reason})"
         ):
             self.expected.renamed.append((table, key, "triton-ascend", "*"))
+
+    def add_npu_group(self, torch: Any, start: int) -> None:
+        """torch-npu in an optional group of its own, ``npu`` (``poetry install --with npu``), never in a package's
+        core dependencies: every user of the package would get it, and without Ascend's CANN its autoload makes
+        ``import torch`` fail."""
+        group = self.poetry.get("group")
+        if isinstance(group, dict) and NPU_GROUP in group:
+            return  # (the project has one: its dependencies are ported as a table)
+        spec, why = torch_npu_specifier(_poetry_pin(torch))
+        if spec is None:
+            self.port.report(TORCH_NPU_DEPENDENCY, start, why)
+            return
+        version = spec[2:] if spec else "*"
+        nl = self.newline
+        text = (
+            f"{nl}[tool.poetry.group.{NPU_GROUP}]{nl}optional = true{nl}{nl}"
+            f'[tool.poetry.group.{NPU_GROUP}.dependencies]{nl}torch-npu = "{version}"{nl}'
+        )
+        if not self.text.endswith(("\n", "\r")):
+            text = nl + text
+        message = (
+            f"torch-npu added as an optional group of its own, `{NPU_GROUP}` ({why}): install it with `poetry install "
+            f"--with {NPU_GROUP}`; the core dependencies install on every host as before"
+        )
+        end = len(self.text)
+        if self.port.fix(TORCH_NPU_DEPENDENCY, start, [Edit(end, end, text)], message):
+            self.expected.groups[NPU_GROUP] = {"optional": True, "dependencies": {"torch-npu": version}}
 
     def add_torch_npu(self, table, key: str, value: Any, m: re.Match, end: int, whole: bool) -> None:
         values = _table(self.data, table)

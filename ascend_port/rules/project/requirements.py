@@ -94,6 +94,8 @@ TORCH_NPU_DEPENDENCY = rule(
     installs a CUDA torch, which torch-npu refuses; a CPU one is for hosts without an NPU). Then the project's
     install commands (scripts, Dockerfiles, Makefiles) install `npu` where they installed the CUDA hosts' extra
     (`pip install -e .[gpu]`, `uv sync --extra gpu`: an extra named for CUDA or bound to a CUDA wheel index).
+    Poetry: a package gets an optional group `npu` (`poetry install --with npu`), an application (`package-mode =
+    false`) torch-npu beside its torch; the other groups stay as they are.
     A setup.py or setup.cfg gets the same decision as a finding on its torch requirement, naming the extra to add
     (`extras_require={"npu": [...]}`); an extra of theirs named `npu` gets torch-npu beside its torch.
     A target you set (`--torch-npu`, `[tool.ascend-port] torch-npu`) is pinned in requirements files even where
