@@ -172,7 +172,7 @@ def _add_torch_npu(
     if found.conflict:
         port.report(TORCH_NPU_DEPENDENCY, start, found.conflict)
     if not found.new_requirement:
-        port.report(TORCH_NPU_DEPENDENCY, start, found.reason)
+        port.todo(TORCH_NPU_DEPENDENCY, start, found.reason)  # (in the file: the next reader must choose a pair)
     elif hash_mode:
         port.report(
             TORCH_NPU_DEPENDENCY,
