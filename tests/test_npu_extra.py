@@ -86,3 +86,15 @@ def test_the_install_commands_name_the_npu_extra(tmp_path: Path) -> None:
 def test_the_install_commands_stay_without_an_npu_extra(tmp_path: Path, pyproject: str | None) -> None:
     files = {"setup.sh": SCRIPT, **({"pyproject.toml": pyproject} if pyproject else {})}
     assert _ported(tmp_path, files).get("setup.sh") is None
+
+
+def test_a_stale_lock_file_is_named_with_the_command_that_refreshes_it(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    (tmp_path / "poetry.lock").write_text("")  # (no uv.lock: only the lock files there are named)
+    notes = run([tmp_path], RunConfig(cache=False, jobs=1)).notes
+    assert [n for n in notes if ".lock" in n] == [
+        f"{(tmp_path / 'poetry.lock').resolve().as_posix()} will not match the ported pyproject.toml: run "
+        "`poetry lock` there after the port"
+    ]
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n')  # nothing to port
+    assert not [n for n in run([tmp_path], RunConfig(cache=False, jobs=1)).notes if ".lock" in n]

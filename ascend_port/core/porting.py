@@ -125,7 +125,7 @@ class ProjectStep:
     ``facts`` before the per-file port (what every file must know, carried to the workers by the options: part of
     each file's cache key); ``plan`` on the ported texts, after the per-file port, the result cache and any review
     (modules written once for several files, and the edits that make those files use them); ``after`` on the
-    per-file results (their wording across files). Each does nothing by default."""
+    per-file results (their wording across files, and notes for the user). Each does nothing by default."""
 
     # The module-level functions the rule family writes into the files it ports, each with those it calls: a
     # review keeps a definition with every accepted change that calls it (git/review.py).
@@ -141,5 +141,6 @@ class ProjectStep:
         given (absolute), where the step may write."""
         return None
 
-    def after(self, files: list[FileResult], options: PortOptions) -> None:
-        return None
+    def after(self, files: list[FileResult], options: PortOptions) -> Sequence[str]:
+        """What the user should know about the run as a whole (stderr notes)."""
+        return ()

@@ -285,7 +285,7 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     if config.edits_across_files:
         edit_across_files(result, config)
     for step in project_steps():
-        step.after(result.files, config.options)
+        result.notes.extend(step.after(result.files, config.options))
     return result
 
 

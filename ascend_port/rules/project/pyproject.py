@@ -9,9 +9,12 @@ unchanged. ``[build-system] requires`` is not touched: it is what builds the pac
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
+from ascend_port.core.findings import FileResult
 from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError, Project, ProjectStep
 from ascend_port.core.selection import Selection
@@ -292,4 +295,27 @@ def _cuda_index_extras(data: dict[str, Any]) -> set[str]:
     return found
 
 
-PROJECT_STEPS = (NpuExtra(),)
+# The lock files a pyproject.toml's tools keep, with the command that writes them again.
+LOCK_FILES = {"uv.lock": "uv lock", "poetry.lock": "poetry lock", "pdm.lock": "pdm lock"}
+
+
+class StaleLocks(ProjectStep):
+    """A pyproject.toml the port changes leaves its lock files stale (uv, Poetry and PDM refuse, or install what
+    the file no longer says): a note names each, with the command that refreshes it."""
+
+    def after(self, files: list[FileResult], options: PortOptions) -> Sequence[str]:
+        notes = []
+        for file in files:
+            path = Path(file.path)
+            if path.name != "pyproject.toml" or not file.changed:
+                continue
+            for lock, command in LOCK_FILES.items():
+                if (path.parent / lock).is_file():
+                    where = (path.parent / lock).as_posix()
+                    notes.append(
+                        f"{where} will not match the ported pyproject.toml: run `{command}` there after the port"
+                    )
+        return notes
+
+
+PROJECT_STEPS = (NpuExtra(), StaleLocks())

@@ -7,6 +7,7 @@ so an edit changes only the part it must.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -278,18 +279,18 @@ class FlashReason(ProjectStep):
     """NPU600 says that npu_fusion_attention replaces flash-attn only where the run replaced a call: without one,
     the other wording, in the lines the port adds to the requirements, pins and scripts (never in the user's own)."""
 
-    def after(self, files: list[FileResult], options: PortOptions) -> None:
+    def after(self, files: list[FileResult], options: PortOptions) -> Sequence[str]:
         ported, unported = FLASH_REASON.encode(), FLASH_REASON_UNPORTED.encode()
         written = [
             f for f in files if f.changed and f.new_bytes and ported in f.new_bytes and not f.path.endswith(".py")
         ]
         if not written:
-            return  # (the usual case: decided without loading the attention rules, and with them LibCST)
+            return ()  # (the usual case: decided without loading the attention rules, and with them LibCST)
         from ascend_port.rules.attention.attention import FLASH_ATTN, FLASH_VARLEN, XFORMERS
 
         calls = {FLASH_ATTN.id, FLASH_VARLEN.id, XFORMERS.id}
         if any(f.applied and f.rule.id in calls for file in files for f in file.findings):
-            return
+            return ()
         for file in written:
             assert file.new_bytes is not None
             try:
@@ -306,6 +307,7 @@ class FlashReason(ProjectStep):
             file.findings = [
                 replace(f, message=f.message.replace(FLASH_REASON, FLASH_REASON_UNPORTED)) for f in file.findings
             ]
+        return ()
 
 
 PROJECT_STEPS = (TransformersPin(), FlashReason())
