@@ -194,6 +194,20 @@ def test_one_file_and_unrelated_trees_keep_the_helper_inline(tmp_path):
     assert "def _npu_flash_attn(" in (root / "other/m.py").read_text()
 
 
+def test_scripts_without_a_package_keep_their_helpers_inline(tmp_path):
+    """No import path is certain for a folder without __init__.py (scripts, or a namespace package): a plain
+    `from _ported_attention import` works only where the folder is on sys.path."""
+    for layout in (
+        {"train.py": SCRIPT, "eval.py": SCRIPT},
+        {"ns/a.py": PROJECT["pkg/a.py"], "ns/b.py": PROJECT["pkg/b.py"]},
+    ):
+        root = write(tmp_path / str(len(layout) + len(str(layout))), layout)
+        assert invoke(str(root), "-j", "1", "--no-git").exit_code == 0
+        assert not list(root.rglob(f"{MODULE_NAME}.py"))
+        for name in layout:
+            assert "def _npu_flash_attn(" in (root / name).read_text()
+
+
 def test_a_user_file_of_that_name_is_never_overwritten(tmp_path):
     root = write(tmp_path / "proj", {**PROJECT, SHARED: "VALUE = 1\n"})
     result = invoke(str(root), "-j", "1", "--no-git")

@@ -6,11 +6,11 @@ are) this project step (core/porting.ProjectStep.plan) moves the helpers of the 
 package into one module, ``MODULE_NAME`` in that package, and puts an import in their place: relative inside the
 package (``from ._ported_attention import _npu_flash_attn``, ``from .._ported_attention import ...`` in a
 sub-package), absolute (``from pkg._ported_attention import ...``) from a script in the folder that holds the
-package, plain (``from _ported_attention import ...``) between scripts of one folder. A package never imports
-another's module. Where no import path is certain the helpers stay inline: a module alone in its package or folder
-(a folder without ``__init__.py`` counts as a folder of scripts: namespace packages are not followed), a module
-whose helpers are not exactly what the port writes, a package above the paths given, or a file of that name that
-ascend-port did not write. The interactive review runs before this step, so a module is made only from accepted
+package. A package never imports another's module. Where no import path is certain the helpers stay inline: a
+module alone in its package, the scripts of a folder without a package (a folder without ``__init__.py``, a
+namespace package among them: a plain ``from _ported_attention import`` works only where that folder is on
+``sys.path``), a module whose helpers are not exactly what the port writes, a package above the paths given, or a
+file of that name that ascend-port did not write. The interactive review runs before this step, so a module is made only from accepted
 files."""
 
 from __future__ import annotations
@@ -212,7 +212,7 @@ def _package(path: Path) -> tuple[Path, tuple[str, ...]]:
 
 def _import_path(packages: tuple[str, ...], top: str | None) -> str:
     if not packages:
-        return f"{top}.{MODULE_NAME}" if top else MODULE_NAME
+        return f"{top}.{MODULE_NAME}"  # (a script beside its package)
     return "." * len(packages) + MODULE_NAME
 
 
@@ -234,8 +234,8 @@ class Shared:
 def plan(files: Iterable[tuple[Path, str]], backend: str, roots: Iterable[Path] = ()) -> Shared:
     """Where the shared modules go and who imports them, for the ported texts of ``files`` (absolute paths), with
     notes for stderr when helpers stay inline for a reason the user should know. One module per top-level package
-    (the scripts of its folder join the biggest one; scripts with no package beside them share one of their own):
-    a package never imports from another. ``roots``: the folders the run was given (absolute); a module is written
+    (the scripts of its folder join the biggest one; scripts with no package beside them keep their helpers): a
+    package never imports from another. ``roots``: the folders the run was given (absolute); a module is written
     inside one of them, never above."""
     blocks: dict[Path, Block] = {}
     for path, text in files:
@@ -249,8 +249,10 @@ def plan(files: Iterable[tuple[Path, str]], backend: str, roots: Iterable[Path] 
     for (root, top), members in groups.items():
         scripts = groups.get((root, None), []) if top else []
         beside = [k for k in groups if k[0] == root and k[1] is not None]  # the top-level packages of the folder
-        if top is None and beside:
-            continue  # (they join their folder's biggest package)
+        if top is None:
+            # (they join their folder's biggest package; a folder of scripts alone, or a namespace package, has no
+            # import path that is certain: `from _ported_attention import` works only where it is on sys.path)
+            continue
         if scripts and (root, top) == max(beside, key=lambda k: (len(groups[k]), k[1] or "")):
             members = members + scripts
         _add_module(shared, root, top, members, blocks, backend, [*roots])
