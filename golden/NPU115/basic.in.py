@@ -15,3 +15,9 @@ def main():
     print(f"capability: {torch.cuda.get_device_capability()}")
     model = torch.nn.Linear(2, 2).cuda()
     return model
+
+
+def check():
+    if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] < 8:
+        print("an old GPU: expect it to be slow")
+    return True

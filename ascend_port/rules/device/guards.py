@@ -129,7 +129,7 @@ def _advice(statement: cst.BaseStatement, resolve) -> bool:
         if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
             return False
         func = small.value.func
-        if resolve(func) in ("warnings.warn", "print"):
+        if resolve(func) == "warnings.warn" or isinstance(func, cst.Name) and func.value == "print":
             continue
         if not (
             isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS and "log" in _code(func.value).lower()
@@ -374,6 +374,7 @@ class GuardRules(DeviceRules):
                 if probes:
                     self._advisory.add(id(stmt))
                     self._gate_calls.update(id(call) for call in probes)
+                    self._keep_availability(stmt.test)  # (no rewrite inside what goes: no finding for it)
                 continue
             found = self._probe_assignment(stmt)
             if found is None or self.ctx.claimed_by(found[0].func) is not None:
