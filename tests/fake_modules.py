@@ -94,6 +94,17 @@ def npu_modules() -> dict[str, types.ModuleType]:
     }
 
 
+# The test of a fused rewrite's dispatch on the tensor's device (rules/attention/norms.py: other devices' tensors
+# keep the original computation).
+NPU_TEST = '.device.type == "npu"'
+
+
+def on_npu_tensors(text: str) -> str:
+    """A ported text as it runs on NPU tensors, where the tests' CPU tensors stand for them: its dispatches take
+    the NPU branch (the fused ops, which the fakes and the emulator run) for CPU tensors too."""
+    return text.replace(NPU_TEST, '.device.type in ("npu", "cpu")')
+
+
 @contextlib.contextmanager
 def installed(side: str, calls: list[str] | None = None) -> Iterator[None]:
     """Install one side's fakes (``gpu`` or ``npu``) and block the other side's packages for the duration; ``both``

@@ -18,7 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="pip install torch==2.13.0 (CPU) to run the numerical tests")
 
-from fake_modules import installed  # noqa: E402
+from fake_modules import NPU_TEST, installed, on_npu_tensors  # noqa: E402
 
 from ascend_port.core.options import PortOptions  # noqa: E402
 from ascend_port.core.selection import Selection  # noqa: E402
@@ -41,16 +41,12 @@ def load(case: str, ported: bool) -> dict:
     if ported:
         # The port keeps the original computation for other devices' tensors (`if x.device.type == "npu"`): here
         # the CPU tensors stand for NPU ones, so that the fused ops are what runs (and what is compared).
-        dispatches = text.count(NPU_TEST)
-        assert dispatches or "torch_npu.npu_" not in text, f"{case}: a fused op without a dispatch"
-        text = text.replace(NPU_TEST, '.device.type in ("npu", "cpu")')
+        assert NPU_TEST in text or "torch_npu.npu_" not in text, f"{case}: a fused op without a dispatch"
+        text = on_npu_tensors(text)
     namespace: dict = {"__name__": case.replace("/", "_")}
     with installed("npu" if ported else "gpu"):
         exec(compile(text, str(path), "exec"), namespace)
     return namespace
-
-
-NPU_TEST = '.device.type == "npu"'
 
 
 def close(actual: torch.Tensor, expected: torch.Tensor, dtype, scale: bool = False, what: str = "") -> None:

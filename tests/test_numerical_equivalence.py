@@ -27,7 +27,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="pip install torch==2.13.0 (CPU) to run the numerical-equivalence tests")
 
 import gpu_reference  # noqa: E402
-from fake_modules import installed  # noqa: E402
+from fake_modules import installed, on_npu_tensors  # noqa: E402
 from golden_cases import cases  # noqa: E402
 
 from ascend_port.core.options import PortOptions  # noqa: E402
@@ -457,6 +457,7 @@ class Traced:
 def trace(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str], device="cpu", grad=False) -> Traced:
     namespace = {"__name__": name.replace("/", "_")}
     leaves: list[tuple[str, torch.Tensor]] | None = [] if grad else None
+    text = text if side == "gpu" else on_npu_tensors(text)
     with _side(side, calls):
         exec(compile(text, name, "exec"), namespace)
         torch.manual_seed(0)
@@ -466,6 +467,7 @@ def trace(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str], 
 
 def execute(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str]):
     namespace = {"__name__": name.replace("/", "_")}
+    text = text if side == "gpu" else on_npu_tensors(text)
     with installed(side, calls):
         exec(compile(text, name, "exec"), namespace)
         torch.manual_seed(0)
