@@ -80,8 +80,9 @@ def test_the_install_commands_name_the_npu_extra(tmp_path: Path) -> None:
         PYPROJECT.replace('dependencies = ["torch>=2.5", "numpy"]', 'dependencies = ["numpy"]').replace(
             "torch==2.5.1", "jax"
         ),  # no torch anywhere: no npu extra either
+        PYPROJECT.replace('"torch>=2.5"', '"torch==2.1.2"'),  # no torch-npu release pairs with it: no npu extra
     ],
-    ids=["no-pyproject", "dynamic-extras", "no-torch"],
+    ids=["no-pyproject", "dynamic-extras", "no-torch", "unpaired-torch"],
 )
 def test_the_install_commands_stay_without_an_npu_extra(tmp_path: Path, pyproject: str | None) -> None:
     files = {"setup.sh": SCRIPT, **({"pyproject.toml": pyproject} if pyproject else {})}

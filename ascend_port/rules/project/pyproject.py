@@ -110,21 +110,10 @@ def _add_npu_extra(port: TextPort, data: dict[str, Any], spans: dict[tuple[str, 
     brings the torch of the first extra that pins one."""
     if not port.enabled(TORCH_NPU_DEPENDENCY):
         return None
-    project = data.get("project")
-    table = ("project", "optional-dependencies") if isinstance(project, dict) else ("dependency-groups",)
-    if table[0] not in data or NPU_EXTRA in (_get(data, table) if _has(data, table) else {}):
-        return None  # (no table to add it to; or the project has an npu extra already: ported as a list)
-    if isinstance(project, dict) and "optional-dependencies" in (project.get("dynamic") or ()):
-        return None  # (its extras are the build backend's, setup.py's extras_require: a table here is an error)
-    torch = _torch_to_pair(data, table)
-    if torch is None:
+    planned = _planned_extra(port.text, data, spans)
+    if planned is None:
         return None
-    where, requirement = torch
-    placed = torch_npu_verdict([requirement])
-    if placed is None:
-        return None
-    found = placed[1]
-    anchor = _anchor(port.text, table, spans)
+    table, where, requirement, found, anchor = planned
     if not found.new_requirement or anchor is None:
         offset = spans[where].statement_start if where in spans else 0
         why = found.reason if not found.new_requirement else "the extras are laid out too unusually to add one"
@@ -157,6 +146,22 @@ def _add_npu_extra(port: TextPort, data: dict[str, Any], spans: dict[tuple[str, 
     if not port.fix(TORCH_NPU_DEPENDENCY, at, [Edit(at, at, lines)], message):
         return None
     return NewList(table, values)
+
+
+def _planned_extra(text: str, data: dict[str, Any], spans: dict[tuple[str, ...], ArraySpan]):
+    """(its table, the list whose torch it pairs with, that torch, the verdict, where it goes) for the npu extra the
+    port would add; None where it adds none (no table for it, one there already, dynamic extras, no torch)."""
+    project = data.get("project")
+    table = ("project", "optional-dependencies") if isinstance(project, dict) else ("dependency-groups",)
+    if table[0] not in data or NPU_EXTRA in (_get(data, table) if _has(data, table) else {}):
+        return None  # (no table to add it to; or the project has an npu extra already: ported as a list)
+    if isinstance(project, dict) and "optional-dependencies" in (project.get("dynamic") or ()):
+        return None  # (its extras are the build backend's, setup.py's extras_require: a table here is an error)
+    torch = _torch_to_pair(data, table)
+    placed = torch_npu_verdict([torch[1]]) if torch is not None else None
+    if torch is None or placed is None:
+        return None
+    return table, torch[0], torch[1], placed[1], _anchor(text, table, spans)
 
 
 def _torch_to_pair(data: dict[str, Any], table: tuple[str, ...]) -> tuple[tuple[str, ...], Requirement] | None:
@@ -253,25 +258,29 @@ _CUDA_EXTRA = re.compile(r"(?i)^(?:gpu|cuda|nvidia|cu\d+|cuda\d+)(?:[-_.]?(?:cu\
 
 class NpuExtra(ProjectStep):
     """Which extras of the project's pyproject.toml its install commands must stop naming for the ``npu`` one the
-    port adds (PortOptions.cuda_extras, read by rules/project/installs.py): those for CUDA hosts, by their name or
-    by the CUDA wheel index ``[tool.uv.sources]`` binds them to."""
+    port adds, or that it has (PortOptions.cuda_extras, read by rules/project/installs.py): those for CUDA hosts, by
+    their name or by the CUDA wheel index ``[tool.uv.sources]`` binds them to. (The commands' edits are NPU602's
+    too: a run that leaves it out changes neither the file nor the commands.)"""
 
     def facts(self, project: Project, options: PortOptions) -> PortOptions:
         if options.cuda_extras:
             return options
         path = project.top / "pyproject.toml"
         try:
-            data = _parse(path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, PortError):
+            text = path.read_text("utf-8")
+            data = _parse(text)
+            spans = array_spans(text)
+        except (OSError, UnicodeDecodeError, PortError, TomlScanError):
             return options
+        if not isinstance(data.get("project"), dict):
+            return options  # (extras are installed as `.[name]` only from a project)
         extras = (
             _get(data, ("project", "optional-dependencies")) if _has(data, ("project", "optional-dependencies")) else {}
         )
-        has_npu = NPU_EXTRA in extras
-        project_table = data.get("project")
-        gets_npu = isinstance(project_table, dict) and _torch_to_pair(data, ("project", "optional-dependencies"))
-        if not (has_npu or gets_npu) or "optional-dependencies" in (project_table or {}).get("dynamic", ()):
-            return options
+        planned = _planned_extra(text, data, spans)
+        added = planned is not None and bool(planned[3].new_requirement) and planned[4] is not None
+        if NPU_EXTRA not in extras and not added:
+            return options  # (no npu extra to install: the commands stay)
         cuda = {name for name in extras if _CUDA_EXTRA.match(name)} | _cuda_index_extras(data)
         cuda.discard(NPU_EXTRA)
         return replace(options, cuda_extras=tuple(sorted(cuda))) if cuda else options
