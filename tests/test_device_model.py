@@ -138,6 +138,9 @@ def test_a_family_with_an_npu_member_keeps_every_member(tmp_path: Path) -> None:
     assert not [f for file in result.files for f in file.findings if "accelerator" in file.path or "comm" in file.path]
     [train] = [file for file in result.files if file.path.endswith("train.py")]
     assert [(f.rule.id, f.applied) for f in train.findings] == [("NPU101", False)]
+    # the summary says why nothing changes, and how to make an NPU-only fork
+    [note] = [n for n in result.notes if "supports the NPU already" in n]
+    assert "npu_accelerator.py shows it" in note and "--other-devices drop" in note
 
 
 def test_a_family_without_an_npu_member_is_reported_not_edited(tmp_path: Path) -> None:

@@ -729,18 +729,23 @@ _NPU_HINTS = (b"_npu", b"npu_", b"def npu", b"npu(")
 def supports_npu(files: Iterable[str]) -> bool:
     """Does a project (its Python files) already support the NPU on its own? Then its CUDA branches are CUDA's on
     purpose: the port keeps every branch, table and setting that names CUDA and ports only unconditional CUDA code."""
+    return npu_support(files) is not None
+
+
+def npu_support(files: Iterable[str]) -> str | None:
+    """The first of ``files`` that shows the project supports the NPU (see supports_npu), or None."""
     for path in files:
         folder, name = os.path.split(path)
         stem = name.rsplit(".", 1)[0]
         if _DEVICE_WORDS.get(os.path.basename(folder).lower()) == "npu" or "npu" in {
             _DEVICE_WORDS.get(part.lower()) for part in stem.split("_")
         }:
-            return True
+            return path
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
             if any(hint in data for hint in _NPU_HINTS) and _NPU_SUPPORT.search(data):
-                return True
+                return path
         except OSError:
             continue
-    return False
+    return None

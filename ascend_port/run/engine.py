@@ -23,7 +23,7 @@ from ascend_port.core.porting import CrossFileEdit, Handler, PortError, Project
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError, decode_python
 from ascend_port.port.handlers import PythonHandler, handler_for
-from ascend_port.python.device_model import module_family, supports_npu
+from ascend_port.python.device_model import module_family, npu_support
 from ascend_port.rules.registry import project_steps
 from ascend_port.run.cache import Entry, ResultCache, result_cache
 from ascend_port.run.discovery import Exclude, Skipped, discover
@@ -248,11 +248,10 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     paths = [Path(p) for p in paths]
     files = discover(paths, wanted, config.exclude, skipped)
     options = config.options
-    if (
-        options.other_devices == "keep"
-        and not options.npu_aware
-        and supports_npu(str(f) for f in files if f.suffix == ".py")
-    ):
+    evidence = None
+    if options.other_devices == "keep" and not options.npu_aware:
+        evidence = npu_support(str(f) for f in files if f.suffix == ".py")
+    if evidence is not None:
         # A project that already runs on the NPU keeps what it does for CUDA on purpose (device_model.py).
         options = replace(options, npu_aware=True)
     # What the project's other files say (its transformers pin for NPU803, its extensions' ops for NPU502): the
@@ -281,6 +280,12 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
         npu_api.target_version(config.options),
     )
     result.roots = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths]
+    if evidence is not None:
+        result.notes.append(
+            f"the project supports the NPU already ({display_path(Path(evidence))} shows it): its CUDA code is "
+            "reported, not rewritten (the rewrites counted are those a port would make); `--other-devices drop` "
+            "rewrites it all (an NPU-only fork)"
+        )
     result.notes.extend(note for file in result.files for note in file.notes)
     if config.edits_across_files:
         edit_across_files(result, config)
