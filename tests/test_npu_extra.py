@@ -39,7 +39,7 @@ uv sync --extra gpu
 uv sync --extra=accel --extra dev
 pip install -e ".[gpu,dev]"
 python -m pip install .[accel]
-pip install .[cpu] ./vendor/lib[dev] torch[gpu]
+pip install .[cpu] ./vendor/lib[dev] ./third_party/lib[gpu] torch[gpu]
 """
 PORTED = """\
 #!/bin/bash
@@ -47,7 +47,7 @@ uv sync --extra npu
 uv sync --extra=npu --extra dev
 pip install -e ".[npu,dev]"
 python -m pip install .[npu]
-pip install .[cpu] ./vendor/lib[dev] torch[gpu]
+pip install .[cpu] ./vendor/lib[dev] ./third_party/lib[gpu] torch[gpu]
 """
 
 

@@ -252,8 +252,9 @@ class _PipInstall:
             sc.port.fix(CUDA_ONLY_DEPENDENCY, offset, edits, f"{package} removed from the install command: {reason}")
 
 
-# The project itself with extras: `.[gpu]`, `.[gpu,dev]`, `./path[cu121]`, `/src/app[gpu]` (a path, not a package).
-_LOCAL_EXTRAS = re.compile(r"(?P<path>\.{1,2}(?:/[^\[\]]*)?|/[^\[\]]+)\[(?P<extras>[^\[\]]*)\]")
+# The project itself with extras: `.[gpu]`, `.[gpu,dev]`, `..[gpu]` from a folder of scripts, `/app[gpu]` where a
+# Dockerfile copied it (not a package, nor a path below the project: `./third_party/lib[gpu]` is another one's).
+_LOCAL_EXTRAS = re.compile(r"(?P<path>\.{1,2}/?|/[^\[\]]+)\[(?P<extras>[^\[\]]*)\]")
 
 
 def _npu_extra(sc: ShellCommand, word: Word, value: str) -> bool:
