@@ -33,8 +33,7 @@ from ascend_port.git.domains import ORDER, TITLES, FilePlan, Step, port_steps, u
 from ascend_port.git.review import review_files
 from ascend_port.git.summary import RunInfo, exclude_from_git, write_report
 from ascend_port.reports import write_assessment
-from ascend_port.rules.registry import project_steps
-from ascend_port.run.engine import RunConfig, RunResult, display_path
+from ascend_port.run.engine import RunConfig, RunResult, display_path, planned_edits
 from ascend_port.run.hunks import FileChange
 
 DEFAULT_BRANCH = "ascend-port/npu"
@@ -482,14 +481,10 @@ def _edit_across_files(
                 texts.append((plan.target, decode_python(plan.new).text))
             except SourceError:
                 continue
-        for project_step in project_steps():
-            edit = project_step.plan(texts, config.options, result.roots)
-            if edit is None:
-                continue
-            for note in edit.notes:
-                err.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
-            if edit.modules:
-                edits.append(edit)
+        planned, notes = planned_edits(texts, config.options, result.roots)
+        edits.extend(planned)
+        for note in notes:
+            err.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
     by_path = {str(Path(f.path).resolve()): f for f in result.changed}
     modules = []
     for edit in edits:

@@ -25,6 +25,7 @@ from ascend_port.formats.textedit import Edit, LineIndex, TextPort, newline_of
 from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
+    NPU_EXTRA,
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
     torch_npu_verdict,
@@ -158,9 +159,6 @@ def port_setup_requirements(text: str, selection: Selection) -> TextPort:
                 "the file is left unchanged"
             )
     return port
-
-
-NPU_EXTRA = "npu"  # (the extra pyproject.toml gets: rules/project/pyproject.py)
 
 
 def _npu_extra_by_hand(port: TextPort, items: list[ListItem] | tuple[ListItem, ...], how: str) -> None:

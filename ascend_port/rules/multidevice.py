@@ -287,16 +287,11 @@ class MultiDeviceTransformer(PortTransformer):
         literal = annotation.annotation
         if not isinstance(literal, cst.Subscript) or self.ctx.imports.resolve(literal.value) not in _LITERALS:
             return updated
-        elements = [e.slice.value for e in literal.slice if isinstance(e.slice, cst.Index)]
-        if len(elements) != len(literal.slice) or _with_npu(cst.Tuple([cst.Element(e) for e in elements])) is None:
+        values = [e.slice.value if isinstance(e.slice, cst.Index) else None for e in literal.slice]
+        at = _cuda_at(values)
+        if at is None:
             return updated
-        items = list(literal.slice)
-        at = [_string(e) for e in elements].index("cuda")
-        cuda = items[at]
-        npu = cst.SubscriptElement(cst.Index(_npu_twin(elements[at])), comma=cuda.comma)
-        if not isinstance(cuda.comma, cst.Comma):  # the last element: it gets a comma, the new one none
-            npu = npu.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        items[at : at + 1] = [cuda.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), npu]
+        items = _with_npu_after(list(literal.slice), at, cst.SubscriptElement(cst.Index(_npu_twin(values[at]))))
         new = updated.with_changes(annotation=annotation.with_changes(annotation=literal.with_changes(slice=items)))
         return self._accepts(original, new) or updated
 
@@ -340,10 +335,27 @@ def _string(node: cst.BaseExpression) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _npu_twin(cuda: cst.BaseExpression) -> cst.SimpleString:
-    """``"npu"`` in the quotes of ``cuda``, a ``"cuda"`` string."""
+def _npu_twin(cuda: cst.BaseExpression | None) -> cst.SimpleString:
+    """``"npu"`` in the quotes of ``cuda``, a ``"cuda"`` string (where _cuda_at found it)."""
     assert isinstance(cuda, cst.SimpleString)
     return cuda.with_changes(value=cuda.value.replace("cuda", "npu", 1))
+
+
+def _cuda_at(values: Sequence[cst.BaseExpression | None]) -> int | None:
+    """Where "cuda" is in a literal list of device names with another device but no "npu", else None."""
+    names = [_string(v) if v is not None else None for v in values]
+    if None in names or names.count("cuda") != 1 or "npu" in names or not _OTHER_DEVICE_TYPES & set(names):
+        return None
+    return names.index("cuda")
+
+
+def _with_npu_after(elements: list, at: int, npu):
+    """``elements`` (list or subscript elements) with ``npu`` after the one at ``at``, the commas right: the new
+    one takes that one's comma (none when it was the last), and that one gets one."""
+    cuda = elements[at]
+    npu = npu.with_changes(comma=cuda.comma if isinstance(cuda.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT)
+    cuda = cuda.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return [*elements[:at], cuda, npu, *elements[at + 1 :]]
 
 
 def _with_npu(container: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -352,17 +364,11 @@ def _with_npu(container: cst.BaseExpression) -> cst.BaseExpression | None:
     if not isinstance(container, (cst.List, cst.Tuple, cst.Set)):
         return None
     elements = list(container.elements)
-    names = [_string(e.value) if isinstance(e, cst.Element) else None for e in elements]
-    if None in names or names.count("cuda") != 1 or "npu" in names or not _OTHER_DEVICE_TYPES & set(names):
+    at = _cuda_at([e.value if isinstance(e, cst.Element) else None for e in elements])
+    if at is None:
         return None
-    at = names.index("cuda")
-    cuda = elements[at]
-    assert isinstance(cuda, cst.Element)
-    npu = cst.Element(_npu_twin(cuda.value), comma=cuda.comma)
-    if not isinstance(cuda.comma, cst.Comma):  # the last element: it gets a comma, the new one none
-        npu = npu.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    cuda = cuda.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    return container.with_changes(elements=[*elements[:at], cuda, npu, *elements[at + 1 :]])
+    npu = cst.Element(_npu_twin(elements[at].value))
+    return container.with_changes(elements=_with_npu_after(elements, at, npu))
 
 
 def _key(element: cst.BaseDictElement) -> str | None:

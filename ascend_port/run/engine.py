@@ -319,14 +319,27 @@ def edit_across_files(result: RunResult, config: RunConfig) -> None:
         except SourceError:
             continue
         by_path[path] = file
+    edits, notes = planned_edits(texts, config.options, result.roots)
+    result.notes.extend(notes)
+    for edit in edits:
+        result.edits.append(edit)
+        _apply_edit(edit, by_path, result)
+
+
+def planned_edits(
+    texts: list[tuple[Path, str]], options: PortOptions, roots: list[Path]
+) -> tuple[list[CrossFileEdit], list[str]]:
+    """What the project steps' plans do to the ported Python ``texts`` (absolute paths): the edits that write
+    modules, and every plan's notes (also those of a plan that writes none)."""
+    edits: list[CrossFileEdit] = []
+    notes: list[str] = []
     for step in project_steps():
-        edit = step.plan(texts, config.options, result.roots)
-        if edit is None:
-            continue
-        result.notes.extend(edit.notes)
-        if edit.modules:
-            result.edits.append(edit)
-            _apply_edit(edit, by_path, result)
+        edit = step.plan(texts, options, roots)
+        if edit is not None:
+            notes.extend(edit.notes)
+            if edit.modules:
+                edits.append(edit)
+    return edits, notes
 
 
 def _apply_edit(edit: CrossFileEdit, by_path: dict[Path, FileResult], result: RunResult) -> None:

@@ -197,6 +197,12 @@ class _Swiglu:
     pair: tuple[str, str]  # code of the two statements, to find them again in the updated tree
 
 
+def npu_test(tensor: str) -> cst.BaseExpression:
+    """``<tensor>.device.type == "npu"``: the test of a fused rewrite's dispatch on the tensor's device (_npu_test
+    recognises it)."""
+    return cst.parse_expression(f'{tensor.strip()}.device.type == "npu"')
+
+
 def _npu_test(test: cst.BaseExpression) -> bool:
     """``<x>.device.type == "npu"``: the test of a dispatch on the tensor's device (what the fused rewrites write)."""
     return (
@@ -333,7 +339,7 @@ class RotarySwigluMixin:
             # is the whole value of an assignment or a return
             whole = self._whole_value(original)
             replacement = cst.IfExp(
-                test=cst.parse_expression(f'{code_of(x).strip()}.device.type == "npu"'),
+                test=npu_test(code_of(x)),
                 body=call,
                 orelse=updated.with_changes(lpar=[], rpar=[]),
                 lpar=updated.lpar or ([] if whole else [cst.LeftParen()]),
@@ -686,7 +692,7 @@ class _SwigluApplier(cst.CSTTransformer):
                     i += 1  # (its device would be read by computing it a second time: left as it is)
                     continue
                 # `if t.device.type == "npu": <fused> else: <the two statements>` (the other devices' tensors)
-                test = cst.parse_expression(f'{code_of(tensor).strip()}.device.type == "npu"')
+                test = npu_test(code_of(tensor))
                 plain = [first.with_changes(leading_lines=[]), body[i + 1]]
                 ported: cst.BaseStatement = cst.If(
                     test=test,

@@ -21,7 +21,7 @@ from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortContext, PortTransformer
-from ascend_port.rules.attention.fused_ops import ROTARY_MUL, SWIGLU, RotarySwigluMixin
+from ascend_port.rules.attention.fused_ops import ROTARY_MUL, SWIGLU, RotarySwigluMixin, npu_test
 from ascend_port.rules.attention.helpers import PRIVATE_TORCH
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 
@@ -378,8 +378,7 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
         fused.append(cst.parse_statement(call))
         if self.dispatches():
             # (the other devices' tensors, CPU ones in the project's tests, take the original computation)
-            test = cst.parse_expression(f'{match.input}.device.type == "npu"')
-            statements.append(cst.If(test=test, body=cst.IndentedBlock(body=fused)))
+            statements.append(cst.If(test=npu_test(match.input), body=cst.IndentedBlock(body=fused)))
             statements.extend(original)
         else:
             statements.extend(fused)

@@ -16,8 +16,7 @@ from ascend_port.core.cuda_packages import conda_removal_reason, removal_reason
 from ascend_port.formats.requirement import archive_requirement, parse_requirement
 from ascend_port.formats.shell_lexer import Word
 from ascend_port.formats.textedit import Edit, TextPort, comment_lines_above, newline_of
-from ascend_port.rules.project.pyproject import NPU_EXTRA
-from ascend_port.rules.project.requirements import CUDA_ONLY_DEPENDENCY, TORCH_NPU_DEPENDENCY
+from ascend_port.rules.project.requirements import CUDA_ONLY_DEPENDENCY, NPU_EXTRA, TORCH_NPU_DEPENDENCY
 from ascend_port.rules.project.requirements_txt import CPU_BUILD, CUDA_INDEX, CUDA_LOCAL, CUDA_TORCH_BUILD
 
 CUDA_ONLY_INSTALL = rule(

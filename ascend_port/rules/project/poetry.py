@@ -18,6 +18,7 @@ from ascend_port.formats.requirement import canonical
 from ascend_port.formats.textedit import Edit, TextPort, newline_of
 from ascend_port.rules.project.requirements import (
     CUDA_ONLY_DEPENDENCY,
+    NPU_EXTRA,
     TORCH_NPU_DEPENDENCY,
     TRITON_ASCEND_DEPENDENCY,
     torch_npu_specifier,
@@ -29,7 +30,6 @@ _ARRAY_HEADER = re.compile(r"^[ \t]*\[\[(?P<name>[^\]]+)\]\][ \t]*(?:#.*)?$")
 _KEY_LINE = re.compile(r"^(?P<lead>[ \t]*)(?P<q>[\"']?)(?P<key>[A-Za-z0-9_-]+)(?P=q)[ \t]*=[ \t]*(?P<value>.*)$")
 _DEPENDENCY_TABLE = re.compile(r"^tool\.poetry\.(?:dependencies|dev-dependencies|group\.[\w-]+\.dependencies)$")
 _CORE = ("tool", "poetry", "dependencies")
-NPU_GROUP = "npu"  # (the name of pyproject.toml's npu extra: rules/project/pyproject.py)
 _VERSION = re.compile(r"^(?:==)?\s*v?(\d+(?:\.\d+)*(?:\.\*)?(?:\+[\w.]+)?)$")
 
 
@@ -117,7 +117,7 @@ class PoetryPort:
     def ports(self, table: tuple[str, ...]) -> bool:
         """Are the dependencies of ``table`` ported: the core ones, or the npu group's (another group is for the
         hosts that choose it: it keeps what it installs)."""
-        return table == _CORE or table == ("tool", "poetry", "group", NPU_GROUP, "dependencies")
+        return table == _CORE or table == ("tool", "poetry", "group", NPU_EXTRA, "dependencies")
 
     def run(self) -> Expected:
         if not self.poetry:
@@ -197,7 +197,7 @@ class PoetryPort:
         core dependencies: every user of the package would get it, and without Ascend's CANN its autoload makes
         ``import torch`` fail."""
         group = self.poetry.get("group")
-        if isinstance(group, dict) and NPU_GROUP in group:
+        if isinstance(group, dict) and NPU_EXTRA in group:
             return  # (the project has one: its dependencies are ported as a table)
         spec, why = torch_npu_specifier(_poetry_pin(torch))
         if spec is None:
@@ -206,18 +206,18 @@ class PoetryPort:
         version = spec[2:] if spec else "*"
         nl = self.newline
         text = (
-            f"{nl}[tool.poetry.group.{NPU_GROUP}]{nl}optional = true{nl}{nl}"
-            f'[tool.poetry.group.{NPU_GROUP}.dependencies]{nl}torch-npu = "{version}"{nl}'
+            f"{nl}[tool.poetry.group.{NPU_EXTRA}]{nl}optional = true{nl}{nl}"
+            f'[tool.poetry.group.{NPU_EXTRA}.dependencies]{nl}torch-npu = "{version}"{nl}'
         )
         if not self.text.endswith(("\n", "\r")):
             text = nl + text
         message = (
-            f"torch-npu added as an optional group of its own, `{NPU_GROUP}` ({why}): install it with `poetry install "
-            f"--with {NPU_GROUP}`; the core dependencies install on every host as before"
+            f"torch-npu added as an optional group of its own, `{NPU_EXTRA}` ({why}): install it with `poetry install "
+            f"--with {NPU_EXTRA}`; the core dependencies install on every host as before"
         )
         end = len(self.text)
         if self.port.fix(TORCH_NPU_DEPENDENCY, start, [Edit(end, end, text)], message):
-            self.expected.groups[NPU_GROUP] = {"optional": True, "dependencies": {"torch-npu": version}}
+            self.expected.groups[NPU_EXTRA] = {"optional": True, "dependencies": {"torch-npu": version}}
 
     def add_torch_npu(self, table, key: str, value: Any, m: re.Match, end: int, whole: bool) -> None:
         values = _table(self.data, table)

@@ -24,10 +24,8 @@ from ascend_port.formats.textedit import Edit, TextPort, newline_of
 from ascend_port.formats.tomlspans import ArraySpan, TomlScanError, array_spans
 from ascend_port.rules.project.poetry import Expected, PoetryPort
 from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
-from ascend_port.rules.project.requirements import TORCH_NPU_DEPENDENCY, torch_npu_verdict
+from ascend_port.rules.project.requirements import NPU_EXTRA, TORCH_NPU_DEPENDENCY, torch_npu_verdict
 from ascend_port.rules.project.requirements_txt import CUDA_INDEX
-
-NPU_EXTRA = "npu"  # the extra (or dependency group) that brings torch-npu
 
 
 @dataclass(frozen=True)
@@ -153,7 +151,7 @@ def _planned_extra(text: str, data: dict[str, Any], spans: dict[tuple[str, ...],
     port would add; None where it adds none (no table for it, one there already, dynamic extras, no torch)."""
     project = data.get("project")
     table = ("project", "optional-dependencies") if isinstance(project, dict) else ("dependency-groups",)
-    if table[0] not in data or NPU_EXTRA in (_get(data, table) if _has(data, table) else {}):
+    if table[0] not in data or NPU_EXTRA in _table_at(data, table):
         return None  # (no table to add it to; or the project has an npu extra already: ported as a list)
     if isinstance(project, dict) and "optional-dependencies" in (project.get("dynamic") or ()):
         return None  # (its extras are the build backend's, setup.py's extras_require: a table here is an error)
@@ -181,11 +179,13 @@ def _torch_to_pair(data: dict[str, Any], table: tuple[str, ...]) -> tuple[tuple[
     return first
 
 
-def _has(data: dict[str, Any], path: tuple[str, ...]) -> bool:
+def _table_at(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """The table at ``path``, or an empty one where the document has none."""
     try:
-        return isinstance(_get(data, path), dict)
+        found = _get(data, path)
     except (KeyError, TypeError):
-        return False
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _anchor(text: str, table: tuple[str, ...], spans: dict[tuple[str, ...], ArraySpan]) -> tuple[int, bool] | None:
@@ -274,9 +274,7 @@ class NpuExtra(ProjectStep):
             return options
         if not isinstance(data.get("project"), dict):
             return options  # (extras are installed as `.[name]` only from a project)
-        extras = (
-            _get(data, ("project", "optional-dependencies")) if _has(data, ("project", "optional-dependencies")) else {}
-        )
+        extras = _table_at(data, ("project", "optional-dependencies"))
         planned = _planned_extra(text, data, spans)
         added = planned is not None and bool(planned[3].new_requirement) and planned[4] is not None
         if NPU_EXTRA not in extras and not added:

@@ -72,6 +72,9 @@ TRITON_ASCEND_DEPENDENCY = rule(
     """,
     example_file="requirements.txt",
 )
+# The extra (a dependency group, a Poetry group) that brings torch-npu where a package's core dependencies must not.
+NPU_EXTRA = "npu"
+
 TORCH_NPU_DEPENDENCY = rule(
     "NPU602",
     "torch-npu-dependency",
