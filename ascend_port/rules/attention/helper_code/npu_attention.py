@@ -1,0 +1,122 @@
+"""The attention helpers the port writes into ported modules (helpers.py copies them from here): never imported.
+
+Each function is copied as it stands here, with what the ported module needs adapted by LibCST: ``CREDIT`` in a
+docstring names the rules that wrote it; ``torch_npu`` becomes the module's name for it; a helper's own
+``import torch as _torch`` stays only where the module does not import torch at its top level (elsewhere the
+import goes and ``_torch`` becomes the module's name for torch: a plain ``import torch``, even in a function, would
+make the module's other ``torch.cuda`` code resolve on the next run and the port not idempotent); the MindIE-SD
+branch (the ``if`` that imports mindiesd) stays only under ``--attention-backend mindiesd``. Continuation lines keep
+their alignment under an open parenthesis. Formatted by hand (ruff format leaves this folder alone): the layout is
+the one ported modules get.
+"""
+
+import torch_npu
+
+_NPU_ATTENTION_MASKS = {}
+
+
+def _npu_flash_attn(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
+                    cu_seqlens_q=None, cu_seqlens_k=None, top_left=False):
+    """flash-attn's attention on torch_npu.npu_fusion_attention (written by ascend-port, CREDIT).
+
+    q, k, v: (batch, seq, heads, head_dim), or (tokens, heads, head_dim) with cu_seqlens_q/k (varlen). Fewer
+    key/value heads than query heads (GQA) need no repeat. Causal and sliding-window masks align bottom-right, as
+    in flash-attn >= 2.1; top_left=True aligns a causal mask top-left (xformers' LowerTriangularMask).
+    """
+    import torch as _torch  # (the module does not import torch)
+
+    if softmax_scale is None:
+        softmax_scale = q.shape[-1] ** -0.5  # the op's own default scale is 1.0
+    left, right = window_size
+    if not causal and dropout_p == 0.0 and left < 0 and right < 0 and cu_seqlens_q is None \
+            and k.shape[2] == q.shape[2] and isinstance(softmax_scale, float) \
+            and not (_torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)):
+        # --attention-backend mindiesd, for calls that need no backward (its runtime may pick an inference-only
+        # kernel) and have a float scale (it rejects others); training calls take npu_fusion_attention below
+        from mindiesd import attention_forward
+
+        return attention_forward(q, k, v, scale=softmax_scale)
+    options = {}
+    if cu_seqlens_q is None:
+        if causal and not top_left and q.shape[1] > k.shape[1]:
+            # bottom-right causal with more queries than keys: the first rows see no key and flash-attn writes 0
+            # there (the op documents nothing for such rows), so they are left out of the call
+            cut = q.shape[1] - k.shape[1]
+            out = _npu_flash_attn(q[:, cut:], k, v, dropout_p, softmax_scale, causal, window_size)
+            return _torch.cat([out.new_zeros(out.shape[0], cut, *out.shape[2:]), out], dim=1)
+        layout, head_num = "BSND", q.shape[2]
+        lengths = []
+    else:  # the op takes the cumulative sequence ends as host lists, at most 1024 sequences per call
+        if len(cu_seqlens_q) > 1025:
+            parts = []
+            for i in range(0, len(cu_seqlens_q) - 1, 1024):
+                cq, ck = cu_seqlens_q[i:i + 1025], cu_seqlens_k[i:i + 1025]
+                parts.append(_npu_flash_attn(q[cq[0]:cq[-1]], k[ck[0]:ck[-1]], v[ck[0]:ck[-1]], dropout_p,
+                                             softmax_scale, causal, window_size, cq - cq[0], ck - ck[0], top_left))
+            return _torch.cat(parts)
+        layout, head_num = "TND", q.shape[1]
+        ends_q, ends_k = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+        options.update(actual_seq_qlen=ends_q[1:], actual_seq_kvlen=ends_k[1:])
+        lengths = [(b - a, d - c) for a, b, c, d in zip(ends_q, ends_q[1:], ends_k, ends_k[1:])]
+    if causal or left >= 0 or right >= 0:
+        if causal and not top_left and any(sq > sk for sq, sk in lengths):
+            # a sequence with more queries than keys: its first rows see no key (flash-attn writes 0 there), and
+            # npu_fusion_attention documents nothing for such rows
+            raise NotImplementedError("varlen causal attention with more queries than keys (fully masked rows)")
+        mask = _NPU_ATTENTION_MASKS.get(q.device)
+        if mask is None:  # the compressed 2048x2048 mask of the causal and band modes (True: masked out)
+            with _torch.inference_mode(False):  # the op saves it for backward: never an inference tensor
+                mask = _torch.triu(_torch.ones(2048, 2048, dtype=_torch.bool, device=q.device), diagonal=1)
+            _NPU_ATTENTION_MASKS[q.device] = mask
+        options["atten_mask"] = mask
+        if left < 0 and right < 0:
+            options["sparse_mode"] = 2 if top_left else 3
+        else:  # band mode: keys from i - left to i + right around the bottom-right diagonal
+            options.update(sparse_mode=4, pre_tockens=left if left >= 0 else 2147483647,
+                           next_tockens=0 if causal else right if right >= 0 else 2147483647)
+    return torch_npu.npu_fusion_attention(q, k, v, head_num, layout, scale=softmax_scale,
+                                          keep_prob=1.0 - dropout_p, **options)[0]
+
+
+def _npu_memory_efficient_attention(q, k, v, p=0.0, scale=None, causal=False, top_left=False):
+    """xformers.ops.memory_efficient_attention on NPU (written by ascend-port, CREDIT): BMHK inputs, or BMK
+    inputs as a single head; scale=None means q.shape[-1] ** -0.5, as in xformers."""
+    if q.dim() == 3:
+        out = _npu_flash_attn(q.unsqueeze(2), k.unsqueeze(2), v.unsqueeze(2), p, scale, causal, top_left=top_left)
+        return out.squeeze(2)
+    return _npu_flash_attn(q, k, v, p, scale, causal, top_left=top_left)
+
+
+def _npu_index_first_axis(x, indices):
+    """flash_attn.bert_padding.index_first_axis (written by ascend-port, CREDIT): the rows ``indices`` of x."""
+    return x[indices]
+
+
+def _npu_index_put_first_axis(values, indices, first_axis_dim):
+    """flash_attn.bert_padding.index_put_first_axis (written by ascend-port, CREDIT): ``values`` scattered to the
+    rows ``indices`` of zeros with ``first_axis_dim`` rows."""
+    out = values.new_zeros(first_axis_dim, *values.shape[1:])
+    out[indices] = values
+    return out
+
+
+def _npu_unpad_input(hidden_states, attention_mask, unused_mask=None):
+    """flash_attn.bert_padding.unpad_input (written by ascend-port, CREDIT): the tokens of (batch, seqlen, ...)
+    where the mask (plus unused_mask) is set, their flat indices, cu_seqlens (int32, batch + 1), the longest
+    sequence and the used lengths (int32): flash-attn >= 2.7's five values (< 2.7 returns the first four)."""
+    import torch as _torch  # (the module does not import torch at its top level)
+
+    masks = attention_mask if unused_mask is None else attention_mask + unused_mask
+    seqlens = masks.sum(dim=-1, dtype=_torch.int32)
+    indices = _torch.nonzero(masks.flatten(), as_tuple=False).flatten()
+    cu_seqlens = _torch.nn.functional.pad(_torch.cumsum(seqlens, dim=0, dtype=_torch.int32), (1, 0))
+    tokens = hidden_states.flatten(0, 1)[indices]
+    return tokens, indices, cu_seqlens, seqlens.max().item(), attention_mask.sum(dim=-1, dtype=_torch.int32)
+
+
+def _npu_pad_input(hidden_states, indices, batch, seqlen):
+    """flash_attn.bert_padding.pad_input (written by ascend-port, CREDIT): the tokens scattered back to
+    (batch, seqlen, ...), zeros elsewhere."""
+    out = hidden_states.new_zeros(batch * seqlen, *hidden_states.shape[1:])
+    out[indices] = hidden_states
+    return out.reshape(batch, seqlen, *hidden_states.shape[1:])
