@@ -7,16 +7,8 @@ import ast
 
 import pytest
 
-from ascend_port.rules.attention.helpers import (
-    CREDIT,
-    DEPENDS,
-    FLASH_HELPER,
-    MASK_CACHE,
-    PRIVATE_TORCH,
-    SOURCE,
-    XFORMERS_HELPER,
-    helper_source,
-)
+from ascend_port.rules.attention.helper_names import DEPENDS, FLASH_HELPER, MASK_CACHE, PRIVATE_TORCH, XFORMERS_HELPER
+from ascend_port.rules.attention.helpers import CREDIT, SOURCE, helper_source
 
 
 def test_the_module_defines_every_helper_the_rules_write_and_nothing_else() -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_port.rules.attention.helpers import PADDING_HELPERS, helper_source
+from ascend_port.rules.attention.helper_names import PADDING_HELPERS
+from ascend_port.rules.attention.helpers import helper_source
 
 torch = pytest.importorskip("torch", reason="pip install torch==2.13.0 (CPU) to run the numerical-equivalence tests")
 

@@ -10,7 +10,7 @@ import typer
 
 from ascend_port import __version__
 from ascend_port.cli import common
-from ascend_port.cli.common import DEFAULT_BRANCH, app, set_output
+from ascend_port.cli.common import DEFAULT_BRANCH, Terminal, app
 
 # One module per command; importing it registers its commands, in the order `--help` lists them.
 from ascend_port.cli import scan, apply, emulate, rules, config  # noqa: F401  isort: skip
@@ -20,7 +20,7 @@ __all__ = ["DEFAULT_BRANCH", "app", "main"]
 
 def _version_callback(value: bool) -> None:
     if value:
-        common.out.print(f"ascend-port {__version__}")
+        Terminal().out.print(f"ascend-port {__version__}")
         raise typer.Exit()
 
 
@@ -31,7 +31,7 @@ def _main(
         typer.Option("--version", "-V", callback=_version_callback, is_eager=True, help="Show the version and exit."),
     ] = False,
 ) -> None:
-    set_output(quiet=False, verbose=False, color="auto", verb="porting")  # (each in-process call starts afresh)
+    pass
 
 
 def main() -> None:

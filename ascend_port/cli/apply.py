@@ -13,7 +13,6 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ascend_port.cli import common
 from ascend_port.cli.common import (
     DEFAULT_BRANCH,
     EXIT_CLEAN,
@@ -32,17 +31,16 @@ from ascend_port.cli.common import (
     PathsArg,
     QuietOpt,
     SelectOpt,
+    Terminal,
     TorchNpuOpt,
     VerboseOpt,
     app,
     counted,
-    fail,
     findings_counts,
     make_config,
     note_run,
     report_errors,
     run_port,
-    set_output,
     settings_for,
     totals_line,
 )
@@ -93,8 +91,9 @@ def apply(
 ) -> None:
     """Port the files. In a git repository (the default): commit the port on a new branch, one commit per domain.
     --dry-run prints the diff; --no-git writes it in place; --check only says whether anything is left to port."""
-    set_output(quiet, verbose, color, "porting")
+    term = Terminal.for_flags(quiet, verbose, color, "porting")
     _check_apply_flags(
+        term,
         dry_run,
         no_git,
         check,
@@ -110,8 +109,8 @@ def apply(
     flags = project_config.Flags(
         select, ignore, min_confidence, exclude, attention_backend, branch, other_devices, torch_npu
     )
-    settings = settings_for(paths, flags, cached_rules=not no_cache)
-    config = make_config(settings, jobs, no_cache)
+    settings = settings_for(paths, flags, term, cached_rules=not no_cache)
+    config = make_config(settings, jobs, term, no_cache)
     if not dry_run and not no_git and not check:
         raise typer.Exit(
             _apply_with_git(
@@ -124,50 +123,55 @@ def apply(
                 allow_dirty,
                 report_dir,
                 interactive,
+                term,
             )
         )
     # After a review, the attention helpers go to their shared module only from the accepted files (never an
     # import of a module whose hunk was refused): the step runs then, on what was accepted.
-    result = run_port(paths, dataclasses.replace(config, edits_across_files=not interactive), changed_since)
+    result = run_port(paths, dataclasses.replace(config, edits_across_files=not interactive), term, changed_since)
     if check:
-        _check(result, dry_run, exit_zero)
+        _check(result, dry_run, exit_zero, term)
     if dry_run:
-        _print_diffs(result)
+        _print_diffs(result, term)
     else:
-        _write_in_place(result, interactive, config)
-    report_errors(result)
-    _print_apply_summary(result, dry_run)
+        _write_in_place(result, interactive, config, term)
+    report_errors(result, term)
+    _print_apply_summary(result, dry_run, term)
     if result.errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if dry_run and result.changed and not exit_zero else EXIT_CLEAN)
 
 
-def _print_apply_summary(result: RunResult, dry_run: bool) -> None:
+def _print_apply_summary(result: RunResult, dry_run: bool, term: Terminal) -> None:
     """After `apply --dry-run` the totals; after writing in place every file written (as black does), then how many.
     The files that could not be written are errors, reported before."""
-    if common.output_options.quiet:
+    if term.quiet:
         return
     if dry_run:
-        common.err.print(totals_line(result) + " (dry run: nothing written)")
+        term.err.print(totals_line(result) + " (dry run: nothing written)")
         return
     for file in result.changed:
         kinds = Counter(f.kind for f in file.findings)
-        common.err.print(escape(f"ported {file.path} ({findings_counts(kinds['rewrite'], kinds['todo'])})"))
-    common.err.print(totals_line(result, written=True))
+        term.err.print(escape(f"ported {file.path} ({findings_counts(kinds['rewrite'], kinds['todo'])})"))
+    term.err.print(totals_line(result, written=True))
 
 
-def _check_apply_flags(dry_run: bool, no_git: bool, check: bool, interactive: bool, git_flags: dict[str, bool]) -> None:
+def _check_apply_flags(
+    term: Terminal, dry_run: bool, no_git: bool, check: bool, interactive: bool, git_flags: dict[str, bool]
+) -> None:
     """Refuse contradictory `apply` flags before any work is done. ``git_flags``: each option of the git workflow,
     in the order the errors name them, with whether it was given."""
     git_only = [flag for flag, given in git_flags.items() if given]
     if (dry_run or no_git or check) and git_only:
-        raise fail(
+        raise term.fail(
             f"{git_only[0]} is an option of the git workflow: it cannot be used with --dry-run, --no-git or --check"
         )
     if check and (no_git or interactive):
-        raise fail(f"--check writes nothing: it cannot be combined with {'--no-git' if no_git else '--interactive'}")
+        raise term.fail(
+            f"--check writes nothing: it cannot be combined with {'--no-git' if no_git else '--interactive'}"
+        )
     if dry_run and interactive:
-        raise fail("--interactive cannot be combined with --dry-run")
+        raise term.fail("--interactive cannot be combined with --dry-run")
 
 
 def _apply_with_git(
@@ -180,6 +184,7 @@ def _apply_with_git(
     allow_dirty: bool,
     report_dir: Path | None,
     interactive: bool,
+    term: Terminal,
 ) -> int:
     """The default `apply`: port on a new branch of the repository. Returns the exit code (a workflow error's own
     code after printing it)."""
@@ -188,14 +193,14 @@ def _apply_with_git(
     options = GitOptions(branch, force_branch, commit, allow_dirty, report_dir, interactive)
     try:
         return apply_to_repository(
-            paths, config, options, lambda: run_port(paths, config, changed_since), common.out, common.err
+            paths, config, options, lambda: run_port(paths, config, term, changed_since), term.out, term.err
         )
     except WorkflowError as error:
-        common.err.print(f"[red]error:[/red] {escape(str(error))}")
+        term.error(escape(str(error)))
         return error.exit_code
 
 
-def _print_diffs(result: RunResult) -> None:
+def _print_diffs(result: RunResult, term: Terminal) -> None:
     """The unified diff of every file the port changes, as bytes: the files' own encodings and line endings. A file
     outside the working directory is shown relative to its repository's root (or else to the folder given), never
     as ``a//abs/path``, which ``git apply`` rejects; a note says where to apply it."""
@@ -209,7 +214,7 @@ def _print_diffs(result: RunResult) -> None:
         sys.stdout.buffer.write(diff)
     sys.stdout.buffer.flush()
     for shown in sorted(bases):
-        common.err.print(
+        term.err.print(
             f"note: paths in the diff are relative to {escape(shown)}: apply it there (git -C {escape(shown)} apply)",
             soft_wrap=True,
             highlight=False,
@@ -232,7 +237,7 @@ def _rebase_diff(diff: bytes, old: str, new: str) -> bytes:
     return header + separator + body
 
 
-def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> None:
+def _write_in_place(result: RunResult, interactive: bool, config: RunConfig, term: Terminal) -> None:
     """`apply --no-git`: write the changed files (run/inplace.py), after the hunk review with --interactive."""
     from ascend_port.run.engine import edit_across_files
     from ascend_port.run.inplace import write_in_place
@@ -241,21 +246,21 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig) -> 
         from ascend_port.git.review import review_in_place
 
         try:
-            review_in_place(result, common.out)
+            review_in_place(result, term.out)
         except KeyboardInterrupt:
-            common.err.print("interrupted: nothing was written")
+            term.err.print("interrupted: nothing was written")
             raise typer.Exit(130) from None
         if config.edits_across_files:
             edit_across_files(result, config)
-            note_run(result)
+            note_run(result, term)
     writing = write_in_place(result)
     if writing.interrupted:
-        _report_interrupted_writes(writing.written, writing.left)
+        _report_interrupted_writes(writing.written, writing.left, term)
         raise typer.Exit(130)
 
 
-def _report_interrupted_writes(written: list[str], left: list[str]) -> None:
-    common.err.print(
+def _report_interrupted_writes(written: list[str], left: list[str], term: Terminal) -> None:
+    term.err.print(
         f"interrupted: {counted(len(written), 'file')} ported, "
         f"{len(left)} left as {'they were' if len(left) != 1 else 'it was'} "
         "(run the same command again to port them; ported files are not changed twice)",
@@ -263,22 +268,20 @@ def _report_interrupted_writes(written: list[str], left: list[str]) -> None:
         highlight=False,
     )
     for path in written:
-        common.err.print(f"  ported: {escape(path)}", soft_wrap=True, highlight=False)
+        term.err.print(f"  ported: {escape(path)}", soft_wrap=True, highlight=False)
 
 
-def _check(result: RunResult, show_diff: bool, exit_zero: bool) -> None:
+def _check(result: RunResult, show_diff: bool, exit_zero: bool, term: Terminal) -> None:
     """``apply --check``: the diff only with --dry-run, then one line per file left to port and the totals."""
     if show_diff:
-        _print_diffs(result)
-    for file in result.changed if not common.output_options.quiet else ():
+        _print_diffs(result, term)
+    for file in result.changed if not term.quiet else ():
         kinds = Counter(f.rewrites for f in file.findings if f.applied)
-        common.err.print(
-            f"would port {escape(file.path)} ({findings_counts(kinds[True], kinds[False])})", soft_wrap=True
-        )
-    report_errors(result)
+        term.err.print(f"would port {escape(file.path)} ({findings_counts(kinds[True], kinds[False])})", soft_wrap=True)
+    report_errors(result, term)
     verdict = "not fully ported: run `ascend-port apply`" if result.changed else "fully ported"
-    if not common.output_options.quiet:
-        common.err.print(f"{totals_line(result)}; {verdict}", soft_wrap=True)
+    if not term.quiet:
+        term.err.print(f"{totals_line(result)}; {verdict}", soft_wrap=True)
     if result.errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if result.changed and not exit_zero else EXIT_CLEAN)

@@ -1,4 +1,5 @@
-"""What the commands share: the app, the options, the consoles and the run with its progress and notes."""
+"""What the commands share: the app, the options, the terminal (consoles and verbosity) and the run with its progress
+and notes."""
 
 from __future__ import annotations
 
@@ -55,12 +56,6 @@ def _console(stderr: bool, color: str = "auto") -> Console:
         no_color={"always": False, "never": True}.get(color),  # (auto: None, NO_COLOR decides)
         color_system=None if color == "never" else "auto",
     )
-
-
-out = _console(stderr=False)
-
-
-err = _console(stderr=True)
 
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -178,21 +173,34 @@ NoCacheOpt = Annotated[
 ]
 
 
-def fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}")
-    return typer.Exit(EXIT_ERROR)
+@dataclasses.dataclass(frozen=True)
+class Terminal:
+    """Where a command prints and how much: its two consoles (results on stdout; errors, notes, progress and the
+    summary on stderr) and its -q/-v. Each command makes one from its flags and hands it down."""
 
-
-@dataclasses.dataclass
-class OutputOptions:
-    """What `scan` and `apply` print besides their results (findings, diffs, errors)."""
-
+    out: Console = dataclasses.field(default_factory=lambda: _console(stderr=False))
+    err: Console = dataclasses.field(default_factory=lambda: _console(stderr=True))
     quiet: bool = False
     verbose: bool = False
     verb: str = "porting"  # the progress label: `scan` is "scanning"
 
+    @classmethod
+    def for_flags(cls, quiet: bool, verbose: bool, color: str, verb: str) -> Terminal:
+        """The terminal of a command given -q/-v/--color (refused: contradictory or unknown values)."""
+        if color not in COLOR_MODES:
+            raise cls().fail(f"--color {escape(color)!r}: use one of {', '.join(COLOR_MODES)}")
+        if quiet and verbose:
+            raise cls().fail("--quiet and --verbose cannot be combined")
+        return cls(_console(stderr=False, color=color), _console(stderr=True, color=color), quiet, verbose, verb)
 
-output_options = OutputOptions()
+    def fail(self, message: str) -> typer.Exit:
+        """Print ``message`` as an error; the exit (code 2) for the caller to raise."""
+        self.error(message)
+        return typer.Exit(EXIT_ERROR)
+
+    def error(self, message: str) -> None:
+        """``message`` (rich markup, escaped by the caller) as an error line on stderr."""
+        self.err.print(f"[red]error:[/red] {message}")
 
 
 TABLE_MIN_WIDTH = 100  # narrower, the table folds its messages into a column of a few words: concise instead
@@ -204,41 +212,30 @@ TABLE_MESSAGE_WIDTH = 40  # and the message column must keep this much beside th
 PROGRESS_EVERY = 5.0  # seconds between two progress lines when stderr is not a terminal (a CI log)
 
 
-def set_output(quiet: bool, verbose: bool, color: str, verb: str) -> None:
-    """Apply -q/-v/--color for this command (module state: the CLI runs one command per process)."""
-    global out, err, output_options
-    if color not in COLOR_MODES:
-        raise fail(f"--color {escape(color)!r}: use one of {', '.join(COLOR_MODES)}")
-    if quiet and verbose:
-        raise fail("--quiet and --verbose cannot be combined")
-    out, err = _console(stderr=False, color=color), _console(stderr=True, color=color)
-    output_options = OutputOptions(quiet, verbose, verb)
-
-
-def default_format(result: RunResult) -> str:
+def default_format(result: RunResult, term: Terminal) -> str:
     """The table on a terminal wide enough for it (COLUMNS or the terminal's size) and for its longest file:line
     beside a readable message; one finding a line elsewhere: in a pipe, a file or a CI log the table's wrapped cells
     cannot be grepped, and on a narrow terminal its message column is a few words wide."""
-    if not sys.stdout.isatty() or out.width < TABLE_MIN_WIDTH:
+    if not sys.stdout.isatty() or term.out.width < TABLE_MIN_WIDTH:
         return "concise"
     location = max((len(f"{file.path}:{f.line}") for file in result.files for f in file.findings), default=0)
     # (the rule and confidence columns, and the table's separators and padding: 27 columns)
-    return "text" if out.width >= location + 27 + TABLE_MESSAGE_WIDTH else "concise"
+    return "text" if term.out.width >= location + 27 + TABLE_MESSAGE_WIDTH else "concise"
 
 
 def _colour_enabled(console: Console) -> bool:
     return console.is_terminal and console.color_system is not None and not console.no_color
 
 
-def print_concise(result: RunResult) -> None:
+def print_concise(result: RunResult, term: Terminal) -> None:
     from ascend_port.reports.text import concise_lines
 
-    stream = out.file
-    stream.writelines(concise_lines(result, _colour_enabled(out)))
+    stream = term.out.file
+    stream.writelines(concise_lines(result, _colour_enabled(term.out)))
     stream.flush()
 
 
-def _progress_lines(started: float) -> Callable[[int, int], None]:
+def _progress_lines(started: float, term: Terminal) -> Callable[[int, int], None]:
     """Progress for a log (stderr is not a terminal): a line every PROGRESS_EVERY seconds, none on a short run."""
     last = [started]
 
@@ -246,22 +243,24 @@ def _progress_lines(started: float) -> Callable[[int, int], None]:
         now = time.monotonic()
         if now - last[0] >= PROGRESS_EVERY and done < total:
             last[0] = now
-            err.print(f"{output_options.verb}: {done}/{total} files, {now - started:.0f} s", soft_wrap=True)
+            term.err.print(f"{term.verb}: {done}/{total} files, {now - started:.0f} s", soft_wrap=True)
 
     return report
 
 
-def _warn_nothing_found(paths: list[Path], result: RunResult, changed_since: str | None) -> None:
+def _warn_nothing_found(paths: list[Path], result: RunResult, changed_since: str | None, term: Terminal) -> None:
     """A run that found no file to port says so (a typo in a path, an --exclude that matches everything)."""
-    if result.files or output_options.quiet:
+    if result.files or term.quiet:
         return
     where = ", ".join(str(p) for p in paths)
     why = f" changed since {changed_since}" if changed_since is not None else ""
     left_out = f" ({len(result.skipped)} left out by ignore rules or --exclude)" if result.skipped else ""
-    err.print(escape(f"warning: no file to port{why} under {where}{left_out}"), style="yellow", soft_wrap=True)
+    term.err.print(escape(f"warning: no file to port{why} under {where}{left_out}"), style="yellow", soft_wrap=True)
 
 
-def settings_for(paths: list[Path], flags: project_config.Flags, cached_rules: bool = False) -> project_config.Settings:
+def settings_for(
+    paths: list[Path], flags: project_config.Flags, term: Terminal, cached_rules: bool = False
+) -> project_config.Settings:
     """``[tool.ascend-port]`` of the nearest pyproject.toml above ``paths[0]``, overridden by the flags given.
     ``cached_rules``: the rule catalogue may come from the result cache (see cache.use_stored_rules)."""
     if cached_rules:
@@ -271,31 +270,31 @@ def settings_for(paths: list[Path], flags: project_config.Flags, cached_rules: b
     try:
         settings = project_config.resolve(paths, flags.keys())
     except project_config.ConfigError as error:
-        raise fail(escape(str(error))) from None
-    if output_options.verbose:
+        raise term.fail(escape(str(error))) from None
+    if term.verbose:
         origin = settings.origins.get(project_config.TARGET_KEY, project_config.DEFAULT)
         source = settings.source or "no [tool.ascend-port] table: the defaults"
         target = f"torch_npu {settings.target} ({project_config.origin_name(settings, origin)})"
-        err.print(escape(f"configuration: {source}; target: {target}"))
+        term.err.print(escape(f"configuration: {source}; target: {target}"))
     return settings
 
 
-def make_config(settings: project_config.Settings, jobs: int, no_cache: bool = False) -> RunConfig:
+def make_config(settings: project_config.Settings, jobs: int, term: Terminal, no_cache: bool = False) -> RunConfig:
     if jobs < 0:
-        raise fail("--jobs must be 0 (all cores) or a positive number")
+        raise term.fail("--jobs must be 0 (all cores) or a positive number")
     config = settings.run_config(jobs)
     return dataclasses.replace(config, cache=False) if no_cache else config
 
 
-def run_port(paths: list[Path], config: RunConfig, changed_since: str | None = None) -> RunResult:
+def run_port(paths: list[Path], config: RunConfig, term: Terminal, changed_since: str | None = None) -> RunResult:
     missing = [p for p in paths if not p.exists()]
     if missing:
-        raise fail(f"no such file or directory: {missing[0]}")
+        raise term.fail(f"no such file or directory: {missing[0]}")
     if changed_since is not None:
         try:
             paths = changed_paths(paths, config.exclude, changed_since)
         except ChangesError as error:
-            raise fail(escape(str(error))) from None
+            raise term.fail(escape(str(error))) from None
     if standalone:
         # A short-lived process: what is loaded by now (the CLI, the rules, LibCST) lives until it exits. Taken out
         # of the collector's reach, it is not walked by every collection (in the forked workers too), nor at exit,
@@ -305,28 +304,28 @@ def run_port(paths: list[Path], config: RunConfig, changed_since: str | None = N
         gc.freeze()
         gc.set_threshold(GC_THRESHOLD, 50, 50)
     started = time.monotonic()
-    result = _run_with_progress(paths, config, started)
-    _warn_nothing_found(paths, result, changed_since)
-    if output_options.verbose:
-        done = "scanned" if output_options.verb == "scanning" else "ported"
-        err.print(escape(f"{counted(len(result.files), 'file')} {done} in {time.monotonic() - started:.1f} s"))
-    return _note_skipped(result)
+    result = _run_with_progress(paths, config, started, term)
+    _warn_nothing_found(paths, result, changed_since, term)
+    if term.verbose:
+        done = "scanned" if term.verb == "scanning" else "ported"
+        term.err.print(escape(f"{counted(len(result.files), 'file')} {done} in {time.monotonic() - started:.1f} s"))
+    return _note_skipped(result, term)
 
 
-def _run_with_progress(paths: list[Path], config: RunConfig, started: float) -> RunResult:
+def _run_with_progress(paths: list[Path], config: RunConfig, started: float, term: Terminal) -> RunResult:
     """A progress bar on a terminal, a line every few seconds in a log, nothing with --quiet."""
-    if output_options.quiet:
+    if term.quiet:
         return run(paths, config)
     if not sys.stderr.isatty():
-        return run(paths, config, _progress_lines(started))
+        return run(paths, config, _progress_lines(started, term))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn(output_options.verb),
+        TextColumn(term.verb),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=err,
+        console=term.err,
         transient=True,
     ) as progress:
         task = progress.add_task("port", total=None)
@@ -336,31 +335,31 @@ def _run_with_progress(paths: list[Path], config: RunConfig, started: float) -> 
 SKIPPED_SHOWN = 5  # names of skipped files on stderr, per kind; the reports list them all
 
 
-def note_run(result: RunResult) -> None:
-    if output_options.quiet:
+def note_run(result: RunResult, term: Terminal) -> None:
+    if term.quiet:
         return
     for note in result.notes:
-        err.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+        term.err.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
 
 
-def _note_skipped(result: RunResult) -> RunResult:
+def _note_skipped(result: RunResult, term: Terminal) -> RunResult:
     """One stderr line per kind of skip (ignore rules, excludes): how many files were left out, and the first names.
     Never silent: a .gitignore that matches a package must be seen (but with --quiet); --verbose names them all."""
-    shown = None if output_options.verbose else SKIPPED_SHOWN
+    shown = None if term.verbose else SKIPPED_SHOWN
     for kind, label in (("gitignore", "ignored by git"), ("exclude", "excluded")):
         names = [s.path for s in result.skipped if s.kind == kind]
-        if names and not output_options.quiet:
+        if names and not term.quiet:
             line = f"{counted(len(names), 'file')} skipped ({label}): {', '.join(names[:shown])}"
             if shown is not None and len(names) > shown:
                 line += f' and {len(names) - SKIPPED_SHOWN} more (all in the JSON report\'s "skipped": --format json)'
-            err.print(escape(line), soft_wrap=True)
-    note_run(result)
+            term.err.print(escape(line), soft_wrap=True)
+    note_run(result, term)
     return result
 
 
-def report_errors(result: RunResult) -> None:
+def report_errors(result: RunResult, term: Terminal) -> None:
     for file in result.errors:
-        err.print(f"[red]error:[/red] {escape(f'{file.path}: {file.error}')}")
+        term.error(escape(f"{file.path}: {file.error}"))
 
 
 def counted(n: int, noun: str) -> str:

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ascend_port.cli import common
 from ascend_port.cli.common import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -21,9 +20,9 @@ from ascend_port.cli.common import (
     OtherDevicesOpt,
     PathsArg,
     SelectOpt,
+    Terminal,
     TorchNpuOpt,
     app,
-    fail,
     settings_for,
 )
 from ascend_port.run import config as project_config
@@ -46,13 +45,14 @@ def show_config(
 ) -> None:
     """Print the effective configuration: [tool.ascend-port] of the nearest pyproject.toml, with the defaults and
     the flags given here (flags override the file), each value with where it comes from."""
+    term = Terminal()
     target = path or Path(".")
     if not target.exists():
-        raise fail(f"no such file or directory: {escape(str(target))}")
+        raise term.fail(f"no such file or directory: {escape(str(target))}")
     flags = project_config.Flags(
         select, ignore, min_confidence, exclude, attention_backend, branch, other_devices, torch_npu
     )
-    settings = settings_for([target], flags)
+    settings = settings_for([target], flags, term)
     typer.echo(project_config.render(settings), nl=False)
 
 
@@ -68,16 +68,17 @@ def check_api(
     from ascend_port.run.api_check import check_api as run_check
     from ascend_port.run.api_check import render
 
+    term = Terminal()
     missing = [p for p in paths if not p.exists()]
     if missing:
-        raise fail(f"no such file or directory: {missing[0]}")
-    settings = settings_for(paths, project_config.Flags(exclude=exclude, torch_npu=torch_npu))
+        raise term.fail(f"no such file or directory: {missing[0]}")
+    settings = settings_for(paths, project_config.Flags(exclude=exclude, torch_npu=torch_npu), term)
     report = run_check(paths, settings.target, settings.exclude_globs)
     origin = settings.origins.get(project_config.TARGET_KEY, project_config.DEFAULT)
-    common.err.print(escape(f"target: torch_npu {settings.target} ({project_config.origin_name(settings, origin)})"))
+    term.err.print(escape(f"target: torch_npu {settings.target} ({project_config.origin_name(settings, origin)})"))
     for line in render(report):
         typer.echo(line)
     for path, reason in report.errors:
-        common.err.print(f"[red]error:[/red] {escape(path)}: {escape(reason)}")
+        term.error(f"{escape(path)}: {escape(reason)}")
     found = EXIT_FINDINGS if report.missing and not exit_zero else EXIT_CLEAN
     raise typer.Exit(EXIT_ERROR if report.errors else found)

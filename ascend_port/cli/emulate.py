@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ascend_port.cli import common
-from ascend_port.cli.common import ColorOpt, QuietOpt, VerboseOpt, app, fail, set_output
+from ascend_port.cli.common import ColorOpt, QuietOpt, Terminal, VerboseOpt, app
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -79,7 +78,7 @@ def verify(
     its pytest suite. Exits 1 while a command fails to start."""
     from ascend_port.verify.main import VerifyError, VerifyOptions, run_verify
 
-    set_output(quiet, verbose, color, "verifying")
+    term = Terminal.for_flags(quiet, verbose, color, "verifying")
     options = VerifyOptions(
         path or Path("."),
         timeout,
@@ -97,7 +96,7 @@ def verify(
         verbose,
     )
     try:
-        code = run_verify(options, None if quiet else lambda line: common.err.print(escape(line), soft_wrap=True))
+        code = run_verify(options, None if quiet else lambda line: term.err.print(escape(line), soft_wrap=True))
     except VerifyError as error:
-        raise fail(escape(str(error))) from None
+        raise term.fail(escape(str(error))) from None
     raise typer.Exit(code)

@@ -7,8 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ascend_port.cli import common
-from ascend_port.cli.common import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, ExcludeOpt, PathsArg, app, fail
+from ascend_port.cli.common import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, ExcludeOpt, PathsArg, Terminal, app
 from ascend_port.core.catalogue import example_header
 from ascend_port.rules.registry import all_rules, get_rule
 
@@ -23,7 +22,7 @@ def list_rules() -> None:
         table.add_column(column, overflow="fold")
     for r in all_rules():
         table.add_row(r.id, r.name, r.domain, r.confidence.label, r.summary)
-    common.out.print(table)
+    Terminal().out.print(table)
 
 
 @app.command()
@@ -32,13 +31,13 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule ID such as NPU10
     try:
         r = get_rule(rule_id)
     except KeyError as error:
-        raise fail(error.args[0]) from None
+        raise Terminal().fail(error.args[0]) from None
     from rich.markdown import Markdown
 
     where = f"\n\nCode: `{r.path}`." if r.path else ""
     if r.follows:
         where += f" Follows up the rewrites of {', '.join(r.follows)}."
-    common.out.print(
+    Terminal().out.print(
         Markdown(f"# {r.id} {r.name} ({r.confidence.label})\n\n{r.summary}\n\n" + _doc_markdown(r.doc) + where)
     )
 
@@ -52,14 +51,15 @@ def todos(
     """List the ascend-port TODO comments left in the files (file:line, rule, confidence, text) by rule."""
     from ascend_port.run.todos import find_todos, render
 
+    term = Terminal()
     missing = [p for p in paths if not p.exists()]
     if missing:
-        raise fail(f"no such file or directory: {missing[0]}")
+        raise term.fail(f"no such file or directory: {missing[0]}")
     report = find_todos(paths, tuple(exclude or ()))
     for line in render(report):
         typer.echo(line)  # plain text: the messages hold brackets, and long lines must not be wrapped
     for path, reason in report.errors:
-        common.err.print(f"[red]error:[/red] {escape(path)}: {escape(reason)}")
+        term.error(f"{escape(path)}: {escape(reason)}")
     raise typer.Exit(EXIT_ERROR if report.errors else EXIT_FINDINGS if check and report.todos else EXIT_CLEAN)
 
 

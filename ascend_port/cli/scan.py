@@ -10,7 +10,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ascend_port.cli import common
 from ascend_port.cli.common import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -28,16 +27,15 @@ from ascend_port.cli.common import (
     PathsArg,
     QuietOpt,
     SelectOpt,
+    Terminal,
     TorchNpuOpt,
     VerboseOpt,
     app,
     default_format,
-    fail,
     make_config,
     print_concise,
     report_errors,
     run_port,
-    set_output,
     settings_for,
     totals_line,
 )
@@ -86,45 +84,45 @@ def scan(
     """Report what a port would change and where manual work is needed. Writes nothing (but --output)."""
     from ascend_port.reports import FORMATS
 
-    set_output(quiet, verbose, color, "scanning")
+    term = Terminal.for_flags(quiet, verbose, color, "scanning")
     if output_format is not None and output_format not in FORMATS:
-        raise fail(f"--format {escape(output_format)!r}: use one of {', '.join(FORMATS)}")
+        raise term.fail(f"--format {escape(output_format)!r}: use one of {', '.join(FORMATS)}")
     flags = project_config.Flags(
         select, ignore, min_confidence, exclude, attention_backend, other_devices=other_devices, torch_npu=torch_npu
     )
-    settings = settings_for(paths, flags, cached_rules=not no_cache)
-    result = run_port(paths, make_config(settings, jobs, no_cache), changed_since)
+    settings = settings_for(paths, flags, term, cached_rules=not no_cache)
+    result = run_port(paths, make_config(settings, jobs, term, no_cache), term, changed_since)
     if output_format is None:
-        output_format = "concise" if output is not None else default_format(result)
-    _print_scan(result, output_format, output)
+        output_format = "concise" if output is not None else default_format(result, term)
+    _print_scan(result, output_format, output, term)
     if sarif is not None:
-        _write_report(result, "sarif", sarif)
+        _write_report(result, "sarif", sarif, term)
     # information (NPU407: SDPA runs natively) is nothing to do: it never fails a scan
     findings = any(f.kind != "info" for file in result.files for f in file.findings)
     raise typer.Exit(EXIT_ERROR if result.errors else EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN)
 
 
-def _print_scan(result: RunResult, output_format: str, output: Path | None) -> None:
+def _print_scan(result: RunResult, output_format: str, output: Path | None, term: Terminal) -> None:
     """The report, the errors and the totals: the console formats on stdout with their totals after them, the
     others (or a report written to a file) with their totals on stderr, out of the report."""
     if output_format in ("text", "concise") and output is None:
         if output_format == "text":
             from ascend_port.reports.text import print_text
 
-            print_text(result, common.out)
+            print_text(result, term.out)
         else:
-            print_concise(result)
-        report_errors(result)
-        if not common.output_options.quiet:
-            common.out.print(totals_line(result), soft_wrap=True)
+            print_concise(result, term)
+        report_errors(result, term)
+        if not term.quiet:
+            term.out.print(totals_line(result), soft_wrap=True)
         return
-    _write_report(result, output_format, output)
-    report_errors(result)
-    if not common.output_options.quiet:
-        common.err.print(totals_line(result))
+    _write_report(result, output_format, output, term)
+    report_errors(result, term)
+    if not term.quiet:
+        term.err.print(totals_line(result))
 
 
-def _write_report(result: RunResult, output_format: str, output: Path | None) -> None:
+def _write_report(result: RunResult, output_format: str, output: Path | None, term: Terminal) -> None:
     """Print the report, or write it to ``output``."""
     if output_format == "text":
         import io
@@ -149,4 +147,4 @@ def _write_report(result: RunResult, output_format: str, output: Path | None) ->
     try:
         output.write_text(text, "utf-8", newline="")
     except OSError as error:
-        raise fail(f"cannot write {escape(str(output))}: {escape(error.strerror or str(error))}") from None
+        raise term.fail(f"cannot write {escape(str(output))}: {escape(error.strerror or str(error))}") from None

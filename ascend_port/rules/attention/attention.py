@@ -25,7 +25,8 @@ from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.scopes import Trigger
 from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention import padding
-from ascend_port.rules.attention.helpers import BACKENDS, FLASH_HELPER, XFORMERS_HELPER, insert_helpers
+from ascend_port.rules.attention.helper_names import FLASH_HELPER, XFORMERS_HELPER
+from ascend_port.rules.attention.helpers import BACKENDS, insert_helpers
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 

@@ -28,27 +28,19 @@ import libcst.matchers as m
 
 from ascend_port.core.options import ATTENTION_BACKENDS
 from ascend_port.python.definitions import bound_name, insert_definitions
+from ascend_port.rules.attention.helper_names import DEPENDS, FLASH_HELPER, MASK_CACHE, PRIVATE_TORCH
 
-FLASH_HELPER = "_npu_flash_attn"
-XFORMERS_HELPER = "_npu_memory_efficient_attention"
-MASK_CACHE = "_NPU_ATTENTION_MASKS"
 BACKENDS = ATTENTION_BACKENDS
 
 # The helpers' code, a Python module of its own (helper_code/npu_attention.py): each is copied from there and adapted
 # to the module it is written into (HelperAdapter).
 SOURCE = Path(__file__).with_name("helper_code") / "npu_attention.py"
-PADDING_HELPERS = ("_npu_index_first_axis", "_npu_index_put_first_axis", "_npu_unpad_input", "_npu_pad_input")
 CREDIT = "CREDIT"  # the word of a helper's docstring that names the rules that wrote it
-PRIVATE_TORCH = "_torch"  # a helper's own name for torch, imported in its body
 
 
 @functools.cache
 def _source() -> cst.Module:
     return cst.parse_module(SOURCE.read_text("utf-8"))
-
-
-# helper -> the helpers it calls (written first when missing)
-DEPENDS = {FLASH_HELPER: (), XFORMERS_HELPER: (FLASH_HELPER,), **{name: () for name in PADDING_HELPERS}}
 
 
 def helper_source(name: str, torch: str | None, torch_npu: str, backend: str, credit: str) -> str:

@@ -22,7 +22,7 @@ from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention.fused_ops import ROTARY_MUL, SWIGLU, RotarySwigluMixin, npu_test
-from ascend_port.rules.attention.helpers import PRIVATE_TORCH
+from ascend_port.rules.attention.helper_names import PRIVATE_TORCH
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW

@@ -19,7 +19,8 @@ from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import literal
 from ascend_port.python.scopes import Trigger
 from ascend_port.python.transformer import PortContext, PortTransformer
-from ascend_port.rules.attention.helpers import PADDING_HELPERS, insert_helpers
+from ascend_port.rules.attention.helper_names import PADDING_HELPERS
+from ascend_port.rules.attention.helpers import insert_helpers
 
 PADDING = rule(
     "NPU410",

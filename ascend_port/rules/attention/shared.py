@@ -27,7 +27,7 @@ from types import MappingProxyType
 from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import ProjectStep
 from ascend_port.core.sources import SourceError, decode_python, python_lines
-from ascend_port.rules.attention.helpers import DEPENDS, FLASH_HELPER, MASK_CACHE, PADDING_HELPERS, helper_source
+from ascend_port.rules.attention.helper_names import DEPENDS, FLASH_HELPER, MASK_CACHE, PADDING_HELPERS
 
 MODULE_NAME = "_ported_attention"  # (no `npu`/`ascend` part: such a file name marks a project as NPU-aware)
 MARKER = "# Written by ascend-port"  # the module's first line: how a later run knows the file is its own
@@ -189,6 +189,8 @@ def replace_block(text: str, module: str) -> str | None:
 
 
 def module_text(helpers: Iterable[str], credits: dict[str, str], backend: str) -> str:
+    from ascend_port.rules.attention.helpers import helper_source  # (LibCST: only when a module is written)
+
     names = [n for n in HELPERS if n in set(helpers)]
     for name in list(names):
         names += [d for d in DEPENDS[name] if d not in names]
