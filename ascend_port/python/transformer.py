@@ -1,7 +1,7 @@
 """The shared machinery of all transforms: the per-file context, the rule-aware transformer base class, and the
 composite that runs every enabled transformer in a single pass over the tree.
 
-Each domain module (device.py, distributed.py, ...) defines ``PortTransformer`` subclasses. Every one of them is a
+Each domain module (device/, distributed/, ...) defines ``PortTransformer`` subclasses. Every one of them is a
 plain LibCST ``CSTTransformer`` and can run on its own; ``CompositeTransformer`` chains their ``visit_*``/``leave_*``
 methods node by node so a file is walked once however many rules are enabled (one pass per rule would multiply
 the cost of the whole run).

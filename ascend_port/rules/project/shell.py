@@ -18,7 +18,14 @@ from ascend_port.core.selection import Selection
 from ascend_port.formats.shell_lexer import Word, lex
 from ascend_port.formats.textedit import Edit, TextPort
 from ascend_port.rules.device.settings import CUDA_ENV_VARS
-from ascend_port.rules.distributed import ENV_NEAREST, ENV_REVIEW, ENV_SAME, ENV_VALUES, NCCL_ENV_NAME, review_env_value
+from ascend_port.rules.distributed.env_vars import (
+    ENV_NEAREST,
+    ENV_REVIEW,
+    ENV_SAME,
+    ENV_VALUES,
+    NCCL_ENV_NAME,
+    review_env_value,
+)
 from ascend_port.rules.project import installs, library_flags
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
