@@ -22,7 +22,7 @@ from ascend_port.formats.cpp_source import global_kernels, strip_code
 from ascend_port.port.handlers import handler_for
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
-from ascend_port.rules.kernels import KERNEL_EQUIVALENTS, kernel_equivalent
+from ascend_port.rules.kernels.kernel_todos import KERNEL_EQUIVALENTS, kernel_equivalent
 from ascend_port.rules.libraries import LibraryTransformer
 from ascend_port.rules.registry import all_rules
 from ascend_port.run.engine import RunConfig, run

@@ -291,6 +291,6 @@ def test_information_findings_are_not_work(tmp_path: Path, monkeypatch: pytest.M
 def test_the_package_matrix_names_the_triton_kernel_rule() -> None:
     """The matrix's row for triton points at the rule that brings kernels up (an ID spelled in reports/)."""
     from ascend_port.reports.packages import TRITON_KERNEL_RULE
-    from ascend_port.rules.kernels import TRITON_KERNEL
+    from ascend_port.rules.kernels.kernel_todos import TRITON_KERNEL
 
     assert TRITON_KERNEL_RULE == TRITON_KERNEL.id

@@ -64,7 +64,8 @@ def written_definitions() -> dict[str, tuple[str, ...]]:
 def is_kernel_todo(rule_id: str, message: str) -> bool:
     """Is this finding a Triton kernel to bring up, a work item of its own in the reports (not a note on one of a
     kernel's lines)?"""
-    from ascend_port.rules.kernels import is_kernel_todo as kernel_todo  # (LibCST: only when a report asks)
+    # (LibCST: only when a report asks)
+    from ascend_port.rules.kernels.kernel_todos import is_kernel_todo as kernel_todo
 
     return kernel_todo(rule_id, message)
 

@@ -22,7 +22,12 @@ from ascend_port.python.device_facts import PROPERTIES_CALLS
 from ascend_port.python.names import dotted
 from ascend_port.python.scopes import FUNCTIONS, Trigger, outermost, top
 from ascend_port.python.transformer import PortContext, PortTransformer
-from ascend_port.rules.kernels import ASCEND_LIBDEVICE_PACKAGES, LIBDEVICE_ON_ASCEND, TRITON_DECORATORS, as_triton
+from ascend_port.rules.kernels.tables import (
+    ASCEND_LIBDEVICE_PACKAGES,
+    LIBDEVICE_ON_ASCEND,
+    TRITON_DECORATORS,
+    as_triton,
+)
 
 HIGH, MEDIUM = Confidence.HIGH, Confidence.MEDIUM
 
