@@ -1,6 +1,6 @@
 """Which parts of a module to parse: the statements that contain a trigger, as small as each transformer allows.
 
-Each trigger's scope (transforms/scopes.py) picks, among the statements that enclose a match, the one to parse: the
+Each trigger's scope (python/scopes.py) picks, among the statements that enclose a match, the one to parse: the
 innermost statement, the enclosing function or class, the whole top-level statement, or none. An indented
 statement is parsed inside a one-line ``if 1:`` wrapper, so its text and indentation stay exactly as they are.
 Parsing statements instead of files is what makes a run over a million lines fast: most of a module never reaches
