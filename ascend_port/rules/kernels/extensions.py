@@ -42,6 +42,8 @@ CUDA_EXTENSION = rule(
     `PYBIND11_MODULE` and `TORCH_LIBRARY`/`TORCH_LIBRARY_IMPL(ns, CUDA, ...)` bind, under the module name
     setup.py's `CUDAExtension("pkg._C", ...)` gives them; a call of such an op through any import of that module
     (`import pkg._C as ext; ext.op(x)`, `from pkg import _C`) gets the TODO, which names the C++ file that binds it.
+    A name imported for CUDA that is called itself (`from utils import move_to_cuda`, then `move_to_cuda(batch)`)
+    is the project's own Python: a compiled extension is a module, called through its attributes.
 
     Before:
         from setuptools import setup
@@ -154,8 +156,10 @@ class ExtensionRules(TritonKernelRules):
         if not isinstance(base, cst.Name):
             return None
         extension = self.ctx.fact(_extension_modules).get(base.value)
-        if extension is None or (base is func and extension == base.value):
-            return None  # (calling the module itself is no op call)
+        if extension is None or (base is func and extension in (base.value, qualified)):
+            # Calling the module itself is no op call: a compiled extension is a module, its ops its attributes;
+            # a called name imported for CUDA (`from utils import move_to_cuda`) is the project's own function.
+            return None
         op = cst.Module([]).code_for_node(func)
         return (
             f"{op}() is an op of the CUDA extension {extension}: it has no NPU build; port its kernel to an Ascend C "
