@@ -35,7 +35,7 @@ def test_every_row_names_its_source_and_way_forward() -> None:
 @pytest.mark.parametrize(
     "name",
     ["lightning", "transformers", "bitsandbytes", "lm-eval", "accelerate", "deepspeed", "mmcv", "xfuser", "yunchang"]
-    + ["lmdeploy", "flashinfer-python", "liger-kernel", "nvfuser", "polygraphy", "cuda-python"],
+    + ["lmdeploy", "flashinfer-python", "sageattention", "liger-kernel", "nvfuser", "polygraphy", "cuda-python"],
 )
 def test_the_dependency_matrix_lists_the_table(name: str) -> None:
     row = library_support.library(name)

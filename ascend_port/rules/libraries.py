@@ -11,7 +11,7 @@ import libcst as cst
 from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.module_facts import ModuleFacts
-from ascend_port.python.names import build_dotted, dotted, names_in
+from ascend_port.python.names import build_dotted, dotted, names_in, walk_statements
 from ascend_port.python.scopes import Trigger, imported
 from ascend_port.python.transformer import PortTransformer
 
@@ -22,7 +22,7 @@ CUDA_LIBRARY = rule(
     "cuda-only-library",
     LOW,
     "Imports of CUDA-only libraries (CuPy, numba.cuda, PyCUDA, pynvml, bitsandbytes, TensorRT, Transformer Engine, "
-    "amp_C, FlashInfer, Liger-Kernel, xDiT, nvFuser, cuda-python, ...): TODO with the way forward.",
+    "amp_C, FlashInfer, SageAttention, Liger-Kernel, xDiT, nvFuser, cuda-python, ...): TODO with the way forward.",
     """
     These libraries have no Ascend build, so the import fails on an NPU host. Each import gets a TODO that says
     what replaces the library: torch tensors on `npu` for CuPy and PyCUDA, `torch.npu.mem_get_info()` /
@@ -30,8 +30,9 @@ CUDA_LIBRARY = rule(
     `torch.compile(backend="npugraph_ex")` or TorchAir for TensorRT, torch_npu fused ops for Transformer Engine,
     `torch._foreach_*` for apex's `amp_C`. A module that imports `numba` gets the TODO at each `numba.cuda` use
     instead (numba's CPU JIT is fine). The libraries of `data/library_support.json` that have a `todo_imports`
-    list (FlashInfer, Liger-Kernel, xDiT/yunchang, lmdeploy's TurboMind, nvFuser and Thunder's nvFuser executor,
-    Polygraphy, cuda-python's `from cuda import cudart`) get the way forward written there.
+    list (FlashInfer, SageAttention, Liger-Kernel, xDiT/yunchang, lmdeploy's TurboMind, nvFuser and Thunder's
+    nvFuser executor, Polygraphy, cuda-python's `from cuda import cudart`) get the way forward written there. A run
+    of imports of one library gets one TODO, above the first (one site, one TODO).
 
     Before:
         import pynvml
@@ -264,6 +265,36 @@ def _imported_paths(node: cst.Import | cst.ImportFrom) -> list[str]:
     return [f"{module}.{a.name.value}" for a in node.names if isinstance(a.name, cst.Name)]
 
 
+def _ways_said_above(facts: ModuleFacts) -> dict[int, frozenset[str]]:
+    """Line of an import statement -> the CUDA-only libraries' ways of the import statement right above it in the
+    same block: the one TODO above a run of imports of a library says it for all of them (one TODO per site)."""
+    above: dict[int, frozenset[str]] = {}
+    previous: dict[int, ast.stmt] = {}  # (statement -> the one before it in its block, by id)
+    tree = facts.tree
+    if tree is None:
+        return above
+    for node in walk_statements(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                previous.update((id(b), a) for a, b in zip(block, block[1:]))
+    for node in (*facts.statements(ast.Import), *facts.statements(ast.ImportFrom)):
+        before = previous.get(id(node))
+        if isinstance(before, (ast.Import, ast.ImportFrom)):
+            ways = {library_way(path) for path in _ast_imported_paths(before)}
+            above[node.lineno] = frozenset(way for way in ways if way is not None)
+    return above
+
+
+def _ast_imported_paths(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """``_imported_paths`` of an ``ast`` import statement."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level or node.module is None:
+        return []
+    return [node.module if alias.name == "*" else f"{node.module}.{alias.name}" for alias in node.names]
+
+
 def _literal(node: cst.BaseExpression) -> str | None:
     return node.value if isinstance(node, cst.Name) and node.value in ("True", "False", "None") else None
 
@@ -288,7 +319,7 @@ class LibraryTransformer(PortTransformer):
         # the `todo_imports` of data/library_support.json (cuda-python's `cuda`: in a module that imports a `cuda`,
         # not every `torch.cuda`)
         Trigger(
-            r"xfuser|yunchang|lmdeploy|flashinfer|liger_kernel|nvfuser|polygraphy|\bcuda\b",
+            r"xfuser|yunchang|lmdeploy|flashinfer|sageattention|liger_kernel|nvfuser|polygraphy|\bcuda\b",
             imports=_TODO_IMPORT_PACKAGES,
         ),
         r"apex",
@@ -372,7 +403,8 @@ class LibraryTransformer(PortTransformer):
             if path in ported:
                 continue  # every use was rewritten to torch_npu.optim; NPU408 drops the name from the import
             if (way := library_way(path)) is not None:
-                self.todo(CUDA_LIBRARY, original, way)
+                if way not in self.ctx.fact(_ways_said_above).get(self.ctx.line_of(original), ()):
+                    self.todo(CUDA_LIBRARY, original, way)
             elif path in plain and path.split(".")[0] == "apex":
                 continue  # `import apex`: each apex use gets its TODO, and NPU408 drops the import once unused
             elif (way := apex_way(path, npu_api.target_torch(self.ctx.options))) is not None:
