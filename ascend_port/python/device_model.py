@@ -213,6 +213,9 @@ class DeviceModel:
     kept: list[Span] = field(default_factory=list)  # code of other devices, or of dispatches that handle the NPU
     forks: list[Span] = field(default_factory=list)  # CUDA branches that gain an NPU branch beside them
     todo: dict[int, str] = field(default_factory=dict)  # first line of a dispatch left without an NPU branch -> why
+    # Names bound once to `torch.cuda.is_available()` whose every use is the test of a fork (`if HAS_CUDA:` in a
+    # chain over devices): their binding stays CUDA's, and the NPU branch beside each fork asks the NPU instead.
+    cuda_predicates: set[str] = field(default_factory=set)
     _starts: list[int] = field(default_factory=list, repr=False)
 
     def finish(self) -> DeviceModel:
@@ -339,6 +342,9 @@ class _Reader(ast.NodeVisitor):
         self.hot = hot
         self.elifs: set[int] = set()
         self.siblings: dict[int, set[str]] = {}  # an `if` statement -> the devices its block's `if`s test
+        # the names that dispatches test (`if HAS_CUDA:`), each with its fork's span (None: a dispatch that handles
+        # the NPU already, kept whole: what a port of it adds tests its names again)
+        self.named_tests: list[tuple[str, Span | None]] = []
 
     def visit_Module(self, node: ast.Module) -> None:
         """Each top-level statement on its own, with the devices of its nodes (SubtreeDevices). One that holds no
@@ -376,6 +382,7 @@ class _Reader(ast.NodeVisitor):
             # `if name is None: try: import torch_npu; name = "npu"` blocks) is multi-device code that works; in a
             # project that supports the NPU, a function named for CUDA (`is_cuda_available`) is CUDA's.
             self.keep(node)
+            self.named_tests.extend((name, None) for n in ast.walk(node) if (name := _tested_name(n)) is not None)
             return
         self.generic_visit(node)
 
@@ -445,12 +452,15 @@ class _Reader(ast.NodeVisitor):
             return
         if "npu" in named:
             self.keep(node)
+            self.named_tests.extend((name, None) for b in branches if (name := _tested_name(b)) is not None)
             return
         for i, (branch, devices) in enumerate(zip(branches, tests)):
             end = _span(branch.orelse[0]).first - 1 if i + 1 < len(branches) else _block_span(branch.body).last
             span = Span(branch.lineno, end)
             if "cuda" in devices and not devices & OTHER_VENDORS:
                 self.model.forks.append(span)
+                if isinstance(branch.test, ast.Name):
+                    self.named_tests.append((branch.test.id, span))
             else:
                 self.model.kept.append(span)
         if final:
@@ -611,8 +621,57 @@ def read(
         if text is not None and not npu_aware:
             starts = line_starts if line_starts is not None else line_offsets(python_lines(text))
             hot = sorted({bisect.bisect_right(starts, offset) for offset in _find_keeping_offsets(text)})
-        _Reader(model, npu_aware, hot).visit(module)
+        reader = _Reader(model, npu_aware, hot)
+        reader.visit(module)
+        if reader.named_tests:
+            _route_cuda_predicates(module, model, reader.named_tests)
     return model.finish()
+
+
+def _route_cuda_predicates(module: ast.Module, model: DeviceModel, named_tests: list[tuple[str, Span | None]]) -> None:
+    """Forks that test a name bound to ``torch.cuda.is_available()`` (``HAS_CUDA = ...``; ``if HAS_CUDA:``): the
+    name keeps its meaning on both sides of the port. Where the forks are its only uses, its binding stays CUDA's
+    and each fork gains an NPU branch that asks the NPU (cuda_predicates); where other code uses it too (or binds
+    it again), which the port moves to the NPU with its binding, its forks move with them (the name then asks
+    about the NPU)."""
+    stores: dict[str, int] = {}
+    loads: dict[str, int] = {}
+    predicates: dict[str, ast.Assign] = {}  # `HAS_CUDA = torch.cuda.is_available()`
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name):
+            counts = loads if isinstance(node.ctx, ast.Load) else stores
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if _asks_cuda_availability(node.value):
+                predicates[node.targets[0].id] = node
+    tests_by_name: dict[str, list[Span | None]] = {}
+    for name, span in named_tests:
+        tests_by_name.setdefault(name, []).append(span)
+    for name, spans in tests_by_name.items():
+        if name not in predicates:
+            continue  # (`use_cuda` from the command line: a fork like any other)
+        if stores.get(name) == 1 and loads.get(name, 0) == len(spans):
+            model.cuda_predicates.add(name)
+            model.kept.append(_span(predicates[name]))
+        else:
+            model.forks[:] = [f for f in model.forks if f not in spans]
+
+
+def _tested_name(node: ast.AST) -> str | None:
+    """``HAS_CUDA`` of ``if HAS_CUDA:``."""
+    return node.test.id if isinstance(node, ast.If) and isinstance(node.test, ast.Name) else None
+
+
+def _asks_cuda_availability(value: ast.expr) -> bool:
+    """``torch.cuda.is_available()`` (under any name for torch)."""
+    return (
+        isinstance(value, ast.Call)
+        and not value.args
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "is_available"
+        and isinstance(value.func.value, ast.Attribute)
+        and value.func.value.attr == "cuda"
+    )
 
 
 # --- families of per-backend modules --------------------------------------------------------------------------------

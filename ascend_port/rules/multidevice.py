@@ -48,6 +48,10 @@ NPU_BESIDE_CUDA = rule(
     (`assert device in [...]`, `if device not in (...): raise`), the `choices=` of a `--device` option and the
     `Literal[...]` of a device parameter; never in a test that switches a CUDA-only feature (FP8, mxfp4, CUDA
     graphs, ...: it stays off on the NPU), nor Lightning's `accelerator` names, which reject "npu".
+    A name bound once to `torch.cuda.is_available()` (`HAS_CUDA = ...`) keeps its meaning on both sides: where
+    such chains are its only uses, its binding stays CUDA's and the NPU branch beside `if HAS_CUDA:` asks
+    `torch.npu.is_available()` itself; where other code uses it too (and the port moves that code and the binding
+    to the NPU), the branch it tests moves with them, in place.
 
     Before:
         import torch
@@ -176,6 +180,16 @@ class MultiDeviceTransformer(PortTransformer):
             span = model.fork_at(line)
             if span is None or model.keeps(line):
                 chain.append(after)
+            elif (
+                isinstance(before.test, cst.Name)
+                and before.test.value in model.cuda_predicates
+                and code_of(before.body) != code_of(after.body)
+            ):
+                # `if HAS_CUDA:` with `HAS_CUDA = torch.cuda.is_available()` kept: the NPU branch asks the NPU
+                chain.append(before)
+                if self.fix(NPU_BESIDE_CUDA, before, True, "an NPU branch added beside the CUDA one"):
+                    test = cst.parse_expression(f"{self._has_npu()} and {self.ctx.torch_name()}.npu.is_available()")
+                    chain.append(after.with_changes(test=test, leading_lines=[]))
             elif code_of(before.test) == code_of(after.test) or code_of(before.body) == code_of(after.body):
                 chain.append(before)  # no NPU test to derive (or nothing to port): the CUDA branch as it was
                 self._unport(original, span)

@@ -1,0 +1,20 @@
+# A name bound to torch.cuda.is_available() that other code uses too: that code moves to the NPU with the binding,
+# and so does the chain's branch that tests it (never only one side of the name).
+import torch
+
+HAS_CUDA = torch.cuda.is_available()
+HAS_MPS = torch.backends.mps.is_available()
+
+
+def preferred_device():
+    if HAS_CUDA:
+        return torch.device("cuda")
+    if HAS_MPS:
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def place(model):
+    if HAS_CUDA:
+        model = model.cuda()
+    return model
