@@ -29,7 +29,7 @@ import libcst as cst
 from ascend_port.python.scopes import FUNCTIONS, Trigger, outermost
 from ascend_port.rules.precision.amp import AMP_DEVICE_FIRST, AMP_DEVICE_TYPE, AUTOCAST_GPU, AUTOCAST_GPU_API
 from ascend_port.rules.precision.base import _walk
-from ascend_port.rules.precision.bf16 import BF16_CAPABILITY, Bf16Rules
+from ascend_port.rules.precision.bf16 import BF16_CAPABILITY, Bf16Rules, capability_wrapper_calls
 from ascend_port.rules.precision.fp64 import FP64_MAKERS, FP64_ON_DEVICE, Fp64Rules
 from ascend_port.rules.precision.layer_norm import (
     CAST_BACK,
@@ -92,6 +92,8 @@ class PrecisionTransformer(Bf16Rules):
         Trigger(r"float32\s*\)\s*\)\s*\.(?:type_as|to|type)\(", layer_norm_module, also=("layernorm",)),
     )
     RULES = (ROTARY_FP64, BF16_CAPABILITY, LAYERNORM_UPCAST)
+    # (the calls of a capability wrapper, `capability() >= (8, 0)`, whose lines name no trigger)
+    option_triggers = staticmethod(capability_wrapper_calls)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -4,14 +4,19 @@ function, the statement or the `if` around them says bf16."""
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import TypeGuard
 
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.options import PortOptions
 from ascend_port.python.comparisons import compared
+from ascend_port.python.device_facts import dotted_ast
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted
+from ascend_port.python.scopes import FUNCTIONS, Scope, outermost
 from ascend_port.rules.precision.base import _code, _walk
 from ascend_port.rules.precision.rotary import RotaryRules
 
@@ -27,9 +32,11 @@ BF16_CAPABILITY = rule(
     Ampere test (`>= 8`, `> 7`, `>= (8, 0)`) and the statement, the `if` it tests, or the enclosing function name
     says bf16 (`bf16`, `bfloat16`), the comparison becomes `torch.npu.is_bf16_supported()`. The unpacking form
     `major, minor = torch.cuda.get_device_capability()` followed by `major >= 8` in the same block is rewritten too
-    when the unpacked names are used only in such checks: the unpacking is then removed. Every other capability
-    check keeps NPU108's TODO (this rule takes over NPU106 and NPU108 on the calls it rewrites). Medium: the
-    intent is read from names.
+    when the unpacked names are used only in such checks: the unpacking is then removed. So is the call of a
+    module function that only returns the capability (`def capability(): return
+    torch.cuda.get_device_capability()`, or its `[0]`): `capability() >= (8, 0)` choosing bf16 asks the NPU, and
+    the function keeps NPU108's TODO for its other callers. Every other capability check keeps NPU108's TODO (this
+    rule takes over NPU106 and NPU108 on the calls it rewrites). Medium: the intent is read from names.
 
     Before:
         import torch
@@ -46,6 +53,52 @@ BF16_CAPABILITY = rule(
 CAPABILITY = {"torch.cuda.get_device_capability", "torch.npu.get_device_capability"}
 BF16_SUPPORTED = {"torch.cuda.is_bf16_supported", "torch.npu.is_bf16_supported"}
 BF16_WORD = re.compile(r"(?i)bf16|bfloat")
+
+
+# `def capability():` (a docstring) `return torch.cuda.get_device_capability()` (or its `[0]`): its name
+_CAPABILITY_WRAPPER = re.compile(
+    r"^def (\w+)\([^)]*\)[^:\n]*:[ \t]*\n(?:[ \t]+(?:\"\"\"|''')[\s\S]*?(?:\"\"\"|''')[ \t]*\n)?"
+    r"[ \t]+return [\w.]+\.get_device_capability\([^)\n]*\)(?:\[0\])?[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def capability_wrapper_calls(text: str, options: PortOptions) -> list[tuple[int, Scope]]:
+    """Trigger matches for the calls of a module's capability wrappers (``capability() >= (8, 0)``), whose lines
+    name no trigger (PrecisionTransformer.option_triggers)."""
+    if "get_device_capability" not in text:
+        return []  # (most modules: one search)
+    names = _CAPABILITY_WRAPPER.findall(text)
+    if not names:
+        return []
+    calls = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in names) + r")\(\)")
+    scope = outermost(*FUNCTIONS)
+    return [(m.start(), scope) for m in calls.finditer(text)]
+
+
+def capability_wrappers(facts: ModuleFacts) -> dict[str, str]:
+    """The module's top-level functions that only return the device capability, each with what it returns:
+    ``"whole"`` (the tuple) or ``"major"`` (its ``[0]``)."""
+    found: dict[str, str] = {}
+    for node in facts.tree.body if facts.tree is not None else ():
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            continue
+        value, kind = body[0].value, "whole"
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and value.slice.value == 0:
+            value, kind = value.value, "major"
+        if isinstance(value, ast.Call) and not value.args and _resolve(value.func, facts) in CAPABILITY:
+            found[node.name] = kind
+    return found
+
+
+def _resolve(node: ast.expr, facts: ModuleFacts) -> str | None:
+    name = dotted_ast(node)
+    head, _, rest = (name or "").partition(".")
+    base = facts.imports.aliases.get(head)
+    return None if base is None else f"{base}.{rest}" if rest else base
 
 
 def _says_bf16_text(node: cst.CSTNode) -> bool:
@@ -172,8 +225,16 @@ class Bf16Rules(RotaryRules):
     def _claimable(self) -> bool:
         return self.enabled(BF16_CAPABILITY) and self._torch() is not None
 
-    def _is_capability_call(self, node: cst.BaseExpression) -> TypeGuard[cst.Call]:
-        return isinstance(node, cst.Call) and self.ctx.imports.resolve(node.func) in CAPABILITY
+    def _is_capability_call(self, node: cst.BaseExpression, returns: str = "whole") -> TypeGuard[cst.Call]:
+        """A call of get_device_capability (``returns`` "whole"), or of a module function that returns it whole
+        or its major (``returns``, see capability_wrappers)."""
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Name) and not node.args:
+            wrapped = self.ctx.fact(capability_wrappers).get(node.func.value)
+            if wrapped is not None:
+                return wrapped == returns
+        return returns == "whole" and self.ctx.imports.resolve(node.func) in CAPABILITY
 
     def _direct_capability_check(self, node: cst.Comparison) -> cst.Call | None:
         """The capability call of ``cap()[0] >= 8`` or ``cap() >= (8, 0)`` (either side), else None."""
@@ -182,6 +243,8 @@ class Bf16Rules(RotaryRules):
             if isinstance(side, cst.Subscript) and self._is_capability_call(side.value) and _is_index0(side):
                 if isinstance(bound, cst.Integer) and _ampere_threshold(target.operator, bound, flipped):
                     return side.value
+            if self._is_capability_call(side, returns="major") and isinstance(bound, cst.Integer):
+                return side if _ampere_threshold(target.operator, bound, flipped) else None
             if (
                 self._is_capability_call(side)
                 and isinstance(bound, cst.Tuple)
