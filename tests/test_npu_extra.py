@@ -72,6 +72,21 @@ def test_the_install_commands_name_the_npu_extra(tmp_path: Path) -> None:
     assert new["Makefile"] == "install:\n\tpip install .[npu]\n"
 
 
+def test_a_notebook_installs_the_npu_extra_too(tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell('!pip install -e ".[gpu,dev]"\n%pip install .[accel]\n%pip install .[cpu]'),
+        nbformat.v4.new_code_cell("%%bash\nuv sync --extra gpu"),
+    ]
+    new = _ported(tmp_path, {"pyproject.toml": PYPROJECT, "setup.ipynb": nbformat.writes(notebook)})
+    cells = [cell.source for cell in nbformat.reads(new["setup.ipynb"] or "", as_version=4).cells]
+    assert cells == [
+        '!pip install -e ".[npu,dev]"\n%pip install .[npu]\n%pip install .[cpu]',
+        "%%bash\nuv sync --extra npu",
+    ]
+
+
 @pytest.mark.parametrize(
     "pyproject",
     [

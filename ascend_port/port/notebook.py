@@ -32,7 +32,10 @@ _PLACEHOLDER = "__ascend_port_magic_{}__"
 _PLACEHOLDER_LINE = re.compile(r"^([ \t]*)__ascend_port_magic_(\d+_\d+)__[ \t]*$")
 _MAGIC = re.compile(r"^[ \t]*(?:[!%]|[\w.]+[ \t]*=[ \t]*[!%])")
 _HELP = re.compile(r"^[ \t]*(?:\?+[\w.]+|[\w.]+\?{1,2})[ \t]*$")
-_SHELL_MAGIC = re.compile(r"^([ \t]*(?:[\w.]+[ \t]*=[ \t]*)?(?:!!?|%sx[ \t]+|%system[ \t]+))")
+# `!cmd`, `x = !cmd`, `%sx cmd`, `%system cmd`, and the package magics (`%pip install ...`: the rest is the command)
+_SHELL_MAGIC = re.compile(
+    r"^([ \t]*(?:[\w.]+[ \t]*=[ \t]*)?(?:!!?|%sx[ \t]+|%system[ \t]+|%(?=(?:pip|uv|conda|mamba)[ \t])))"
+)
 _ENV_MAGIC = re.compile(r"^[ \t]*%env[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)")
 _SHELL_CELLS = re.compile(r"^%%(?:bash|sh|script[ \t]+(?:bash|sh))\b")
 _PYTHON_CELLS = re.compile(r"^%%(?:time|timeit|capture|prun)\b")
@@ -50,10 +53,11 @@ class CellPort:
     python_rewrites: bool = False
 
 
-def _port_magic(context: str, text: str, selection: Selection) -> TextPort:
+def _port_magic(context: str, text: str, selection: Selection, options: PortOptions) -> TextPort:
     """One magic line (with its continuation lines): shell commands and %env. ``context``: the comment lines right
-    above it in the cell, so a TODO written by an earlier run is seen and not written twice."""
-    port = TextPort(context + text, selection)
+    above it in the cell, so a TODO written by an earlier run is seen and not written twice; ``options``: the run's
+    (an install of the project's CUDA extra, `!pip install .[gpu]`, installs its npu extra: PortOptions.cuda_extras)."""
+    port = TextPort(context + text, selection, options)
     base = len(context)
     indent = text[: len(text) - len(text.lstrip(" \t"))]
     if m := _SHELL_MAGIC.match(text):
@@ -77,7 +81,7 @@ def port_cell(text: str, selection: Selection, options: PortOptions, prelude: tu
     if not lines:
         return CellPort(None)
     if lines[0].lstrip().startswith("%%"):
-        decided = _port_cell_magic(text, lines, selection)
+        decided = _port_cell_magic(text, lines, selection, options)
         if decided is not None:
             return decided
     masked, magics = _mask_magics(lines)
@@ -85,7 +89,7 @@ def port_cell(text: str, selection: Selection, options: PortOptions, prelude: tu
     python = _port_python("".join(masked), selection, options, prelude)
     findings += python.findings
     python_rewrites = any(f.applied and f.rewrites for f in python.findings)
-    ported_magics, magic_findings = _port_magics(lines, magics, selection)
+    ported_magics, magic_findings = _port_magics(lines, magics, selection, options)
     findings += magic_findings
     if python.new_text is None and ported_magics == ["".join(g) for _, g in magics]:
         return CellPort(None, findings)
@@ -93,12 +97,12 @@ def port_cell(text: str, selection: Selection, options: PortOptions, prelude: tu
     return CellPort(new_text if new_text != text else None, findings, python_rewrites)
 
 
-def _port_cell_magic(text: str, lines: list[str], selection: Selection) -> CellPort | None:
+def _port_cell_magic(text: str, lines: list[str], selection: Selection, options: PortOptions) -> CellPort | None:
     """The port of a cell that starts with a cell magic (``%%``): a shell cell goes through the shell rules, a cell
     in another language is left alone; None for the magics that run the cell's Python (``%%time``, ...)."""
     first = lines[0].lstrip()
     if _SHELL_CELLS.match(first):
-        port = TextPort(text, selection)
+        port = TextPort(text, selection, options)
         port_shell_code(port, text[len(lines[0]) :], ShellContext(base=len(lines[0])))
         return CellPort(port.result(), port.findings)
     if not _PYTHON_CELLS.match(first):
@@ -132,7 +136,7 @@ def _mask_magics(lines: list[str]) -> tuple[list[str], list[tuple[int, list[str]
 
 
 def _port_magics(
-    lines: list[str], magics: list[tuple[int, list[str]]], selection: Selection
+    lines: list[str], magics: list[tuple[int, list[str]]], selection: Selection, options: PortOptions
 ) -> tuple[list[str], list[Finding]]:
     """Each magic's new text (its old text when unchanged) and the findings, with cell line numbers."""
     ported: list[str] = []
@@ -142,7 +146,7 @@ def _port_magics(
         while above > 0 and lines[above - 1].lstrip().startswith("#"):
             above -= 1
         context = "".join(lines[above:first_line])
-        magic = _port_magic(context, "".join(group), selection)
+        magic = _port_magic(context, "".join(group), selection, options)
         new_magic = magic.result()
         ported.append(new_magic[len(context) :] if new_magic is not None else "".join(group))
         findings += [replace(f, line=f.line + above) for f in magic.findings]
