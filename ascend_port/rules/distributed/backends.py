@@ -4,11 +4,14 @@ variables to the layer below."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.device_facts import dotted_ast
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.rules.distributed.base import _literal, _string_leaves, _subscript_key, _target_name
 from ascend_port.rules.distributed.env_vars import EnvVarRules
 
@@ -51,7 +54,9 @@ BACKEND_STRING = rule(
     because the evidence is the literal alone. Where the setting's name says it is no process-group backend (a MoE
     token dispatcher, a KV-cache or weight transfer backend, Transformer Engine's userbuffers bootstrap, symmetric
     memory: names with `dispatch`, `transfer`, `bootstrap`, `a2a`, `symm`, `ub_`), `"nccl"` stays, also in
-    NPU200's `*backend=` keywords and NPU202's comparisons. A device-to-backend table entry `"cuda": "nccl"` becomes
+    NPU200's `*backend=` keywords, NPU202's comparisons and the setting's `Literal[...]` annotation; so do the
+    member values of an enum of implementations (`class GradSyncImpl(str, Enum): nccl = "nccl"`), the names
+    configurations choose them by. A device-to-backend table entry `"cuda": "nccl"` becomes
     `"npu": "hccl"`. A list, tuple, set or dict that already names `"hccl"` is left alone (it knows about Ascend,
     and a second `"hccl"` would be a mistake). Docstrings are never touched.
 
@@ -108,8 +113,49 @@ BACKEND_KEYWORD = re.compile(r"(?i)backend$")
 # transfer backend, Transformer Engine's userbuffers bootstrap, symmetric memory. HCCL is no answer there.
 NON_PROCESS_GROUP = re.compile(r"(?i)dispatch|transfer|bootstrap|a2a|all_?to_?all|symm|kv_?conn|userbuf|(^|_)ub_")
 BACKEND_NAMES = {"nccl": "hccl", "NCCL": "HCCL"}
+# An enum class named for implementations (`GradSyncImpl`, `CommImplementation`), and an enum base class.
+IMPLEMENTATION_ENUM = re.compile(r"Impl(?:ementation)?s?(?:[A-Z_]|$)")
+ENUM_BASE = re.compile(r"(?:^|\.)(?:Str|Int)?Enum$")
 # "cpu:gloo,cuda:nccl": comma-separated device:backend pairs.
 PER_DEVICE_BACKEND = re.compile(r"^[a-z]+:[a-z]+(,[a-z]+:[a-z]+)*$")
+
+
+def implementation_enum_lines(facts: ModuleFacts) -> frozenset[int]:
+    """The lines of the member values of the module's enums of implementations (`class GradSyncImpl(str, Enum):
+    nccl = "nccl"`): a value there is the name a configuration chooses the member by, not a backend handed to a
+    process group, and renaming it would reject the configurations that name it."""
+    lines: set[int] = set()
+    for node in facts.statements(ast.ClassDef):
+        if not IMPLEMENTATION_ENUM.search(node.name) or not any(
+            ENUM_BASE.search(dotted_ast(base) or "") for base in node.bases
+        ):
+            continue
+        for statement in node.body:
+            if isinstance(statement, ast.Assign):
+                lines.update(range(statement.value.lineno, (statement.value.end_lineno or statement.lineno) + 1))
+    return frozenset(lines)
+
+
+def _annotation_strings(annotation: cst.BaseExpression) -> list[cst.SimpleString]:
+    """The strings of the ``Literal[...]`` subscripts in an annotation (``Literal["nccl", "mpi"] | None``)."""
+    found: list[cst.SimpleString] = []
+    for node in _walk_subscripts(annotation):
+        if isinstance(node.value, (cst.Name, cst.Attribute)) and _code(node.value).rsplit(".", 1)[-1] == "Literal":
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    found += _string_leaves(element.slice.value, containers=True)
+    return found
+
+
+def _walk_subscripts(node: cst.CSTNode) -> list[cst.Subscript]:
+    found = [node] if isinstance(node, cst.Subscript) else []
+    for child in node.children:
+        found += _walk_subscripts(child)
+    return found
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
 
 
 def _backend_string(value: str) -> str | None:
@@ -126,11 +172,16 @@ class BackendRules(EnvVarRules):
     """NPU200-NPU202: where each backend string stands (an argument, a comparison, a setting, a name that says it
     is no process-group backend), and its rewrite."""
 
-    def _not_backends(self, name: str, value: cst.BaseExpression | None) -> bool:
-        """Keep the strings of ``value`` when ``name`` says they are not process-group backends."""
+    def _not_backends(
+        self, name: str, value: cst.BaseExpression | None, annotation: cst.Annotation | None = None
+    ) -> bool:
+        """Keep the strings of ``value`` (and of its ``Literal[...]`` annotation) when ``name`` says they are not
+        process-group backends."""
         if value is None or not NON_PROCESS_GROUP.search(name):
             return False
         self._kept_strings.update(id(s) for s in _string_leaves(value, containers=True))
+        if annotation is not None:  # `bootstrap_backend: Literal["nccl", "mpi"] = "nccl"`: both sides stay
+            self._kept_strings.update(id(s) for s in _annotation_strings(annotation.annotation))
         return True
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -140,7 +191,7 @@ class BackendRules(EnvVarRules):
             self._not_backends(_target_name(target.target), node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._not_backends(_target_name(node.target), node.value)
+        self._not_backends(_target_name(node.target), node.value, node.annotation)
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         if isinstance(node.key, cst.SimpleString):
@@ -156,7 +207,7 @@ class BackendRules(EnvVarRules):
 
     def visit_Param(self, node: cst.Param) -> None:
         self._non_references.add(id(node.name))
-        self._not_backends(node.name.value, node.default)
+        self._not_backends(node.name.value, node.default, node.annotation)
 
     def _visit_backend_call(self, node: cst.Call) -> None:
         index = BACKEND_POSITION.get(self.ctx.imports.resolve(node.func) or "")
@@ -209,6 +260,8 @@ class BackendRules(EnvVarRules):
         if not isinstance(value, str) or not value or "\n" in value:
             return updated
         if (backend := _backend_string(value)) is not None:
+            if self.ctx.line_of(original) in self.ctx.fact(implementation_enum_lines):
+                return updated
             return self._rewrite_backend(original, updated, value, backend)
         if "CCL" in value.upper():
             return self._rewrite_env_name(original, updated, value)
