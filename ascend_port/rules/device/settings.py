@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.device_facts import dotted_ast
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.rules.device.base import _code, _descendants
 from ascend_port.rules.device.methods import MethodRules
 from ascend_port.rules.device.strings import rewrite_device_expr
@@ -32,9 +35,12 @@ DEVICE_SETTING = rule(
     """
     A device string assigned to a name that says it holds a device (`device`, `self.device`, `DEVICE_TYPE`,
     `accelerator`), a parameter default of such a parameter, the `default=`/`choices=` of an argparse option that
-    names a device (`--device`, `--accelerator`; not `--backend` or `--impl`), or a dict entry whose key names a
-    device. A value computed from Triton's target name (`get_current_target().backend`) stays. The name is the
-    evidence, hence medium confidence: review the diff.
+    names a device (`--device`, `--accelerator`; not `--backend` or `--impl`), a dict entry whose key names a
+    device, or the value a function returns when its name says it returns a device (`get_device`,
+    `resolve_device`) or CUDA is asked for it (`return "cuda" if torch.cuda.is_available() else "cpu"`, a return
+    under `if device == "cuda":`): the test is ported with it, and an NPU host must not be handed "cuda". A value
+    computed from Triton's target name (`get_current_target().backend`) stays. The name is the evidence, hence
+    medium confidence: review the diff.
 
     Before:
         parser.add_argument("--device", default="cuda")
@@ -99,6 +105,9 @@ CUDA_ENV_VAR = rule(
 )
 
 
+# The questions whose answer chooses CUDA (`"cuda" if torch.cuda.is_available() else "cpu"`).
+CUDA_AVAILABILITY = {"torch.cuda.is_available", "torch.npu.is_available"}
+
 CUDA_ENV_VARS = {
     "CUDA_VISIBLE_DEVICES": "ASCEND_RT_VISIBLE_DEVICES",
     "CUDA_LAUNCH_BLOCKING": "ASCEND_LAUNCH_BLOCKING",
@@ -161,6 +170,39 @@ class SettingRules(MethodRules):
                 )
         return updated
 
+    def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
+        if updated.value is None or original.value is None or not self._returns_device(original):
+            return updated
+        if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
+            return (
+                self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device returned cuda -> npu")
+                or updated
+            )
+        return updated
+
+    def _returns_device(self, node: cst.Return) -> bool:
+        """Does ``return <value>`` hand back a device: the function's name says it returns one (`get_device`,
+        `_resolve_device_map`), or the value is chosen by asking CUDA (`"cuda" if torch.cuda.is_available() else
+        "cpu"`)? A value built from Triton's target name is not."""
+        value = node.value
+        if value is None or self._holds_triton_target(value):
+            return False
+        if (
+            isinstance(value, cst.IfExp)
+            and isinstance(value.test, cst.Call)
+            and self.ctx.imports.resolve(value.test.func) in CUDA_AVAILABILITY
+        ):
+            return True
+        line = self.ctx.line_of(node)
+        definitions = self._definitions()
+        around = definitions.around(line) if definitions is not None else []
+        if around and self._reads_triton and (facts := self._facts()) is not None:
+            if facts.triton_target(set(), {around[-1][0].name}, line):
+                return False  # a function that returns Triton's target name ("cuda" its fallback) returns no device
+        if around and self._device_name.search(around[-1][0].name):
+            return True
+        return _under_cuda_test(self.ctx.facts(), line)
+
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
         if updated.default is not None and self._device_name.search(original.name.value):
             if (new := rewrite_device_expr(updated.default, containers=False)) is not None:
@@ -188,6 +230,34 @@ class SettingRules(MethodRules):
             new = updated.with_changes(value=updated.value.replace(value, CUDA_ENV_VARS[value]))
             return self.fix(CUDA_ENV_VAR, original, new, f"{value} -> {CUDA_ENV_VARS[value]}") or updated
         return updated
+
+
+def _under_cuda_test(facts: ModuleFacts, line: int) -> bool:
+    """Is the `return` on ``line`` in the body of an `if` (in its function) that asks CUDA: `torch.cuda.is_available()`
+    or a comparison with "cuda"?"""
+    for found in facts.statements(ast.Return):
+        if found.lineno != line:
+            continue
+        node: ast.AST = found
+        while (parent := facts.parent(node)) is not None and not isinstance(parent, _SCOPES):
+            if isinstance(parent, ast.If) and node in parent.body and _asks_cuda(parent.test):
+                return True
+            node = parent
+    return False
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Module)
+
+
+def _asks_cuda(test: ast.expr) -> bool:
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and any(
+            isinstance(c, ast.Constant) and c.value == "cuda" for c in (node.left, *node.comparators)
+        ):
+            return True
+        if isinstance(node, ast.Call) and (dotted_ast(node.func) or "").endswith("cuda.is_available"):
+            return True
+    return False
 
 
 def switches_cuda_only_feature(comparison: cst.CSTNode, statement: cst.CSTNode | None) -> bool:

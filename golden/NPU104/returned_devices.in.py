@@ -1,0 +1,23 @@
+# A returned device string moves with the test that chose it: a function named for a device, a value chosen by
+# asking CUDA, a return under a CUDA device test. (Other returned strings stay.)
+import torch
+
+
+def get_device():
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _resolve_device_map(local_rank):
+    torch.cuda.set_device(local_rank)
+    return f"cuda:{local_rank}"
+
+
+def resolve(local_rank, torch_device):
+    if torch_device == "cuda":
+        torch.cuda.set_device(local_rank)
+        return f"cuda:{local_rank}"
+    return "cpu"
+
+
+def kernel_backend():
+    return "cuda"

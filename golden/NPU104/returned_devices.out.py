@@ -1,0 +1,24 @@
+# A returned device string moves with the test that chose it: a function named for a device, a value chosen by
+# asking CUDA, a return under a CUDA device test. (Other returned strings stay.)
+import torch
+import torch_npu
+
+
+def get_device():
+    return "npu" if torch.npu.is_available() else "cpu"
+
+
+def _resolve_device_map(local_rank):
+    torch.npu.set_device(local_rank)
+    return f"npu:{local_rank}"
+
+
+def resolve(local_rank, torch_device):
+    if torch_device == "npu":
+        torch.npu.set_device(local_rank)
+        return f"npu:{local_rank}"
+    return "cpu"
+
+
+def kernel_backend():
+    return "cuda"
