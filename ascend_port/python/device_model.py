@@ -212,6 +212,8 @@ class DeviceModel:
     reports_only: bool = False
     kept: list[Span] = field(default_factory=list)  # code of other devices, or of dispatches that handle the NPU
     forks: list[Span] = field(default_factory=list)  # CUDA branches that gain an NPU branch beside them
+    # the final blocks among them (`if xpu: ... else: <cuda>`), whose NPU branch goes before them
+    fallbacks: list[Span] = field(default_factory=list)
     todo: dict[int, str] = field(default_factory=dict)  # first line of a dispatch left without an NPU branch -> why
     # Names bound once to `torch.cuda.is_available()` whose every use is the test of a fork (`if HAS_CUDA:` in a
     # chain over devices): their binding stays CUDA's, and the NPU branch beside each fork asks the NPU instead.
@@ -243,7 +245,12 @@ class DeviceModel:
         return i >= 0 and self.kept[i].last >= line
 
     def fork_at(self, line: int) -> Span | None:
-        return next((span for span in self.forks if span.first == line), None)
+        """The CUDA branch (an `if`/`elif`) that starts on ``line``."""
+        return next((span for span in self.forks if span.first == line and span not in self.fallbacks), None)
+
+    def fallback_at(self, line: int) -> Span | None:
+        """The CUDA final block whose first statement starts on ``line``."""
+        return next((span for span in self.fallbacks if span.first == line), None)
 
 
 def _span(node: ast.AST) -> Span:
@@ -462,9 +469,23 @@ class _Reader(ast.NodeVisitor):
                 if isinstance(branch.test, ast.Name):
                     self.named_tests.append((branch.test.id, span))
             else:
-                self.model.kept.append(span)
-        if final:
-            self.model.kept.append(_block_span(final, _span(final[0]).first - 1))
+                self._keep_branch(span, branch.body)
+        if final and _cuda_fallback(final, tests, self.devices):
+            # `if xpu: ... else: <cuda>`: the final block is CUDA's branch, a fork (from its first statement)
+            self.model.forks.append(_block_span(final))
+            self.model.fallbacks.append(_block_span(final))
+        elif final:
+            self._keep_branch(_block_span(final, _span(final[0]).first - 1), final)
+
+    def _keep_branch(self, span: Span, body: list[ast.stmt]) -> None:
+        """Keep a branch of other devices (or of CUDA and others, `if x.device.type in ["cuda", "xpu"]:`), but the
+        dispatches in it, which are read as their own (`if is_xpu_available(): ... else: <cuda>`)."""
+        holding = [s for s in body if any(isinstance(n, ast.If) and is_dispatch(n) for n in ast.walk(s))]
+        if not holding:
+            self.model.kept.append(span)
+            return
+        self.model.kept.append(Span(span.first, _span(body[0]).first - 1))  # (its test)
+        self.model.kept.extend(_span(s) for s in body if not any(s is h for h in holding))
 
     def visit_Assert(self, node: ast.Assert) -> None:
         if self.npu_aware and "cuda" in self.devices(node.test) and "npu" not in self.devices(node.test):
@@ -539,11 +560,21 @@ def block_devices(block: list[ast.stmt], devices: Callable[[ast.AST], AbstractSe
     return named
 
 
+def _cuda_fallback(final: list[ast.stmt], tests: list[frozenset[str] | set[str]], devices) -> bool:
+    """Is the final `else` block of a chain over other devices CUDA's (it names CUDA and no other accelerator, and
+    no test of the chain names CUDA)?"""
+    named = devices(ast.Module(body=final, type_ignores=[]))
+    return "cuda" in named and not named & (ACCELERATORS - {"cuda"}) and not any("cuda" in t for t in tests)
+
+
 def is_dispatch(node: ast.If, parent: ast.AST | None = None) -> bool:
     """Is ``node`` the head of an if/elif chain over CUDA and another accelerator, without an NPU branch (its own
-    tests, or with ``parent`` those of the other `if` statements of its block too)?"""
-    branches, _ = _chain(node)
+    tests, or with ``parent`` those of the other `if` statements of its block too; `if hpu: ... else: <cuda>`
+    too)?"""
+    branches, final = _chain(node)
     named = set().union(*(devices_in(b.test) for b in branches))
+    if final and len(branches) == 1 and named & OTHER_VENDORS:
+        named |= devices_in(ast.Module(body=final, type_ignores=[])) & {"cuda"}
     if parent is not None:
         for block in _blocks(parent):
             named |= set().union(*(block_devices(run) for run in _if_runs(block) if any(s is node for s in run)))

@@ -165,15 +165,22 @@ class MultiDeviceTransformer(PortTransformer):
     def leave_If(self, original: cst.If, updated: cst.If) -> cst.BaseStatement:
         if id(original) in self._elifs or _is_chunk_wrapper(original):
             return updated
-        old, _ = _branches(original)
-        if not any(_MAY_NAME_CUDA.search(code_of(branch.test)) for branch in old):
-            return updated  # (a fork is a branch whose test names CUDA: the module's model is not even read)
+        old, old_final = _branches(original)
+        # (a fork is a branch whose test names CUDA, or a final block that does: the model is not even read)
+        if not any(_MAY_NAME_CUDA.search(code_of(branch.test)) for branch in old) and not (
+            old_final is not None and _MAY_NAME_CUDA.search(code_of(old_final.body))
+        ):
+            return updated
         model = self.ctx.devices()
         if model is None or not model.forks:
             return updated  # (no fork in the module: its lines are not even computed)
         new, final = _branches(updated)
         lines = [self.ctx.line_of(branch) for branch in old]
-        if not any(model.fork_at(line) and not model.keeps(line) for line in lines):
+        final_line = self.ctx.line_of(old_final.body.body[0]) if old_final is not None else None
+        final_fork = (
+            final_line is not None and model.fallback_at(final_line) is not None and not model.keeps(final_line)
+        )
+        if not final_fork and not any(model.fork_at(line) and not model.keeps(line) for line in lines):
             return updated
         chain: list[cst.If] = []
         for before, after, line in zip(old, new, lines):
@@ -204,9 +211,21 @@ class MultiDeviceTransformer(PortTransformer):
                     test = self._where_npu(after.test, lambda code: f"{self._has_npu()} and {code}")
                     chain.append(after.with_changes(test=test, leading_lines=[]))
         node: cst.If | cst.Else | None = final
+        if final_fork and old_final is not None and final is not None:
+            node = self._npu_before_fallback(original, old_final, final)
         for branch in reversed(chain[1:]):
             node = branch.with_changes(orelse=node)
         return chain[0].with_changes(orelse=node)
+
+    def _npu_before_fallback(self, original: cst.If, old: cst.Else, new: cst.Else) -> cst.If | cst.Else:
+        """`if xpu: ... else: <cuda>`: the CUDA fallback stays, and its port goes in an `elif` that asks the NPU
+        before it (the final block as it was when nothing in it was ported)."""
+        if code_of(old.body) == code_of(new.body):
+            return new
+        if not self.fix(NPU_BESIDE_CUDA, original, True, "an NPU branch added before the CUDA fallback"):
+            return old
+        test = cst.parse_expression(f"{self._has_npu()} and {self.ctx.torch_name()}.npu.is_available()")
+        return cst.If(test=test, body=new.body, orelse=old)
 
     def _has_npu(self) -> str:
         return f'hasattr({self.ctx.torch_name()}, "npu")'
