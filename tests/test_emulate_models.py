@@ -179,6 +179,8 @@ def test_vision_diffusion_and_audio_ops_match_cpu(tmp_path):
         same("batch norm train", module(lambda: nn.BatchNorm2d(3)), image)
         same("batch norm eval", module(lambda: nn.BatchNorm2d(3).eval()), image)
         same("group norm, silu", module(lambda: nn.Sequential(nn.GroupNorm(3, 3), nn.SiLU())), image)
+        same("group norm, channels last (diffusers' attention blocks return it)", lambda x, device: F.group_norm(
+            x.contiguous(memory_format=torch.channels_last), 3), image)
         same("max, avg, adaptive pools", lambda x, device: F.max_pool2d(x, 2) + F.avg_pool2d(x, 2)
              + F.adaptive_avg_pool2d(x, 4) + F.adaptive_max_pool2d(x, 4), image)
         same("interpolate", lambda x, device: F.interpolate(x, scale_factor=2) + F.interpolate(

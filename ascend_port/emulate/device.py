@@ -187,7 +187,13 @@ def _route_structured(native: types.ModuleType) -> None:
     generic = set(registered("CompositeExplicitAutogradNonFunctional"))
     own = set(registered("PrivateUse1"))
     names = sorted(name.split("::", 1)[1] for name in generic & set(registered("CPU")) - own)
-    native.route("aten", names)
+    native.route("aten", [*names, *_CPU_KERNELS_FIRST])
+
+
+# Operators whose generic kernel (CompositeExplicitAutograd) fails where a device kernel works: native_group_norm
+# views its input, which a channels-last one (diffusers' attention blocks return them) cannot be viewed as
+# (torch_npu has a kernel of its own). Their CPU kernel runs instead.
+_CPU_KERNELS_FIRST = ("native_group_norm",)
 
 
 def _route_collectives(native: types.ModuleType) -> None:
