@@ -16,7 +16,9 @@ extra, copied from site-packages at test time (never committed) and ported once 
   `get_peft_model` with LoRA on a tiny transformers Llama, fp32 and a bf16 base with fp32 adapters; and DoRA with
   ephemeral GPU offload (`LoraRuntimeConfig(ephemeral_gpu_offload=True)`).
 
-What does not start is marked xfail(strict=True) with its cause; the port and the emulator are left as they are.
+Each path starts: the three that did not when these tests were written are fixed (a device string returned by
+`diffusers run`'s `_resolve_device_map`, NPU104; DoRA's `if is_xpu_available(): ... else: .to("cuda")`, NPU120's
+branch before the CUDA fallback; the emulator's group_norm of a channels-last tensor).
 """
 
 from __future__ import annotations
@@ -326,17 +328,6 @@ def torchrun() -> str:
     return found
 
 
-class KnownFailure(AssertionError):
-    """The failure an xfail names, and no other: a test marked xfail(raises=KnownFailure) that fails otherwise fails."""
-
-
-def known_failure(process: subprocess.CompletedProcess, *signs: str) -> None:
-    """Raise KnownFailure when ``process`` failed with every one of ``signs`` in its output."""
-    output = process.stdout + process.stderr
-    if process.returncode != 0 and all(sign in output for sign in signs):
-        raise KnownFailure(output[-3000:])
-
-
 def calls(report: dict) -> dict[str, int]:
     return report.get("calls", {})
 
@@ -366,7 +357,6 @@ def _diffusers_training(tmp_path: Path, port, blocks: str) -> None:
     ported = port(DIFFUSERS)
     driver = script(tmp_path, "train_unet.py", DIFFUSERS_TRAIN)
     process, report = emulate(tmp_path, ported, [sys.executable, str(driver), blocks])
-    known_failure(process, "in group_norm", "view size is not compatible with input tensor's size and stride")
     emulated = last_json(check(process))
     reference = original(tmp_path, DIFFUSERS, [sys.executable, str(driver), blocks])
     assert Path(emulated["package"]).is_relative_to(ported), emulated["package"]
@@ -401,18 +391,6 @@ def test_diffusers_trains_under_the_emulator_like_the_original(tmp_path, port):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=KnownFailure,
-    reason="not the port: the emulator's group_norm. AttnProcessor2_0 (diffusers/models/attention_processor.py:2785 "
-    "of the port, 2780 of the original; the port leaves it as it is) returns `hidden_states.transpose(-1, -2)"
-    ".reshape(batch_size, channel, height, width)`, a channels-last tensor; the next ResnetBlock2D's GroupNorm passes "
-    "it to aten::native_group_norm, whose CompositeExplicitAutograd kernel (math_group_norm) runs on the emulated npu "
-    "instead of the CPU kernel (ascend_port/emulate/device.py, _route_structured, routes only the "
-    "CompositeExplicitAutogradNonFunctional operators to the CPU kernels) and calls .view() on it: 'view size is not "
-    "compatible with input tensor's size and stride'. The unported diffusers fails the same way under the emulator; "
-    "torch_npu has an npu kernel of native_group_norm",
-)
 def test_diffusers_attention_unet_trains_under_the_emulator(tmp_path, port):
     _diffusers_training(tmp_path, port, "attn")
 
@@ -470,23 +448,10 @@ def test_diffusers_context_parallel_process_group_on_one_and_two_processes(port,
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=KnownFailure,
-    reason='port: diffusers/commands/run.py:363 (362 of the original), `return f"cuda:{local_rank}"` in _resolve_device_map() is left '
-    'as it was, while the test above it became `if torch_device == "npu":` (NPU105) and its '
-    "torch.cuda.set_device(int(local_rank)) became torch.npu.set_device (NPU106): under torchrun `diffusers run` "
-    "now asks from_pretrained for device_map='cuda:1' on an NPU host. NPU103 rewrites f\"cuda:{...}\" only where it is "
-    "passed as a device (torch.device(), .to(), device=, device_map=, map_location=) and NPU104 only where it is "
-    "assigned to a device name; a device string returned from a function (here one named _resolve_device_map) is "
-    "neither. The unported copy returned 'npu' (no rank) there",
-)
 def test_diffusers_run_device_map_under_torchrun(diffusers_parallel):
     assert diffusers_parallel["one"]["device_map"] == "npu"  # no LOCAL_RANK: the device get_device() chose
     assert diffusers_parallel["cpu"]["device_map"] == "cpu"
     device_maps = [rank["device_map"] for rank in diffusers_parallel["ranks"]]
-    if device_maps == ["cuda:0", "cuda:1"]:
-        raise KnownFailure(device_maps)
     assert device_maps == ["npu:0", "npu:1"]
 
 
@@ -521,24 +486,10 @@ def test_peft_fine_tunes_under_the_emulator_like_the_original(tmp_path, port):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=KnownFailure,
-    reason="port: peft/tuners/lora/variants.py:150-157 (DoraLinearVariant.init) is left as it was, with no TODO: "
-    '`if lora_A.device.type in ["cuda", "xpu"]: ... else: if lora_B.device.type not in ["cuda", "xpu"]: '
-    'if is_xpu_available(): lora_B = lora_B.to("xpu") else: lora_B = lora_B.to("cuda")`, so on the npu '
-    "lora_B.to(\"cuda\") raises 'Torch not compiled with CUDA enabled'. The device model "
-    "(ascend_port/python/device_model.py, _Reader._dispatch) reads the `if` of line 150, whose test names CUDA and "
-    "XPU, as a multi-device dispatch: its branch names XPU, so it is kept (lines 150-151), and its `else` (152-158) "
-    "is kept as the fallback, though it is CUDA's (the inner `if is_xpu_available(): ... else: <cuda>` too); only "
-    'branches whose test names CUDA alone are forked. So NPU103 leaves .to("cuda"), NPU120 adds no npu branch '
-    'and no "npu" to the lists, and NPU121 writes no TODO: the port is silent on it (scan reports nothing)',
-)
 def test_peft_dora_ephemeral_offload_under_the_emulator(tmp_path, port):
     ported = port(PEFT)
     driver = script(tmp_path, "dora_offload.py", PEFT_DORA_OFFLOAD)
     process, report = emulate(tmp_path, ported, [sys.executable, str(driver)])
-    known_failure(process, 'variants.py", line 157', 'lora_B = lora_B.to("cuda")', "Torch not compiled with CUDA")
     result = last_json(check(process))
     # DoRA's norm computed on the npu, its magnitude placed back with the offloaded base
     assert result == {"device": "npu", "magnitude": "cpu"}, result
