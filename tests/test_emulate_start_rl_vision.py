@@ -270,10 +270,10 @@ def sb3_unit_tests(port, tmp_path_factory):
     return outcomes(folders["ported"] / "junit.xml"), outcomes(folders["original"] / "junit.xml"), report
 
 
-def _explicit_cuda(test: str) -> bool:
-    """The tests that ask get_device() for "cuda": the [cuda-...] cases, and test_save_load, which loads the saved
-    model with device "auto", "cpu" and "cuda" in turn."""
-    return "[cuda-" in test or test.startswith("test_save_load::")
+def _as_ported(test: str) -> str:
+    """A test's id in the ported suite: its "cuda" device parameter is "npu" there (NPU104 ports the parametrize
+    list with the guard that skips the case, as it ports test_save_load's loop over devices)."""
+    return test.replace("[cuda-", "[npu-")
 
 
 @pytest.mark.slow
@@ -284,34 +284,16 @@ def test_sb3_own_tests_of_the_ported_functions_pass_on_the_npu(sb3_unit_tests):
     assert {test for test, outcome in reference.items() if outcome == "skipped"} == {
         test for test in reference if "[cuda-" in test
     }
-    # The port: the same tests (ported with the package); every one that does not name "cuda" passes on the npu,
-    # "auto" included (test_predict asserts that the policy lives on get_device("auto"), the npu).
-    assert emulated.keys() == reference.keys()
-    npu = {test: outcome for test, outcome in emulated.items() if not _explicit_cuda(test)}
-    assert len(npu) >= 30 and any("[auto-" in test for test in npu)
-    assert all(outcome == "passed" for outcome in npu.values()), npu
+    # The port: the same tests (ported with the package), the "cuda" cases asking for the npu; every one passes on
+    # the npu, "auto" included (test_predict asserts that the policy lives on get_device("auto"), the npu), and
+    # test_save_load, which loads the saved model on "auto", "cpu" and "npu" in turn.
+    assert emulated.keys() == {_as_ported(test) for test in reference}
+    assert (
+        len(emulated) >= 50 and any("[npu-" in test for test in emulated) and any("[auto-" in test for test in emulated)
+    )
+    failed = {test: outcome for test, outcome in emulated.items() if outcome != "passed"}
+    assert not failed, failed
     assert calls(report).get("torch.npu.is_available", 0) > 0, calls(report)
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="stable_baselines3/common/utils.py:241, get_device(): the port rewrote the CUDA fallback `if device.type "
-    '== th.device("cuda").type and not th.cuda.is_available(): return th.device("cpu")` into `th.device("npu")` / '
-    "`th.npu.is_available()` (NPU103, NPU106), so an explicit 'cuda' (a saved model's, a config's, a CLI's "
-    "--device cuda) no longer falls back to the CPU on a host without CUDA: get_device('cuda') returns cuda and the "
-    "first transfer fails ('Torch not compiled with CUDA enabled'; PPO.load(..., device='cuda'): 'Attempting to "
-    "deserialize object on a CUDA device'). In the ported tests NPU103 also rewrote the skip guard `device == "
-    "'cuda'` to 'npu' but not the parametrize value 'cuda' it guards, so those cases run instead of skipping: "
-    "test_predict[cuda-*] (7), test_device_buffer[cuda-*] (4), test_save_load[*] (6) fail",
-)
-def test_sb3_own_tests_asking_for_cuda_pass_on_the_npu(sb3_unit_tests):
-    emulated, reference, _ = sb3_unit_tests
-    asking = {test: outcome for test, outcome in emulated.items() if _explicit_cuda(test)}
-    # 10 test_predict[cuda-*] (3 of them return before the device: the algorithm does not fit the environment),
-    # 4 test_device_buffer[cuda-*], 6 test_save_load
-    assert len(asking) == 20
-    assert all(outcome in ("passed", "skipped") for outcome in asking.values()), asking
 
 
 # ---------------------------------------------------------------------------------------------------------------------

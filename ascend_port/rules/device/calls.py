@@ -99,8 +99,17 @@ class CallRules(SettingRules):
                 updated = self._rewrite_args(original, updated, DEVICE_ARGUMENT, keywords={"type"})
         elif qualified == "torch.load":
             updated = self._device_positional(original, updated, 1)
+        elif qualified == "pytest.mark.parametrize" and self._parametrizes_device(original):
+            # `@pytest.mark.parametrize("device", ["cpu", "cuda"])`: the guard that skips "cuda" is ported with it
+            updated = self._rewrite_args(original, updated, DEVICE_SETTING, positions={1}, keywords={"argvalues"})
         updated = self._rewrite_args(original, updated, DEVICE_ARGUMENT, keywords=DEVICE_KEYWORDS)
         return self._rewrite_args(original, updated, DEVICE_SETTING, keyword_filter=self._device_name)
+
+    def _parametrizes_device(self, call: cst.Call) -> bool:
+        """Does ``pytest.mark.parametrize`` give a test one argument, named for a device (`"device"`)?"""
+        names = call.args[0].value if call.args and call.args[0].keyword is None else None
+        value = names.evaluated_value if isinstance(names, cst.SimpleString) else None
+        return isinstance(value, str) and "," not in value and bool(self._device_name.search(value.strip()))
 
     def _device_positional(self, original: cst.Call, updated: cst.Call, index: int) -> cst.Call:
         return self._rewrite_args(original, updated, DEVICE_ARGUMENT, positions={index})

@@ -36,7 +36,9 @@ DEVICE_SETTING = rule(
     A device string assigned to a name that says it holds a device (`device`, `self.device`, `DEVICE_TYPE`,
     `accelerator`), a parameter default of such a parameter, the `default=`/`choices=` of an argparse option that
     names a device (`--device`, `--accelerator`; not `--backend` or `--impl`), a dict entry whose key names a
-    device, or the value a function returns when its name says it returns a device (`get_device`,
+    device, the devices a test is parametrized with (`@pytest.mark.parametrize("device", ["cpu", "cuda"])`) or a
+    loop runs over (`for device in ["cpu", "cuda"]:`), or the value a function returns when its name says it
+    returns a device (`get_device`,
     `resolve_device`) or CUDA is asked for it (`return "cuda" if torch.cuda.is_available() else "cpu"`, a return
     under `if device == "cuda":`): the test is ported with it, and an NPU host must not be handed "cuda". A value
     computed from Triton's target name (`get_current_target().backend`) stays. The name is the evidence, hence
@@ -168,6 +170,20 @@ class SettingRules(MethodRules):
                     self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device setting cuda -> npu")
                     or updated
                 )
+        return updated
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        """`for device in ["cpu", "cuda"]:`: a loop over devices, each a device setting."""
+        if (
+            isinstance(original.target, cst.Name)
+            and self._device_name.search(original.target.value)
+            and isinstance(updated.iter, (cst.List, cst.Tuple))
+            and (new := rewrite_device_expr(updated.iter)) is not None
+        ):
+            return (
+                self.fix(DEVICE_SETTING, original, updated.with_changes(iter=new), "device setting cuda -> npu")
+                or updated
+            )
         return updated
 
     def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
