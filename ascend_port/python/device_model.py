@@ -560,7 +560,7 @@ def block_devices(block: list[ast.stmt], devices: Callable[[ast.AST], AbstractSe
     return named
 
 
-def _cuda_fallback(final: list[ast.stmt], tests: list[frozenset[str] | set[str]], devices) -> bool:
+def _cuda_fallback(final: list[ast.stmt], tests: Sequence[AbstractSet[str]], devices) -> bool:
     """Is the final `else` block of a chain over other devices CUDA's (it names CUDA and no other accelerator, and
     no test of the chain names CUDA)?"""
     named = devices(ast.Module(body=final, type_ignores=[]))

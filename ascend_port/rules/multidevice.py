@@ -196,7 +196,7 @@ class MultiDeviceTransformer(PortTransformer):
                 chain.append(before)
                 if self.fix(NPU_BESIDE_CUDA, before, True, "an NPU branch added beside the CUDA one"):
                     test = cst.parse_expression(f"{self._has_npu()} and {self.ctx.torch_name()}.npu.is_available()")
-                    chain.append(after.with_changes(test=test, leading_lines=[]))
+                    chain.append(_npu_branch(after, test))
             elif code_of(before.test) == code_of(after.test) or code_of(before.body) == code_of(after.body):
                 chain.append(before)  # no NPU test to derive (or nothing to port): the CUDA branch as it was
                 self._unport(original, span)
@@ -209,7 +209,7 @@ class MultiDeviceTransformer(PortTransformer):
                 chain.append(before)
                 if self.fix(NPU_BESIDE_CUDA, before, True, "an NPU branch added beside the CUDA one"):
                     test = self._where_npu(after.test, lambda code: f"{self._has_npu()} and {code}")
-                    chain.append(after.with_changes(test=test, leading_lines=[]))
+                    chain.append(_npu_branch(after, test))
         node: cst.If | cst.Else | None = final
         if final_fork and old_final is not None and final is not None:
             node = self._npu_before_fallback(original, old_final, final)
@@ -225,7 +225,7 @@ class MultiDeviceTransformer(PortTransformer):
         if not self.fix(NPU_BESIDE_CUDA, original, True, "an NPU branch added before the CUDA fallback"):
             return old
         test = cst.parse_expression(f"{self._has_npu()} and {self.ctx.torch_name()}.npu.is_available()")
-        return cst.If(test=test, body=new.body, orelse=old)
+        return _npu_branch(cst.If(test=test, body=new.body), test).with_changes(orelse=old)
 
     def _has_npu(self) -> str:
         return f'hasattr({self.ctx.torch_name()}, "npu")'
@@ -361,6 +361,15 @@ class MultiDeviceTransformer(PortTransformer):
 # The devices an allow-list names beside CUDA's (what makes a list of strings a list of devices).
 _OTHER_DEVICE_TYPES = frozenset({"cpu", "mps", "xpu", "hpu", "mlu", "musa", "xla", "tpu", "ipu", "meta"})
 _LITERALS = {"typing.Literal", "typing_extensions.Literal"}
+
+
+def _npu_branch(ported: cst.If, test: cst.BaseExpression) -> cst.If:
+    """The NPU branch: the ported CUDA branch under ``test``, without the comments of the CUDA one's line (`if
+    torch.cuda.is_available():  # Works for both Nvidia and AMD` says nothing of the NPU)."""
+    body = ported.body
+    if isinstance(body, cst.IndentedBlock):
+        body = body.with_changes(header=cst.TrailingWhitespace())
+    return ported.with_changes(test=test, body=body, leading_lines=[])
 
 
 def _string(node: cst.BaseExpression) -> str | None:
