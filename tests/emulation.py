@@ -64,3 +64,52 @@ def installed(distribution: str, version: str, package: str) -> Path:
     spec = importlib.util.find_spec(package)
     assert spec is not None and spec.submodule_search_locations, package
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_on_path(
+    argv: list[str], cwd: Path, pythonpath: Path | None = None, *, threads: int | None = None
+) -> subprocess.CompletedProcess:
+    """``argv`` with only ``pythonpath`` (a ported copy, or nothing: the installed original) on PYTHONPATH, and this
+    checkout after it when ``argv`` is the CLI (whose ascend_port is then this one, even where the virtualenv's
+    editable install is another checkout's); ``threads``: OMP_NUM_THREADS (tiny runs on CI's 2 shared cores)."""
+    env = environment()
+    env.pop("PYTHONPATH", None)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
+    path = [] if pythonpath is None else [str(pythonpath)]
+    if argv[: len(CLI)] == CLI:
+        path.append(str(REPO))
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(path)
+    return run(argv, cwd=cwd, env=env)
+
+
+class PortedCopies:
+    """``copies(project)`` -> the folder to put first on PYTHONPATH, holding the ported copy of an installed
+    project's package (``project``: distribution, pinned version, import package), copied and ported once (a test
+    module's fixture holds one). ``apply_options``: those of `ascend-port apply` besides --no-git and --no-cache
+    (--no-cache: a module-scoped fixture runs before conftest's private XDG_CACHE_HOME is set, and must not write
+    the user's result cache)."""
+
+    def __init__(self, folders: pytest.TempPathFactory, *apply_options: str) -> None:
+        self.folders = folders
+        self.apply_options = apply_options
+        self.ported: dict[str, Path] = {}
+
+    def __call__(self, project: tuple[str, str, str]) -> Path:
+        distribution, version, package = project
+        if package not in self.ported:
+            import time
+
+            source = installed(distribution, version, package)
+            root = self.folders.mktemp(f"ported-{package}")
+            shutil.copytree(source, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+            start = time.perf_counter()
+            apply = [*CLI, "apply", str(root / package), "--no-git", "--no-cache", *self.apply_options]
+            check(run_on_path(apply, cwd=root))
+            print(f"ported {distribution} {version} in {time.perf_counter() - start:.1f}s")
+            self.ported[package] = root
+        return self.ported[package]

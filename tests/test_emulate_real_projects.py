@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import subprocess
 import sys
 import textwrap
 import time
@@ -31,8 +29,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-import emulation
-from emulation import CLI, check, installed, last_json, needs_compiler
+from emulation import CLI, PortedCopies, check, installed, last_json, needs_compiler, run_on_path
 
 STEPS = 3
 # (distribution, pinned version, import package): the pins of pyproject.toml's `test` extra.
@@ -112,13 +109,7 @@ print(json.dumps({
 """
 
 
-def run(argv: list[str], cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
-    """``argv`` with only ``pythonpath`` (the ported copy, or nothing: the installed original) on PYTHONPATH."""
-    env = emulation.environment()
-    env.pop("PYTHONPATH", None)
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
-    return emulation.run(argv, cwd=cwd, env=env)
+run = run_on_path
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -126,30 +117,11 @@ def compiler():
     needs_compiler()
 
 
-_PORTS: dict[str, Path] = {}
-
-
 @pytest.fixture(scope="module")
 def port(tmp_path_factory):
-    """port(project) -> the folder to put first on PYTHONPATH, holding the ported copy of the project's package.
-    Each project is copied and ported once per module (--no-cache: this module-scoped fixture runs before conftest's
-    private XDG_CACHE_HOME is set, and must not write the user's result cache)."""
-
-    def ported(project: tuple[str, str, str]) -> Path:
-        distribution, version, package = project
-        if package not in _PORTS:
-            source = installed(distribution, version, package)
-            root = tmp_path_factory.mktemp(f"ported-{package}")
-            shutil.copytree(source, root / package, ignore=shutil.ignore_patterns("__pycache__"))
-            start = time.perf_counter()
-            # an NPU-only fork: transformers also runs on other devices (by default its CUDA code is only reported)
-            apply = [*CLI, "apply", str(root / package), "--no-git", "--no-cache", "--other-devices", "drop"]
-            check(run(apply, cwd=root))
-            print(f"ported {distribution} {version} in {time.perf_counter() - start:.1f}s")
-            _PORTS[package] = root
-        return _PORTS[package]
-
-    return ported
+    """port(project) -> the folder holding the ported copy of the project's package: an NPU-only fork, for
+    transformers also runs on other devices (by default its CUDA code is only reported)."""
+    return PortedCopies(tmp_path_factory, "--other-devices", "drop")
 
 
 def emulate_and_reference(tmp_path: Path, ported: Path, package: str, model: str, dtype: str = "fp32"):

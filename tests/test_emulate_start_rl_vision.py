@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -41,13 +40,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-import emulation
-from emulation import CLI, check, installed, last_json, needs_compiler
+from emulation import CLI, PortedCopies, check, installed, last_json, needs_compiler, run_on_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora
-
-REPO = Path(__file__).resolve().parent.parent
 
 # (distribution, pinned version, import package): the pins of pyproject.toml's `test` extra.
 SB3 = ("stable-baselines3", "2.9.2", "stable_baselines3")
@@ -57,19 +53,7 @@ TORCHRUN = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "t
 
 
 def run(argv: list[str], cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
-    """``argv`` with only ``pythonpath`` (the ported copy, or nothing: the installed original) on PYTHONPATH, and
-    this checkout after it when ``argv`` is the CLI (whose ascend_port is then this one, even where the virtualenv's
-    editable install is another checkout's), on one CPU thread (the runs are tiny, and CI's 2 cores are shared: more
-    threads only make them slower)."""
-    env = emulation.environment()
-    env.pop("PYTHONPATH", None)
-    env["OMP_NUM_THREADS"] = "1"
-    path = [] if pythonpath is None else [str(pythonpath)]
-    if argv[: len(CLI)] == CLI:
-        path.append(str(REPO))
-    if path:
-        env["PYTHONPATH"] = os.pathsep.join(path)
-    return emulation.run(argv, cwd=cwd, env=env)
+    return run_on_path(argv, cwd, pythonpath, threads=1)  # (the runs are tiny: more threads only make them slower)
 
 
 def emulate(cwd: Path, ported: Path, command: list[str], devices: int = 1) -> tuple[subprocess.CompletedProcess, dict]:
@@ -104,29 +88,11 @@ def compiler():
     needs_compiler()
 
 
-_PORTS: dict[str, Path] = {}
-
-
 @pytest.fixture(scope="module")
 def port(tmp_path_factory):
-    """port(project) -> the folder to put first on PYTHONPATH, holding the ported copy of the project's package,
-    copied and ported once per module (--no-cache: this module-scoped fixture runs before conftest's private
-    XDG_CACHE_HOME is set, and must not write the user's result cache). Both projects are ported as they are: for an
-    NPU-only fork nothing changes, for they know no other accelerator (the default, --other-devices keep)."""
-
-    def ported(project: tuple[str, str, str]) -> Path:
-        distribution, version, package = project
-        if package not in _PORTS:
-            source = installed(distribution, version, package)
-            root = tmp_path_factory.mktemp(f"ported-{package}")
-            shutil.copytree(source, root / package, ignore=shutil.ignore_patterns("__pycache__"))
-            start = time.perf_counter()
-            check(run([*CLI, "apply", str(root / package), "--no-git", "--no-cache"], cwd=root))
-            print(f"ported {distribution} {version} in {time.perf_counter() - start:.1f}s")
-            _PORTS[package] = root
-        return _PORTS[package]
-
-    return ported
+    """port(project) -> the folder holding the ported copy of the project's package, ported as it is (the default,
+    --other-devices keep): for an NPU-only fork nothing changes, for they know no other accelerator."""
+    return PortedCopies(tmp_path_factory)
 
 
 def ran_the_copy(result: dict, ported: Path, package: str) -> None:
