@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ascend_port.core.sources import line_offsets, python_lines
+from ascend_port.python.device_facts import PROPERTY_GAPS
 
 # Device and process-group names, as tests and keys spell them, by the device they mean.
 _DEVICE_WORDS = {
@@ -607,6 +608,8 @@ def _find_keeping_offsets(text: str) -> Iterator[int]:
         at = text.find("device_types", at + 1)
     for match in _CUDA_KEY.finditer(text):
         yield match.start()
+    if "get_device_properties" in text and (at := text.find("device_count")) >= 0:
+        yield at  # (a count that bounds a loop over CUDA probes: _keep_counts_of_cuda_probes)
     lowered = text.lower()
     if len(lowered) != len(text):  # (lower() lengthened a character: offsets differ)
         if any(words(identifier) & _OTHER_ACCELERATORS for identifier in set(_IDENTIFIER.findall(text))):
@@ -656,7 +659,80 @@ def read(
         reader.visit(module)
         if reader.named_tests:
             _route_cuda_predicates(module, model, reader.named_tests)
+        if text is None or ("get_device_properties" in text and "device_count" in text):
+            _keep_counts_of_cuda_probes(module, model)
     return model.finish()
+
+
+def _keep_counts_of_cuda_probes(module: ast.Module, model: DeviceModel) -> None:
+    """`for gpu in range(torch.cuda.device_count()): props = torch.cuda.get_device_properties(gpu)` then
+    `props.major`: the probe stays CUDA's (the NPU's properties have no .major/.minor/.multi_processor_count: NPU108
+    keeps the call), so the count that bounds its loop stays CUDA's too (the call in `range()`, or the statement that
+    binds the name it reads): ported alone, the loop would run on an NPU host and the probe raise."""
+    for function in ast.walk(module):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        counts = {
+            node.targets[0].id: node
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and _calls_cuda(node.value, "device_count")
+        }
+        # (a loop statement: a comprehension on one line would keep the probe's line, and with it NPU108's TODO)
+        for loop in ast.walk(function):
+            if not (
+                isinstance(loop, ast.For)
+                and isinstance(loop.target, ast.Name)
+                and isinstance(loop.iter, ast.Call)
+                and isinstance(loop.iter.func, ast.Name)
+                and loop.iter.func.id == "range"
+                and len(loop.iter.args) == 1
+                and _reads_gap_properties(loop, loop.target.id)
+            ):
+                continue
+            bound = loop.iter.args[0]
+            if _calls_cuda(bound, "device_count"):
+                model.kept.append(Span(bound.lineno, bound.end_lineno or bound.lineno))
+            elif isinstance(bound, ast.Name) and bound.id in counts:
+                model.kept.append(_span(counts[bound.id]))
+
+
+def _calls_cuda(node: ast.expr, name: str) -> bool:
+    """``<torch>.cuda.<name>()``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "cuda"
+    )
+
+
+def _reads_gap_properties(loop: ast.For, index: str) -> bool:
+    """Does the loop read .major/.minor/.multi_processor_count of `torch.cuda.get_device_properties(<index>)`
+    (directly, or through the name it binds)?"""
+    probes = [
+        n
+        for n in ast.walk(loop)
+        if isinstance(n, ast.Call)
+        and _calls_cuda(n, "get_device_properties")
+        and any(isinstance(a, ast.Name) and a.id == index for a in n.args)
+    ]
+    if not probes:
+        return False
+    names = {
+        n.targets[0].id
+        for n in ast.walk(loop)
+        if isinstance(n, ast.Assign) and n.value in probes and isinstance(n.targets[0], ast.Name)
+    }
+    return any(
+        isinstance(n, ast.Attribute)
+        and n.attr in PROPERTY_GAPS
+        and (n.value in probes or (isinstance(n.value, ast.Name) and n.value.id in names))
+        for n in ast.walk(loop)
+    )
 
 
 def _route_cuda_predicates(module: ast.Module, model: DeviceModel, named_tests: list[tuple[str, Span | None]]) -> None:

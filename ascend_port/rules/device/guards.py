@@ -31,7 +31,9 @@ DEVICE_CAPABILITY = rule(
     (`torch.npu.is_bf16_supported()`). The CUDA tests that lead to it stay CUDA tests too, so that on an NPU host
     the CUDA-only code is skipped instead of failing: a `torch.cuda.is_available()` or `x.device.type != "cuda"`
     in the same `and`/`or` chain, or in an early exit before it in the same block (`if not
-    torch.cuda.is_available(): return ...`, `assert device.type == "cuda"`), or the test of an `if` around it. A name
+    torch.cuda.is_available(): return ...`, `assert device.type == "cuda"`), or the test of an `if` around it, and
+    the `torch.cuda.device_count()` that bounds a `for` loop over such probes (`for gpu in range(num_gpus):`: ported
+    alone, the loop would run on an NPU host and the probe raise). A name
     imported from torch.cuda for such a check keeps its import. An Ampere test that chooses bf16 is rewritten by
     NPU304, and an SM gate of a CUDA-only feature to `False` by NPU112. Any other use is renamed by NPU106 and keeps
     this TODO; since a guard stays a torch.cuda call, a later scan of the ported file reports every one again.
