@@ -298,12 +298,15 @@ def test_apex_norm_swap_is_torch_nn_outside_autocast():
         close(a, e, dtype, what=str(dtype))
 
 
-def test_apex_layer_norm_swap_for_a_torch_before_2_4(monkeypatch):
-    """An older target (torch_npu 2.1: torch 2.1) has no per-device autocast API: the subclass reads torch.npu's
-    autocast state (torch_npu's, NPU only, as apex reads CUDA's); torch.nn.RMSNorm does not exist there (a TODO)."""
+def test_apex_norm_swap_for_a_torch_before_2_4(monkeypatch):
+    """An older target (torch_npu 2.1: torch 2.1) has no per-device autocast API and no torch.nn.RMSNorm: the
+    LayerNorm subclass reads torch.npu's autocast state (torch_npu's, NPU only, as apex reads CUDA's), and the
+    RMSNorm is a module of its own on torch_npu.npu_rms_norm for npu tensors, apex's formula for others (was: the
+    import kept, None where apex is missing, and a TODO)."""
     source = (GOLDEN / "NPU424/apex_norms.in.py").read_text("utf-8")
     ported = port_source(source, Selection(), PortOptions(target="2.1.0.post17")).new_text
-    assert ported is not None and "TODO(ascend-port): NPU424" in ported and "class _NpuRMSNorm" not in ported
+    assert ported is not None and "TODO(ascend-port): NPU424" not in ported and "apex" not in ported.split("class")[0]
+    assert "class _NpuRMSNorm(torch.nn.Module):" in ported and "torch_npu.npu_rms_norm(" in ported
     assert "if torch.npu.is_autocast_enabled():" in ported
     assert "return output.to(torch.npu.get_autocast_dtype())" in ported
     npu = types.SimpleNamespace(
@@ -311,14 +314,28 @@ def test_apex_layer_norm_swap_for_a_torch_before_2_4(monkeypatch):
         get_autocast_dtype=lambda: torch.get_autocast_dtype("cpu"),
     )
     monkeypatch.setattr(torch, "npu", npu, raising=False)
-    namespace: dict = {"__name__": "old_target"}
-    with installed("both"):
-        exec(compile(ported, "old_target", "exec"), namespace)
-    norm = namespace["_NpuLayerNorm"](16)
-    x = torch.randn(2, 16)
+    norms = {}
+    for on_npu in (False, True):  # apex's formula on other devices' tensors; npu_rms_norm on the npu's
+        namespace: dict = {"__name__": "old_target"}
+        with installed("both"):
+            exec(compile(on_npu_tensors(ported) if on_npu else ported, "old_target", "exec"), namespace)
+        norms[on_npu] = namespace
+    layer_norm = norms[True]["_NpuLayerNorm"](16)
+    x = torch.randn(2, 3, 16, generator=torch.Generator().manual_seed(3))
     with ops.npu_autocast(torch.bfloat16):
-        assert norm(x).dtype == torch.bfloat16
-    assert norm(x).dtype == torch.float32
+        assert layer_norm(x).dtype == torch.bfloat16
+    assert layer_norm(x).dtype == torch.float32
+    weight = torch.randn(16, generator=torch.Generator().manual_seed(4))
+    expected = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * weight  # apex's manual_rms_norm
+    for on_npu, namespace in norms.items():
+        rms = namespace["_NpuRMSNorm"](16, eps=1e-5)
+        assert [name for name, _ in rms.named_parameters()] == ["weight"]  # apex's parameter: checkpoints load
+        with torch.no_grad():
+            rms.weight.copy_(weight)
+        close(rms(x), expected, torch.float32, what=f"on the npu: {on_npu}")
+        if on_npu:
+            with ops.npu_autocast(torch.bfloat16):
+                assert rms(x).dtype == torch.bfloat16
 
 
 # --- NPU302: the table computed in float64 on the CPU, cast once ---------------------------------------------------

@@ -84,10 +84,10 @@ def test_a_pinned_project_ports_to_names_its_release_has(
     assert ported.count("def _npu_range_push(message):") == 1 and 'nvtx.range_push("forward")' not in ported
     # what the release lacks otherwise is left as it was, with a TODO naming where it exists
     assert "torch.cuda.get_per_process_memory_fraction()" in ported
-    if pin < "2.4":
-        assert "FusedRMSNorm(dim" in ported and "torch.nn.RMSNorm needs torch >= 2.4" in ported
+    assert "_NpuRMSNorm(dim, elementwise_affine=True, eps=1e-5)" in ported
+    if pin < "2.4":  # no torch.nn.RMSNorm: a module of its own on torch_npu.npu_rms_norm
+        assert "class _NpuRMSNorm(torch.nn.Module):" in ported and "torch_npu.npu_rms_norm(" in ported
     else:
-        assert "_NpuRMSNorm(dim, elementwise_affine=True, eps=1e-5)" in ported
         assert "class _NpuRMSNorm(torch.nn.RMSNorm):" in ported
     assert "torch_npu.npu.mstx.mark(" in ported  # in every release
     # the pin written exists in the published release table
@@ -161,9 +161,9 @@ def test_apex_rms_norm_needs_torch_2_4() -> None:
     source = "import torch\nfrom apex.normalization import FusedRMSNorm\n\nnorm = FusedRMSNorm(8)\nln = torch.ones(1)\n"
     new = _port(source, "2.4.0.post4")
     assert "norm = _NpuRMSNorm(8, eps=1e-5)" in new and "class _NpuRMSNorm(torch.nn.RMSNorm):" in new
-    old = _port(source, "2.3.1.post6")
-    assert "norm = FusedRMSNorm(8)" in old
-    assert "NPU424 [medium] apex FusedRMSNorm: torch.nn.RMSNorm needs torch >= 2.4" in old
+    old = _port(source, "2.3.1.post6")  # torch 2.3: no torch.nn.RMSNorm, the module is torch_npu.npu_rms_norm's
+    assert "norm = _NpuRMSNorm(8, eps=1e-5)" in old and "class _NpuRMSNorm(torch.nn.Module):" in old
+    assert "torch_npu.npu_rms_norm(" in old and "import torch_npu" in old and "from apex" not in old
 
 
 def test_torch_cuda_names_follow_the_target() -> None:

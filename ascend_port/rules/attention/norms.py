@@ -171,7 +171,9 @@ APEX_NORM = rule(
     dropped. Medium: the rounding differs in the last bits (under autocast apex rounds the input and weight to
     the autocast dtype first; the port computes from them as they are and rounds the result).
     torch.nn.RMSNorm needs torch >= 2.4: where the target torch-npu release (`--torch-npu`, else the one for the
-    project's torch pin) pairs with an older torch, the call stays with a TODO (npu_rms_norm in the forward). The
+    project's torch pin) pairs with an older torch, `_NpuRMSNorm` is a module of its own, with apex's arguments and
+    `weight`, on `torch_npu.npu_rms_norm` for npu tensors and apex's own formula for others (as apex computes
+    off CUDA). The
     apex import goes when unused (NPU408). The subclass is written through the module's `torch` (or `torch.nn`)
     import: in a module that imports neither, NPU506's TODO marks the call instead.
 
@@ -218,6 +220,36 @@ class {name}({nn}.{kind}):
         if {enabled}:
             return output.to({dtype})
         return output
+'''
+
+
+# Before torch 2.4 there is no torch.nn.RMSNorm: the module is written on torch_npu.npu_rms_norm (apex's own formula
+# off the npu, as apex computes it off CUDA), with apex's arguments and parameter.
+_APEX_RMS_NORM_ON_NPU = '''\
+class {name}({nn}.Module):
+    """apex's FusedRMSNorm on NPU (written by ascend-port, rule {rule}): torch_npu.npu_rms_norm on the npu (the
+    target torch has no torch.nn.RMSNorm), apex's own formula elsewhere; apex's arguments, parameter and output
+    dtype under autocast."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True):
+{import_torch}        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self.weight = {torch}.nn.Parameter({torch}.ones(self.normalized_shape)) if elementwise_affine else None
+
+    def forward(self, input):
+{import_torch}        if input.device.type == "npu":
+            dtype = {torch}.npu.get_autocast_dtype() if {torch}.npu.is_autocast_enabled() else input.dtype
+            weight = self.weight if self.weight is not None else input.new_ones(self.normalized_shape)
+            return {torch_npu}.npu_rms_norm(input.to(dtype), weight.to(dtype), epsilon=self.eps)[0]
+        dims = tuple(range(-len(self.normalized_shape), 0))
+        output = input * {torch}.rsqrt(input.float().pow(2).mean(dims, keepdim=True) + self.eps)
+        if self.weight is None:
+            return output
+        if self.weight.dtype in ({torch}.float16, {torch}.bfloat16):
+            output = output.to(self.weight.dtype)
+        return self.weight * output
 '''
 
 
@@ -419,13 +451,23 @@ def _norm_arguments(match: RmsNormMatch) -> str:
     return f"{x}, {weight}, epsilon={match.eps}"
 
 
-def _apex_norm_class(kind: str, torch: str | None, nn: str, options) -> str:
+def _apex_norm_class(kind: str, torch: str | None, nn: str, options, torch_npu: str = "torch_npu") -> str:
     """The subclass of torch.nn's ``kind`` that keeps apex's output dtype under autocast (apex casts the input and
     weight to the autocast dtype). ``torch``: the module's name for torch (None: the forward imports it under a
     private name, as the attention helpers do); ``nn``: its spelling of torch.nn. The autocast state is read per
     device type from torch 2.4 on; the older torch_npu releases have it as torch.npu's (NPU only, as apex reads
     CUDA's)."""
     name = torch or PRIVATE_TORCH
+    private = "" if torch else f"        import torch as {PRIVATE_TORCH}  # (the module does not import torch)\n\n"
+    if kind == "RMSNorm" and _rms_norm_gap(options):
+        return _APEX_RMS_NORM_ON_NPU.format(
+            name=APEX_NORM_CLASSES[kind],
+            nn=nn,
+            rule=APEX_NORM.id,
+            torch=name,
+            torch_npu=torch_npu,
+            import_torch=private,
+        )
     if not npu_api.target_torch(options) or npu_api.target_torch(options) >= (2, 4):
         enabled, dtype = (f"{name}.{f}(input.device.type)" for f in ("is_autocast_enabled", "get_autocast_dtype"))
     else:
@@ -437,9 +479,7 @@ def _apex_norm_class(kind: str, torch: str | None, nn: str, options) -> str:
         rule=APEX_NORM.id,
         enabled=enabled,
         dtype=dtype,
-        import_torch=""
-        if torch
-        else f"        import torch as {PRIVATE_TORCH}  # (the module does not import torch)\n\n",
+        import_torch=private,
     )
 
 
@@ -452,7 +492,8 @@ def insert_apex_norm_classes(text: str, tree: Callable[[], ast.Module], ctx: Por
     def block(_: ast.Module, missing: list[str]) -> str | None:
         if nn is None:
             return None
-        return "\n\n".join(_apex_norm_class(kinds[name], torch, nn, ctx.options) for name in missing)
+        torch_npu = ctx.imports.local_name_for("torch_npu") or "torch_npu"
+        return "\n\n".join(_apex_norm_class(kinds[name], torch, nn, ctx.options, torch_npu) for name in missing)
 
     return insert_definitions(text, tree, list(kinds), block)
 
@@ -489,9 +530,8 @@ class ApexNormTransformer(PortTransformer):
         torch, nn = self.ctx.imports.local_name_for("torch"), self.ctx.imports.local_name_for("torch.nn")
         if problems or "normalized_shape" not in bound or not (torch or nn):
             return updated  # NPU506 (apex) marks what is left
-        if kind == "RMSNorm" and (gap := _rms_norm_gap(self.ctx.options)):
-            self.todo(APEX_NORM, original, f"apex {code_of(original.func)}: {gap}")
-            return updated
+        # (before torch 2.4 the RMSNorm module is written on torch_npu.npu_rms_norm: the module imports torch_npu)
+        on_torch_npu = kind == "RMSNorm" and _rms_norm_gap(self.ctx.options) is not None
         new_of = {id(o): u for o, u in zip(original.args, updated.args)}
         args = [new_of[id(bound["normalized_shape"])].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
         args += [keyword_arg(p, new_of[id(bound[p])]) for p in ("eps", "elementwise_affine") if p in bound]
@@ -499,8 +539,9 @@ class ApexNormTransformer(PortTransformer):
             args.append(cst.Arg(keyword=cst.Name("eps"), value=cst.Float("1e-5"), equal=NO_SPACE))
         replacement = updated.with_changes(func=cst.Name(APEX_NORM_CLASSES[kind]), args=finish_args(updated, args))
         dropped = ", memory_efficient dropped" if "memory_efficient" in bound else ""
+        basis = "torch_npu.npu_rms_norm (no torch.nn.RMSNorm before torch 2.4)" if on_torch_npu else f"torch.nn.{kind}"
         message = (
-            f"apex {code_of(original.func)} -> {APEX_NORM_CLASSES[kind]} (torch.nn.{kind} with apex's output dtype "
+            f"apex {code_of(original.func)} -> {APEX_NORM_CLASSES[kind]} ({basis} with apex's output dtype "
             f"under autocast{dropped})"
         )
-        return self.fix(APEX_NORM, original, replacement, message) or updated
+        return self.fix(APEX_NORM, original, replacement, message, torch_npu_name=on_torch_npu) or updated
