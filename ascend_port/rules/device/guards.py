@@ -81,8 +81,11 @@ ADVISORY_CAPABILITY_CHECK = rule(
     (`if cap[0] < 8: warnings.warn("no bf16 on this GPU")`) stops the program at start-up on an NPU. An `if`
     whose test reads a capability probe and whose every branch only warns, prints or logs (`warnings.warn`,
     `print`, a logger's `debug`...`critical`, `pass`) is removed, and with it a probe assignment
-    (`major, minor = torch.cuda.get_device_capability()`) that only such checks read. A check that does anything
-    else (chooses a dtype, raises, returns) stays NPU108's guard; an SM gate of a CUDA-only feature is NPU112's.
+    (`major, minor = torch.cuda.get_device_capability()`) that only such checks read. The `if
+    torch.cuda.is_available():` around them guards no probe then: it goes where nothing else is left in it, and is
+    ported with the rest where something is (it does not stay a CUDA test that an NPU host never enters). A check
+    that does anything else (chooses a dtype, raises, returns) stays NPU108's guard; an SM gate of a CUDA-only
+    feature is NPU112's.
 
     Before:
         import warnings
@@ -222,8 +225,16 @@ class GuardRules(DeviceRules):
         super().visit_If(node)
         # `if torch.cuda.is_available():` around a probe kept as a CUDA call stays a CUDA test (NPU108): renamed, it
         # would lead an NPU host into the torch.cuda call, which fails there.
-        if not self._keep_depth and self._cuda_test(node.test) and self._has_kept_guard(node.body):
+        if not self._keep_depth and self._cuda_test(node.test) and self._has_kept_guard(self._after_advice(node.body)):
             self._keep_availability(node.test)
+
+    def _after_advice(self, block: cst.BaseSuite) -> cst.BaseSuite:
+        """``block`` without the advisory checks NPU115 removes from it: a probe they read guards nothing once they
+        are gone (`if torch.cuda.is_available(): if cap()[0] < 8: warn(...); model.cuda()` ports its test)."""
+        if not isinstance(block, cst.IndentedBlock) or not self.enabled(ADVISORY_CAPABILITY_CHECK):
+            return block
+        advisory = self._advisory_statements(list(block.body))
+        return block.with_changes(body=[s for s in block.body if id(s) not in advisory]) if advisory else block
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.ctx.imports.resolve(node.func)
@@ -368,23 +379,34 @@ class GuardRules(DeviceRules):
     def _advisory_checks(self, body: list[cst.BaseStatement]) -> None:
         """NPU115: the `if` statements of ``body`` on a capability probe whose branches only give advice, and the
         probe assignments that only such checks read (removed by leave_IndentedBlock)."""
+        found = self._advisory_statements(body)
+        for stmt in body:
+            if id(stmt) not in found:
+                continue
+            self._advisory.add(id(stmt))
+            if isinstance(stmt, cst.If):
+                self._gate_calls.update(id(call) for call in self._probes(stmt.test))
+                self._keep_availability(stmt.test)  # (no rewrite inside what goes: no finding for it)
+            elif (assignment := self._probe_assignment(stmt)) is not None:
+                self._gate_calls.add(id(assignment[0]))
+
+    def _advisory_statements(self, body: list[cst.BaseStatement]) -> set[int]:
+        """The ids of NPU115's statements in ``body``: `if`s on a capability probe whose branches only give advice,
+        and the probe assignments that only such checks read."""
         advisory = [isinstance(s, cst.If) and _advises_only(s, self.ctx.imports.resolve) for s in body]
+        found = {
+            id(s) for s, advice in zip(body, advisory) if advice and isinstance(s, cst.If) and self._probes(s.test)
+        }
         for i, stmt in enumerate(body):
             if advisory[i]:
-                assert isinstance(stmt, cst.If)
-                probes = self._probes(stmt.test)
-                if probes:
-                    self._advisory.add(id(stmt))
-                    self._gate_calls.update(id(call) for call in probes)
-                    self._keep_availability(stmt.test)  # (no rewrite inside what goes: no finding for it)
                 continue
-            found = self._probe_assignment(stmt)
-            if found is None or self.ctx.claimed_by(found[0].func) is not None:
+            assignment = self._probe_assignment(stmt)
+            if assignment is None or self.ctx.claimed_by(assignment[0].func) is not None:
                 continue
-            readers = [j for j in range(i + 1, len(body)) if _reads(body[j], set(found[1]))]
+            readers = [j for j in range(i + 1, len(body)) if _reads(body[j], set(assignment[1]))]
             if readers and all(advisory[j] for j in readers):
-                self._advisory.update([id(stmt), *(id(body[j]) for j in readers)])
-                self._gate_calls.add(id(found[0]))
+                found.update([id(stmt), *(id(body[j]) for j in readers)])
+        return found
 
     def _probes(self, test: cst.BaseExpression) -> list[cst.Call]:
         """The capability probes called in ``test`` (none claimed by another rule)."""
@@ -444,6 +466,11 @@ class GuardRules(DeviceRules):
         return any(BF16_WORD.search(f.name) for f, _ in around)
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        if any(self._emptied(old, new) for old, new in zip(original.body, updated.body)):
+            # `if torch.cuda.is_available():` around an advisory check it no longer holds: nothing left to guard
+            kept = [(old, new) for old, new in zip(original.body, updated.body) if not self._emptied(old, new)]
+            original = original.with_changes(body=[old for old, _ in kept])
+            updated = updated.with_changes(body=[new for _, new in kept])
         if not any(id(s) in self._removed or id(s) in self._advisory for s in original.body):
             return updated
         body: list[cst.BaseStatement] = []
@@ -468,6 +495,18 @@ class GuardRules(DeviceRules):
                 carried = []
             body.append(new)
         return updated.with_changes(body=body)
+
+    def _emptied(self, old: cst.CSTNode, new: cst.CSTNode) -> bool:
+        """An `if` on CUDA's availability, without `else`, whose whole body was advice this rule removed."""
+        return (
+            isinstance(old, cst.If)
+            and isinstance(new, cst.If)
+            and old.orelse is None
+            and isinstance(new.body, cst.IndentedBlock)
+            and not new.body.body
+            and all(id(s) in self._advisory or id(s) in self._removed for s in old.body.body)
+            and self._cuda_test(old.test)
+        )
 
     def _early_exit(self, stmt: cst.BaseStatement) -> cst.BaseExpression | None:
         """The test of ``if not torch.cuda.is_available(): return ...`` (or raise, without else) or of ``assert
