@@ -39,6 +39,13 @@ CUDA_LIBRARY = rule(
     After:
         # TODO(ascend-port): NPU504 [low] NVML (pynvml/nvidia-ml-py) sees no NPU: use torch.npu.mem_get_info(), ...
         import pynvml
+    Stays (numba's CPU JIT):
+        import numba
+
+
+        @numba.njit
+        def total(xs):
+            return xs.sum()
     """,
 )
 APEX_OPTIMIZER = rule(

@@ -84,6 +84,15 @@ NPU_BESIDE_CUDA = rule(
             "mps": torch.mps.empty_cache,
             "cpu": None,
         }
+    Stays (a chain that has its NPU branch already):
+        import torch
+
+        if torch.cuda.is_available():
+            device = "cuda"
+        elif hasattr(torch, "npu") and torch.npu.is_available():
+            device = "npu"
+        else:
+            device = "cpu"
     """,
     follows=("NPU1",),
 )

@@ -169,6 +169,12 @@ FLASH_UNSUPPORTED = rule(
         from flash_attn import flash_attn_func
         # TODO(ascend-port): NPU403 [low] flash_attn_func left on flash-attn: softcap=30.0 has no npu_fusion_attention mapping
         out = flash_attn_func(q, k, v, causal=True, softcap=30.0)
+    Stays (PyTorch's own attention, which runs on the NPU as it is (NPU407 says so)):
+        import torch.nn.functional as F
+
+
+        def attend(q, k, v):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
     """,
 )
 FLASH_KVCACHE = rule(

@@ -50,6 +50,10 @@ DEVICE_SETTING = rule(
     After:
         parser.add_argument("--device", default="npu")
         def run(device: str = "npu:0"): ...
+    Stays (a --backend option names an implementation, not a device):
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--backend", default="cuda", choices=["cuda", "triton"])
     """,
 )
 
@@ -103,6 +107,9 @@ CUDA_ENV_VAR = rule(
         os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"
     After:
         os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"
+    Stays (a build variable, not a runtime one):
+        import os
+        home = os.environ.get("CUDA_HOME")
     """,
 )
 

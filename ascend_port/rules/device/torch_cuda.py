@@ -30,6 +30,9 @@ CUDA_METHOD = rule(
     After:
         model.npu(local_rank)
         batch = batch.npu(non_blocking=True)
+    Stays (a method of another object, with arguments Tensor.cuda does not take):
+        def fetch(store, key):
+            return store.cuda(key, meta=True)
     """,
 )
 

@@ -66,6 +66,13 @@ BACKEND_STRING = rule(
     After:
         parser.add_argument("--backend", default="hccl", choices=["hccl", "gloo"])
         backend: str = "hccl"
+    Stays (a setting whose name says it is no process-group backend):
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class Config:
+            tp_comm_bootstrap_backend: str = "nccl"
     """,
 )
 BACKEND_COMPARISON = rule(
@@ -86,6 +93,9 @@ BACKEND_COMPARISON = rule(
         import torch.distributed as dist
         if dist.get_backend() == "hccl":
             dist.barrier()
+    Stays (the comparison of a setting that is no process-group backend):
+        def all_to_all(a2a_backend):
+            return a2a_backend == "nccl"
     """,
 )
 

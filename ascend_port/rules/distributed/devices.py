@@ -31,6 +31,9 @@ DEVICE_MESH_TYPE = rule(
     After:
         from torch.distributed.device_mesh import init_device_mesh
         mesh = init_device_mesh("npu", (2, 4), mesh_dim_names=("dp", "tp"))
+    Stays (another device type):
+        from torch.distributed.device_mesh import init_device_mesh
+        mesh = init_device_mesh("cpu", (2,))
     """,
 )
 FSDP_DEVICE_ID = rule(
@@ -55,6 +58,12 @@ FSDP_DEVICE_ID = rule(
         import torch
         from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
         model = FSDP(model, device_id=torch.device("npu", local_rank))
+    Stays (DDP's device_ids):
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+        def wrap(model, rank):
+            return DDP(model, device_ids=[rank])
     """,
 )
 

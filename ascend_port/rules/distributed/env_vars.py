@@ -81,6 +81,9 @@ NCCL_ENV_VAR_UNSUPPORTED = rule(
     After:
         # TODO(ascend-port): NPU209 [low] NCCL_DEBUG has no HCCL equivalent and no effect on NPU; the nearest is ...
         os.environ["NCCL_DEBUG"] = "INFO"
+    Stays (unsetting a variable HCCL never reads):
+        import os
+        os.environ.pop("NCCL_DEBUG", None)
     """,
 )
 

@@ -38,6 +38,11 @@ AMP_DEVICE_TYPE = rule(
         scaler = torch.amp.GradScaler("npu")
         with torch.autocast("npu", dtype=torch.bfloat16):
             loss = model(batch)
+    Stays (autocast on the CPU):
+        import torch
+
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            pass
     """,
 )
 AUTOCAST_GPU_API = rule(

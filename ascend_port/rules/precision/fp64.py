@@ -38,6 +38,9 @@ FP64_ON_DEVICE = rule(
         import torch
         # TODO(ascend-port): NPU303 [low] double precision on the NPU: most NPU operators do not support it; ...
         weights = torch.tensor(counts, dtype=torch.float64, device="npu")
+    Stays (double precision on the CPU):
+        import torch
+        table = torch.zeros(3, dtype=torch.float64)
     """,
 )
 

@@ -40,6 +40,12 @@ LAYERNORM_UPCAST = rule(
         import torch.nn.functional as F
         def forward(self, x):
             return F.layer_norm(x, self.shape, self.weight, self.bias, self.eps).type_as(x)
+    Stays (an upcast with no cast back: the float32 result is what the code wants):
+        import torch.nn.functional as F
+
+
+        def norm(x):
+            return F.layer_norm(x.float(), (16,))
     """,
 )
 
