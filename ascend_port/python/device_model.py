@@ -481,7 +481,13 @@ class _Reader(ast.NodeVisitor):
     def _keep_branch(self, span: Span, body: list[ast.stmt]) -> None:
         """Keep a branch of other devices (or of CUDA and others, `if x.device.type in ["cuda", "xpu"]:`), but the
         dispatches in it, which are read as their own (`if is_xpu_available(): ... else: <cuda>`)."""
-        holding = [s for s in body if any(isinstance(n, ast.If) and is_dispatch(n) for n in ast.walk(s))]
+        holding = [
+            s
+            for s in body
+            if isinstance(s, (ast.If, ast.For, ast.While, ast.With, ast.Try))  # (a statement that holds a block)
+            and "cuda" in self.devices(s)
+            and any(isinstance(n, ast.If) and is_dispatch(n) for n in ast.walk(s))
+        ]
         if not holding:
             self.model.kept.append(span)
             return
@@ -657,7 +663,7 @@ def read(
             hot = sorted({bisect.bisect_right(starts, offset) for offset in _find_keeping_offsets(text)})
         reader = _Reader(model, npu_aware, hot)
         reader.visit(module)
-        if reader.named_tests:
+        if reader.named_tests and (text is None or _may_bind_cuda_predicates(text, reader.named_tests)):
             _route_cuda_predicates(module, model, reader.named_tests)
         if text is None or ("get_device_properties" in text and "device_count" in text):
             _keep_counts_of_cuda_probes(module, model)
@@ -669,34 +675,34 @@ def _keep_counts_of_cuda_probes(module: ast.Module, model: DeviceModel) -> None:
     `props.major`: the probe stays CUDA's (the NPU's properties have no .major/.minor/.multi_processor_count: NPU108
     keeps the call), so the count that bounds its loop stays CUDA's too (the call in `range()`, or the statement that
     binds the name it reads): ported alone, the loop would run on an NPU host and the probe raise."""
-    for function in ast.walk(module):
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        counts = {
-            node.targets[0].id: node
-            for node in ast.walk(function)
-            if isinstance(node, ast.Assign)
+    counts: dict[str, ast.Assign] = {}  # (by name, in the whole module: a count bound in one function is rare)
+    loops: list[ast.For] = []
+    for node in ast.walk(module):  # (only for a module that names both: see read)
+        if (
+            isinstance(node, ast.Assign)
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
             and _calls_cuda(node.value, "device_count")
-        }
-        # (a loop statement: a comprehension on one line would keep the probe's line, and with it NPU108's TODO)
-        for loop in ast.walk(function):
-            if not (
-                isinstance(loop, ast.For)
-                and isinstance(loop.target, ast.Name)
-                and isinstance(loop.iter, ast.Call)
-                and isinstance(loop.iter.func, ast.Name)
-                and loop.iter.func.id == "range"
-                and len(loop.iter.args) == 1
-                and _reads_gap_properties(loop, loop.target.id)
-            ):
-                continue
-            bound = loop.iter.args[0]
-            if _calls_cuda(bound, "device_count"):
-                model.kept.append(Span(bound.lineno, bound.end_lineno or bound.lineno))
-            elif isinstance(bound, ast.Name) and bound.id in counts:
-                model.kept.append(_span(counts[bound.id]))
+        ):
+            counts[node.targets[0].id] = node
+        elif isinstance(node, ast.For):
+            loops.append(node)
+    # (a loop statement: a comprehension on one line would keep the probe's line, and with it NPU108's TODO)
+    for loop in loops:
+        if not (
+            isinstance(loop.target, ast.Name)
+            and isinstance(loop.iter, ast.Call)
+            and isinstance(loop.iter.func, ast.Name)
+            and loop.iter.func.id == "range"
+            and len(loop.iter.args) == 1
+            and _reads_gap_properties(loop, loop.target.id)
+        ):
+            continue
+        bound = loop.iter.args[0]
+        if _calls_cuda(bound, "device_count"):
+            model.kept.append(Span(bound.lineno, bound.end_lineno or bound.lineno))
+        elif isinstance(bound, ast.Name) and bound.id in counts:
+            model.kept.append(_span(counts[bound.id]))
 
 
 def _calls_cuda(node: ast.expr, name: str) -> bool:
@@ -733,6 +739,17 @@ def _reads_gap_properties(loop: ast.For, index: str) -> bool:
         and (n.value in probes or (isinstance(n.value, ast.Name) and n.value.id in names))
         for n in ast.walk(loop)
     )
+
+
+_PREDICATE_BINDING = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*[\w.]*\bcuda\.is_available\(\)", re.MULTILINE)
+
+
+def _may_bind_cuda_predicates(text: str, named_tests: list[tuple[str, Span | None]]) -> bool:
+    """Does the source bind a tested name to `torch.cuda.is_available()` (a search of the text: most modules whose
+    dispatches test a name do not, and are not walked for it)?"""
+    if "is_available()" not in text:
+        return False
+    return bool({name for name, _ in named_tests} & set(_PREDICATE_BINDING.findall(text)))
 
 
 def _route_cuda_predicates(module: ast.Module, model: DeviceModel, named_tests: list[tuple[str, Span | None]]) -> None:

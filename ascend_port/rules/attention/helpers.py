@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import libcst as cst
-import libcst.matchers as m
 
 from ascend_port.core.options import ATTENTION_BACKENDS
 from ascend_port.python.definitions import bound_name, insert_definitions
@@ -43,6 +42,7 @@ def _source() -> cst.Module:
     return cst.parse_module(SOURCE.read_text("utf-8"))
 
 
+@functools.lru_cache(maxsize=64)  # (the same few helpers, names and credits, file after file)
 def helper_source(name: str, torch: str | None, torch_npu: str, backend: str, credit: str) -> str:
     """The source of one helper; ``torch`` is the module's name for torch (None: it does not import torch at its
     top level, so the helper imports it, under a private name: a plain `import torch`, even in a function, would
@@ -65,9 +65,18 @@ def helper_source(name: str, torch: str | None, torch_npu: str, backend: str, cr
 
 
 def _defines(statement: cst.BaseStatement, name: str) -> bool:
+    """`def name(...)` or `name = ...` (the mask cache). (Plain checks: libcst.matchers costs 0.2 s to import.)"""
     if isinstance(statement, cst.FunctionDef):
         return statement.name.value == name
-    return m.matches(statement, m.SimpleStatementLine([m.Assign([m.AssignTarget(m.Name(name))])]))
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    assign = statement.body[0]
+    return (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+        and assign.targets[0].target.value == name
+    )
 
 
 class HelperAdapter(cst.CSTTransformer):
@@ -90,9 +99,8 @@ class HelperAdapter(cst.CSTTransformer):
 
     def _drops(self, statement: cst.BaseStatement) -> bool:
         if isinstance(statement, cst.If):  # the MindIE-SD branch: the `if` whose body imports mindiesd
-            return not self.mindiesd and m.findall(statement, m.ImportFrom(module=m.Name("mindiesd"))) != []
-        private_torch = m.Import([m.ImportAlias(m.Name("torch"), asname=m.AsName(m.Name(PRIVATE_TORCH)))])
-        return PRIVATE_TORCH in self.names and m.matches(statement, m.SimpleStatementLine([private_torch]))
+            return not self.mindiesd and any(_imports(s, "mindiesd") for s in _statements_of(statement.body))
+        return PRIVATE_TORCH in self.names and _imports(statement, "torch", PRIVATE_TORCH)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         return updated.with_changes(value=self.names.get(updated.value, updated.value))
@@ -106,6 +114,29 @@ class HelperAdapter(cst.CSTTransformer):
         if not shift:
             return updated
         return updated.with_changes(args=[_shifted(arg, shift) for arg in updated.args])
+
+
+def _statements_of(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else []
+
+
+def _imports(statement: cst.CSTNode, module: str, asname: str | None = None) -> bool:
+    """`from <module> import ...`, or `import <module> as <asname>` (one simple statement)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if asname is None:
+        return isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name) and small.module.value == module
+    if not isinstance(small, cst.Import) or len(small.names) != 1:
+        return False
+    alias = small.names[0]
+    return (
+        isinstance(alias.name, cst.Name)
+        and alias.name.value == module
+        and alias.asname is not None
+        and isinstance(alias.asname.name, cst.Name)
+        and alias.asname.name.value == asname
+    )
 
 
 def _shifted(arg: cst.Arg, shift: int) -> cst.Arg:

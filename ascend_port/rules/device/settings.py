@@ -256,20 +256,23 @@ class SettingRules(MethodRules):
 
 
 def _under_cuda_test(facts: ModuleFacts, line: int) -> bool:
-    """Is the `return` on ``line`` in the body of an `if` (in its function) that asks CUDA: `torch.cuda.is_available()`
-    or a comparison with "cuda"?"""
-    for found in facts.statements(ast.Return):
-        if found.lineno != line:
+    """Is the `return` on ``line`` in the body of an `if` that asks CUDA (`torch.cuda.is_available()` or a
+    comparison with "cuda"), in the same function? (Read from the module's statements: no walk of its
+    expressions.)"""
+    for test in facts.statements(ast.If):
+        body = test.body
+        if not (body[0].lineno <= line <= (body[-1].end_lineno or body[-1].lineno)) or not _asks_cuda(test.test):
             continue
-        node: ast.AST = found
-        while (parent := facts.parent(node)) is not None and not isinstance(parent, _SCOPES):
-            if isinstance(parent, ast.If) and node in parent.body and _asks_cuda(parent.test):
-                return True
-            node = parent
+        # (a function defined in that body, around the line, is another function's return)
+        inner = [f for kind in _FUNCTIONS for f in facts.statements(kind)]
+        if not any(
+            body[0].lineno <= f.lineno <= line <= (f.end_lineno or f.lineno) and f.lineno > test.lineno for f in inner
+        ):
+            return True
     return False
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Module)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _asks_cuda(test: ast.expr) -> bool:
