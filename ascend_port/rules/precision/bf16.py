@@ -55,12 +55,12 @@ BF16_SUPPORTED = {"torch.cuda.is_bf16_supported", "torch.npu.is_bf16_supported"}
 BF16_WORD = re.compile(r"(?i)bf16|bfloat")
 
 
-# `def capability():` (a docstring) `return torch.cuda.get_device_capability()` (or its `[0]`): its name
-_CAPABILITY_WRAPPER = re.compile(
-    r"^def (\w+)\([^)]*\)[^:\n]*:[ \t]*\n(?:[ \t]+(?:\"\"\"|''')[\s\S]*?(?:\"\"\"|''')[ \t]*\n)?"
-    r"[ \t]+return [\w.]+\.get_device_capability\([^)\n]*\)(?:\[0\])?[ \t]*$",
-    re.MULTILINE,
+# `    return torch.cuda.get_device_capability()` (or its `[0]`): the body of a capability wrapper, which the nearest
+# top-level `def` above it names (a superset of capability_wrappers' functions: the triggers only widen a parse).
+_CAPABILITY_RETURN = re.compile(
+    r"^[ \t]+return [\w.]+\.get_device_capability\([^)\n]*\)(?:\[0\])?[ \t]*$", re.MULTILINE
 )
+_TOP_DEF = re.compile(r"def (\w+)\(")
 
 
 def capability_wrapper_calls(text: str, options: PortOptions) -> list[tuple[int, Scope]]:
@@ -68,10 +68,14 @@ def capability_wrapper_calls(text: str, options: PortOptions) -> list[tuple[int,
     name no trigger (PrecisionTransformer.option_triggers)."""
     if "get_device_capability" not in text:
         return []  # (most modules: one search)
-    names = _CAPABILITY_WRAPPER.findall(text)
+    names = set()
+    for found in _CAPABILITY_RETURN.finditer(text):
+        start = text.rfind("\ndef ", 0, found.start()) + 1  # (0: the file's first line)
+        if (name := _TOP_DEF.match(text, start)) is not None:
+            names.add(name.group(1))
     if not names:
         return []
-    calls = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in names) + r")\(\)")
+    calls = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\(\)")
     scope = outermost(*FUNCTIONS)
     return [(m.start(), scope) for m in calls.finditer(text)]
 
