@@ -204,7 +204,7 @@ class MultiDeviceTransformer(PortTransformer):
                 # `if HAS_CUDA:` with `HAS_CUDA = torch.cuda.is_available()` kept: the NPU branch asks the NPU
                 chain.append(before)
                 if self.fix(NPU_BESIDE_CUDA, before, True, "an NPU branch added beside the CUDA one"):
-                    test = cst.parse_expression(f"{self._has_npu()} and {self.ctx.torch_name()}.npu.is_available()")
+                    test = self._asks_npu()
                     chain.append(_npu_branch(after, test))
             elif code_of(before.test) == code_of(after.test) or code_of(before.body) == code_of(after.body):
                 chain.append(before)  # no NPU test to derive (or nothing to port): the CUDA branch as it was
@@ -233,11 +233,15 @@ class MultiDeviceTransformer(PortTransformer):
             return new
         if not self.fix(NPU_BESIDE_CUDA, original, True, "an NPU branch added before the CUDA fallback"):
             return old
-        test = cst.parse_expression(f"{self._has_npu()} and {self.ctx.torch_name()}.npu.is_available()")
+        test = self._asks_npu()
         return _npu_branch(cst.If(test=test, body=new.body), test).with_changes(orelse=old)
 
     def _has_npu(self) -> str:
         return f'hasattr({self.ctx.torch_name()}, "npu")'
+
+    def _asks_npu(self) -> cst.BaseExpression:
+        """The test of an NPU branch that no CUDA test can be ported into (`if HAS_CUDA:`, a final `else`)."""
+        return cst.parse_expression(f"{self._has_npu()} and {self.ctx.torch_name()}.npu.is_available()")
 
     def _where_npu(self, expr: cst.BaseExpression, guard) -> cst.BaseExpression:
         """``expr``, guarded by ``guard`` when it reads ``torch.npu``: the code also runs where torch_npu is not
