@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 PROPERTY_GAPS = frozenset({"major", "minor", "multi_processor_count"})
@@ -45,6 +45,17 @@ def dotted_ast(node: ast.expr) -> str | None:
     if not isinstance(node, ast.Name):
         return None
     return ".".join([node.id, *reversed(parts)])
+
+
+def resolve_ast(node: ast.expr, aliases: Mapping[str, str]) -> str | None:
+    """``tc.synchronize`` -> ``torch.cuda.synchronize`` through the module's imports (``aliases``: local name ->
+    qualified name); None for a name no import binds."""
+    name = dotted_ast(node)
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    base = aliases.get(head)
+    return None if base is None else f"{base}.{rest}" if rest else base
 
 
 def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
@@ -151,12 +162,7 @@ class DeviceFacts:
         self._triton: tuple[set[str], dict[int, tuple[set[str], set[str]]]] | None = None
 
     def resolve(self, node: ast.expr) -> str | None:
-        name = dotted_ast(node)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        base = self.aliases.get(head)
-        return None if base is None else f"{base}.{rest}" if rest else base
+        return resolve_ast(node, self.aliases)
 
     # --- probes used as guards ----------------------------------------------------------------------------------
 

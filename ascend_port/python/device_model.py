@@ -451,8 +451,7 @@ class _Reader(ast.NodeVisitor):
         if self.npu_aware and "npu" not in named and "cuda" in named:
             self.keep(node)  # a project that supports the NPU asks "is this CUDA?" on purpose
             return
-        if final and len(branches) == 1 and named & OTHER_VENDORS:
-            named |= self.devices(ast.Module(body=final, type_ignores=[])) & {"cuda"}  # `if hpu: ... else: <cuda>`
+        named = _with_cuda_fallback(named, branches, final, self.devices)
         if "cuda" not in named or not named & (ACCELERATORS - {"cuda"}):
             for branch, devices in zip(branches, tests):  # a test of another vendor alone: its branch is theirs
                 if devices and devices <= OTHER_VENDORS:
@@ -467,8 +466,8 @@ class _Reader(ast.NodeVisitor):
             span = Span(branch.lineno, end)
             if "cuda" in devices and not devices & OTHER_VENDORS:
                 self.model.forks.append(span)
-                if isinstance(branch.test, ast.Name):
-                    self.named_tests.append((branch.test.id, span))
+                if (name := _tested_name(branch)) is not None:
+                    self.named_tests.append((name, span))
             else:
                 self._keep_branch(span, branch.body)
         if final and _cuda_fallback(final, tests, self.devices):
@@ -567,6 +566,14 @@ def block_devices(block: list[ast.stmt], devices: Callable[[ast.AST], AbstractSe
     return named
 
 
+def _with_cuda_fallback(named: set[str], branches: list[ast.If], final: list[ast.stmt], devices) -> set[str]:
+    """The devices a chain tests, with CUDA where one test of another vendor's leaves CUDA its final block (`if
+    hpu: ... else: <cuda>`)."""
+    if final and len(branches) == 1 and named & OTHER_VENDORS:
+        return named | (devices(ast.Module(body=final, type_ignores=[])) & {"cuda"})
+    return named
+
+
 def _cuda_fallback(final: list[ast.stmt], tests: Sequence[AbstractSet[str]], devices) -> bool:
     """Is the final `else` block of a chain over other devices CUDA's (it names CUDA and no other accelerator, and
     no test of the chain names CUDA)?"""
@@ -579,9 +586,7 @@ def is_dispatch(node: ast.If, parent: ast.AST | None = None) -> bool:
     tests, or with ``parent`` those of the other `if` statements of its block too; `if hpu: ... else: <cuda>`
     too)?"""
     branches, final = _chain(node)
-    named = set().union(*(devices_in(b.test) for b in branches))
-    if final and len(branches) == 1 and named & OTHER_VENDORS:
-        named |= devices_in(ast.Module(body=final, type_ignores=[])) & {"cuda"}
+    named = _with_cuda_fallback(set().union(*(devices_in(b.test) for b in branches)), branches, final, devices_in)
     if parent is not None:
         for block in _blocks(parent):
             named |= set().union(*(block_devices(run) for run in _if_runs(block) if any(s is node for s in run)))
@@ -788,14 +793,7 @@ def _tested_name(node: ast.AST) -> str | None:
 
 def _asks_cuda_availability(value: ast.expr) -> bool:
     """``torch.cuda.is_available()`` (under any name for torch)."""
-    return (
-        isinstance(value, ast.Call)
-        and not value.args
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "is_available"
-        and isinstance(value.func.value, ast.Attribute)
-        and value.func.value.attr == "cuda"
-    )
+    return _calls_cuda(value, "is_available") and isinstance(value, ast.Call) and not value.args
 
 
 # --- families of per-backend modules --------------------------------------------------------------------------------

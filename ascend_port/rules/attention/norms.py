@@ -459,7 +459,7 @@ def _apex_norm_class(kind: str, torch: str | None, nn: str, options, torch_npu: 
     CUDA's)."""
     name = torch or PRIVATE_TORCH
     private = "" if torch else f"        import torch as {PRIVATE_TORCH}  # (the module does not import torch)\n\n"
-    if kind == "RMSNorm" and _rms_norm_gap(options):
+    if kind == "RMSNorm" and not _torch_2_4(options):
         return _APEX_RMS_NORM_ON_NPU.format(
             name=APEX_NORM_CLASSES[kind],
             nn=nn,
@@ -468,7 +468,7 @@ def _apex_norm_class(kind: str, torch: str | None, nn: str, options, torch_npu: 
             torch_npu=torch_npu,
             import_torch=private,
         )
-    if not npu_api.target_torch(options) or npu_api.target_torch(options) >= (2, 4):
+    if _torch_2_4(options):
         enabled, dtype = (f"{name}.{f}(input.device.type)" for f in ("is_autocast_enabled", "get_autocast_dtype"))
     else:
         enabled, dtype = f"{name}.npu.is_autocast_enabled()", f"{name}.npu.get_autocast_dtype()"
@@ -498,16 +498,11 @@ def insert_apex_norm_classes(text: str, tree: Callable[[], ast.Module], ctx: Por
     return insert_definitions(text, tree, list(kinds), block)
 
 
-def _rms_norm_gap(options) -> str | None:
-    """Why torch.nn.RMSNorm cannot be written for the target release (it came with torch 2.4), or None."""
+def _torch_2_4(options) -> bool:
+    """Does the target release's torch have torch.nn.RMSNorm and the per-device autocast API (torch >= 2.4; no
+    target known: the newest)?"""
     torch_version = npu_api.target_torch(options)
-    if not torch_version or torch_version >= (2, 4):
-        return None
-    shown = ".".join(map(str, torch_version))
-    return (
-        f"torch.nn.RMSNorm needs torch >= 2.4 and the target torch_npu {npu_api.target_version(options)} pairs with "
-        f"torch {shown}: return torch_npu.npu_rms_norm(x, weight, epsilon=eps)[0] in the module's forward"
-    )
+    return not torch_version or torch_version >= (2, 4)
 
 
 class ApexNormTransformer(PortTransformer):
@@ -531,7 +526,7 @@ class ApexNormTransformer(PortTransformer):
         if problems or "normalized_shape" not in bound or not (torch or nn):
             return updated  # NPU506 (apex) marks what is left
         # (before torch 2.4 the RMSNorm module is written on torch_npu.npu_rms_norm: the module imports torch_npu)
-        on_torch_npu = kind == "RMSNorm" and _rms_norm_gap(self.ctx.options) is not None
+        on_torch_npu = kind == "RMSNorm" and not _torch_2_4(self.ctx.options)
         new_of = {id(o): u for o, u in zip(original.args, updated.args)}
         args = [new_of[id(bound["normalized_shape"])].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
         args += [keyword_arg(p, new_of[id(bound[p])]) for p in ("eps", "elementwise_affine") if p in bound]

@@ -38,11 +38,10 @@ DEVICE_SETTING = rule(
     names a device (`--device`, `--accelerator`; not `--backend` or `--impl`), a dict entry whose key names a
     device, the devices a test is parametrized with (`@pytest.mark.parametrize("device", ["cpu", "cuda"])`) or a
     loop runs over (`for device in ["cpu", "cuda"]:`), or the value a function returns when its name says it
-    returns a device (`get_device`,
-    `resolve_device`) or CUDA is asked for it (`return "cuda" if torch.cuda.is_available() else "cpu"`, a return
-    under `if device == "cuda":`): the test is ported with it, and an NPU host must not be handed "cuda". A value
-    computed from Triton's target name (`get_current_target().backend`) stays. The name is the evidence, hence
-    medium confidence: review the diff.
+    returns a device (`get_device`, `resolve_device`) or CUDA is asked for it (`return "cuda" if
+    torch.cuda.is_available() else "cpu"`, a return under `if device == "cuda":`): the test is ported with it, and
+    an NPU host must not be handed "cuda". A value computed from Triton's target name
+    (`get_current_target().backend`) stays. The name is the evidence, hence medium confidence: review the diff.
 
     Before:
         parser.add_argument("--device", default="cuda")
@@ -224,7 +223,7 @@ class SettingRules(MethodRules):
                 return False  # a function that returns Triton's target name ("cuda" its fallback) returns no device
         if around and self._device_name.search(around[-1][0].name):
             return True
-        return _under_cuda_test(self.ctx.facts(), line)
+        return _under_cuda_test(self.ctx.facts(), line, around[-1][0].lineno if around else 0)
 
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
         if updated.default is not None and self._device_name.search(original.name.value):
@@ -255,24 +254,16 @@ class SettingRules(MethodRules):
         return updated
 
 
-def _under_cuda_test(facts: ModuleFacts, line: int) -> bool:
+def _under_cuda_test(facts: ModuleFacts, line: int, function: int) -> bool:
     """Is the `return` on ``line`` in the body of an `if` that asks CUDA (`torch.cuda.is_available()` or a
-    comparison with "cuda"), in the same function? (Read from the module's statements: no walk of its
-    expressions.)"""
-    for test in facts.statements(ast.If):
-        body = test.body
-        if not (body[0].lineno <= line <= (body[-1].end_lineno or body[-1].lineno)) or not _asks_cuda(test.test):
-            continue
-        # (a function defined in that body, around the line, is another function's return)
-        inner = [f for kind in _FUNCTIONS for f in facts.statements(kind)]
-        if not any(
-            body[0].lineno <= f.lineno <= line <= (f.end_lineno or f.lineno) and f.lineno > test.lineno for f in inner
-        ):
-            return True
-    return False
-
-
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    comparison with "cuda") inside its own function, the innermost around the line, which starts on line
+    ``function``? (Read from the module's statements: no walk of its expressions.)"""
+    return any(
+        test.lineno > function
+        and test.body[0].lineno <= line <= (test.body[-1].end_lineno or test.body[-1].lineno)
+        and _asks_cuda(test.test)
+        for test in facts.statements(ast.If)
+    )
 
 
 def _asks_cuda(test: ast.expr) -> bool:

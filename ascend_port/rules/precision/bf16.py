@@ -13,7 +13,7 @@ import libcst as cst
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.options import PortOptions
 from ascend_port.python.comparisons import compared
-from ascend_port.python.device_facts import dotted_ast
+from ascend_port.python.device_facts import resolve_ast
 from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted
 from ascend_port.python.scopes import FUNCTIONS, Scope, outermost
@@ -93,16 +93,13 @@ def capability_wrappers(facts: ModuleFacts) -> dict[str, str]:
         value, kind = body[0].value, "whole"
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and value.slice.value == 0:
             value, kind = value.value, "major"
-        if isinstance(value, ast.Call) and not value.args and _resolve(value.func, facts) in CAPABILITY:
+        if (
+            isinstance(value, ast.Call)
+            and not value.args
+            and resolve_ast(value.func, facts.imports.aliases) in CAPABILITY
+        ):
             found[node.name] = kind
     return found
-
-
-def _resolve(node: ast.expr, facts: ModuleFacts) -> str | None:
-    name = dotted_ast(node)
-    head, _, rest = (name or "").partition(".")
-    base = facts.imports.aliases.get(head)
-    return None if base is None else f"{base}.{rest}" if rest else base
 
 
 def _says_bf16_text(node: cst.CSTNode) -> bool:
