@@ -21,3 +21,13 @@ def resolve(local_rank, torch_device):
 
 def kernel_backend():
     return "cuda"
+
+
+def device_and_dtype():
+    if torch.cuda.is_available():
+        return "cuda", torch.bfloat16
+    return "cpu", torch.float32
+
+
+def toolkit():
+    return "cuda", "12.1"

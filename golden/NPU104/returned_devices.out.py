@@ -22,3 +22,13 @@ def resolve(local_rank, torch_device):
 
 def kernel_backend():
     return "cuda"
+
+
+def device_and_dtype():
+    if torch.npu.is_available():
+        return "npu", torch.bfloat16
+    return "cpu", torch.float32
+
+
+def toolkit():
+    return "cuda", "12.1"

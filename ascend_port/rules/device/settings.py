@@ -39,7 +39,8 @@ DEVICE_SETTING = rule(
     device, the devices a test is parametrized with (`@pytest.mark.parametrize("device", ["cpu", "cuda"])`) or a
     loop runs over (`for device in ["cpu", "cuda"]:`), or the value a function returns when its name says it
     returns a device (`get_device`, `resolve_device`) or CUDA is asked for it (`return "cuda" if
-    torch.cuda.is_available() else "cpu"`, a return under `if device == "cuda":`): the test is ported with it, and
+    torch.cuda.is_available() else "cpu"`, a return under `if device == "cuda":`, also as the device of a returned
+    tuple: `return "cuda", torch.bfloat16`): the test is ported with it, and
     an NPU host must not be handed "cuda". A value computed from Triton's target name
     (`get_current_target().backend`) stays. The name is the evidence, hence medium confidence: review the diff.
 
@@ -195,7 +196,9 @@ class SettingRules(MethodRules):
     def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
         if updated.value is None or original.value is None or not self._returns_device(original):
             return updated
-        if (new := rewrite_device_expr(updated.value, containers=False)) is not None:
+        # (a tuple is the device with what was chosen beside it: `return "cuda", torch.bfloat16`)
+        tuple_ = isinstance(updated.value, cst.Tuple)
+        if (new := rewrite_device_expr(updated.value, containers=tuple_)) is not None:
             return (
                 self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device returned cuda -> npu")
                 or updated

@@ -25,7 +25,7 @@ from ascend_port.formats.tomlspans import ArraySpan, TomlScanError, array_spans
 from ascend_port.rules.project.poetry import Expected, PoetryPort
 from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
 from ascend_port.rules.project.requirements import NPU_EXTRA, TORCH_NPU_DEPENDENCY, torch_npu_verdict
-from ascend_port.rules.project.requirements_txt import CUDA_INDEX
+from ascend_port.rules.project.requirements_txt import CPU_BUILD, CUDA_INDEX
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def _add_npu_extra(port: TextPort, data: dict[str, Any], spans: dict[tuple[str, 
     )
     message = (
         f"torch-npu added as {kind} of its own, `{NPU_EXTRA}` ({found.reason}): install it with `{install}`; "
-        "what the project installed before installs on every host as it did"
+        f"{CPU_BUILD}; what the project installed before installs on every host as it did"
     )
     if not port.fix(TORCH_NPU_DEPENDENCY, at, [Edit(at, at, lines)], message):
         return None

@@ -102,6 +102,8 @@ TORCH_NPU_DEPENDENCY = rule(
     false`) torch-npu beside its torch; the other groups stay as they are.
     A setup.py or setup.cfg gets the same decision as a finding on its torch requirement, naming the extra to add
     (`extras_require={"npu": [...]}`); an extra of theirs named `npu` gets torch-npu beside its torch.
+    The finding says how to install it: beside the CPU build of torch (on x86_64, PyPI's torch is a CUDA build:
+    `pip install .[npu]` alone resolves to it, with its nvidia-* packages, and torch_npu refuses it at import).
     A target you set (`--torch-npu`, `[tool.ascend-port] torch-npu`) is pinned in requirements files even where
     the torch pin pairs with another release (`torch==2.5.1` with `--torch-npu 2.1.0` gets `torch-npu==2.1.0.*`),
     with a report at the torch pin: it has to become the target's torch (pip refuses the pair until then).
