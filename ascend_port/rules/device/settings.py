@@ -194,10 +194,14 @@ class SettingRules(MethodRules):
         return updated
 
     def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
-        if updated.value is None or original.value is None or not self._returns_device(original):
+        if updated.value is None or original.value is None:
             return updated
-        # (a tuple is the device with what was chosen beside it: `return "cuda", torch.bfloat16`)
+        # A tuple is the device with what was chosen beside it (`return "cuda", torch.bfloat16`), where a CUDA test
+        # chose it: a function named for a device may return ("cuda", major) as a description of the host.
         tuple_ = isinstance(updated.value, cst.Tuple)
+        chosen = self._in_cuda_branch(original) and not self._holds_triton_target(original.value)
+        if not (chosen if tuple_ else self._returns_device(original)):
+            return updated
         if (new := rewrite_device_expr(updated.value, containers=tuple_)) is not None:
             return (
                 self.fix(DEVICE_SETTING, original, updated.with_changes(value=new), "device returned cuda -> npu")
@@ -226,6 +230,13 @@ class SettingRules(MethodRules):
                 return False  # a function that returns Triton's target name ("cuda" its fallback) returns no device
         if around and self._device_name.search(around[-1][0].name):
             return True
+        return self._in_cuda_branch(node)
+
+    def _in_cuda_branch(self, node: cst.Return) -> bool:
+        """Is the `return` in the body of an `if` that asks CUDA, within its own function?"""
+        line = self.ctx.line_of(node)
+        definitions = self._definitions()
+        around = definitions.around(line) if definitions is not None else []
         return _under_cuda_test(self.ctx.facts(), line, around[-1][0].lineno if around else 0)
 
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
