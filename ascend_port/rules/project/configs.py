@@ -15,12 +15,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ascend_port.core.catalogue import Confidence, Rule, rule
+from ascend_port.core.findings import todo_comment
 from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError, decode_text
 from ascend_port.formats.jsonspan import JNode, parse
-from ascend_port.formats.textedit import Edit, LineIndex, TextPort
+from ascend_port.formats.textedit import Edit, LineIndex, TextPort, newline_of
+from ascend_port.rules.project import switches
+from ascend_port.rules.project.switches import CUDA_KERNEL_SWITCH, Switch
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -203,7 +206,8 @@ def port_yaml(text: str, selection: Selection) -> TextPort:
         return port
     documents = _load_yaml(text)
     lines = LineIndex(text)
-    changes: dict[tuple, str] = {}
+    changes: dict[tuple, Any] = {}
+    switched_on: list[tuple[Any, str, Switch, tuple]] = []  # (mapping, key, switch, path): NPU624, done last
 
     def visit(node: Any, path: tuple) -> None:
         if isinstance(node, dict):
@@ -214,6 +218,8 @@ def port_yaml(text: str, selection: Selection) -> TextPort:
                 found = config_change(key, value)
                 if found is not None:
                     _yaml_edit(port, lines, node, key, value, found, path + (key,), changes)
+                elif value is True and (switch := switches.switch_for_key(key)):
+                    switched_on.append((node, key, switch, path + (key,)))
                 visit(value, path + (key,))
         elif isinstance(node, list):
             for i, value in enumerate(node):
@@ -221,6 +227,9 @@ def port_yaml(text: str, selection: Selection) -> TextPort:
 
     for index, document in enumerate(documents):
         visit(document, (index,))
+    if port.edits:  # a config the port leaves alone is not edited for a switch alone (NPU624)
+        for node, key, switch, path in switched_on:
+            _yaml_switch_off(port, lines, node, key, switch, path, changes)
     new_text = port.result()
     if new_text is not None:
         expected = copy.deepcopy(documents)
@@ -234,7 +243,7 @@ def port_yaml(text: str, selection: Selection) -> TextPort:
 
 
 def _yaml_edit(
-    port: TextPort, lines: LineIndex, node, key, value: str, found, path: tuple, changes: dict[tuple, str]
+    port: TextPort, lines: LineIndex, node, key, value: str, found, path: tuple, changes: dict[tuple, Any]
 ) -> None:
     rule, new, message = found
     key_line, key_col = node.lc.key(key)
@@ -249,6 +258,36 @@ def _yaml_edit(
         return
     if port.fix(rule, key_offset, [Edit(span[0], span[1], new), *_keep_comment_column(port.text, span, new)], message):
         changes[path] = new
+
+
+def _yaml_switch_off(
+    port: TextPort, lines: LineIndex, node, key: str, switch: Switch, path: tuple, changes: dict[tuple, Any]
+) -> None:
+    """NPU624: `key: true` -> `false` in the file's spelling, with the note at the end of the line (above the key
+    where the line has a comment already). Block mappings only: a comment inside a flow mapping may end it."""
+    key_line, key_col = node.lc.key(key)
+    key_offset = lines.starts[key_line] + key_col
+    value_line, value_col = node.lc.value(key)
+    start = lines.starts[value_line] + value_col
+    spelled = next((s for s in switches.OFF if _scalar_span(port.text, start, s) == (start, start + len(s))), None)
+    if spelled is None or node.fa.flow_style() or value_line != key_line:
+        message = switches.note(switch, f"{key}: true -> false")
+        port.report(CUDA_KERNEL_SWITCH, key_offset, f"{message}; turn it off by hand (a flow mapping or another form)")
+        return
+    off = switches.OFF[spelled]
+    message = switches.note(switch, f"{key}: {spelled} -> {off}")
+    span = (start, start + len(spelled))
+    edits = [Edit(start, span[1], off)]
+    comment = todo_comment(CUDA_KERNEL_SWITCH, message)
+    line_end = lines.line_end(start)
+    if "#" in port.text[span[1] : line_end]:
+        edits += _keep_comment_column(port.text, span, off)
+        line_start = lines.starts[key_line]
+        edits.append(Edit(line_start, line_start, lines.indent_at(line_start) + comment + newline_of(port.text)))
+    else:
+        edits.append(Edit(line_end, line_end, "  " + comment))
+    if port.fix(CUDA_KERNEL_SWITCH, key_offset, edits, message):
+        changes[path] = False
 
 
 def _keep_comment_column(text: str, span: tuple[int, int], new: str) -> list[Edit]:
@@ -275,7 +314,8 @@ def port_json(text: str, selection: Selection) -> TextPort:
         data = json.loads(text)
     except ValueError as error:
         raise PortError(f"invalid JSON: {error}") from None
-    changes: dict[tuple, str] = {}
+    changes: dict[tuple, Any] = {}
+    switched_on: list[tuple[JNode, JNode, Switch, tuple]] = []  # NPU624, done last
 
     def visit(node: JNode, path: tuple) -> None:
         if node.kind == "object":
@@ -285,12 +325,19 @@ def port_json(text: str, selection: Selection) -> TextPort:
                     found = config_change(key, value_node.value)
                     if found is not None:
                         _json_edit(port, key_node, value_node, found, path + (key,), changes)
+                elif value_node.raw == "true" and (switch := switches.switch_for_key(key)):
+                    switched_on.append((key_node, value_node, switch, path + (key,)))
                 visit(value_node, path + (key,))
         elif node.kind == "array":
             for i, item in enumerate(node.items):
                 visit(item, path + (i,))
 
     visit(parse(text), ())
+    if port.edits:  # a config the port leaves alone is not edited for a switch alone (NPU624)
+        for key_node, value_node, switch, path in switched_on:
+            message = switches.note(switch, f"{key_node.value}: true -> false")  # (JSON has no comments)
+            if port.fix(CUDA_KERNEL_SWITCH, key_node.start, [Edit(value_node.start, value_node.end, "false")], message):
+                changes[path] = False
     new_text = port.result()
     if new_text is not None:
         expected = copy.deepcopy(data)
@@ -304,7 +351,7 @@ def port_json(text: str, selection: Selection) -> TextPort:
 
 
 def _json_edit(
-    port: TextPort, key_node: JNode, value_node: JNode, found, path: tuple, changes: dict[tuple, str]
+    port: TextPort, key_node: JNode, value_node: JNode, found, path: tuple, changes: dict[tuple, Any]
 ) -> None:
     rule, new, message = found
     if new is None:

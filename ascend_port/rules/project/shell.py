@@ -26,7 +26,7 @@ from ascend_port.rules.distributed.env_vars import (
     NCCL_ENV_NAME,
     review_env_value,
 )
-from ascend_port.rules.project import installs, library_flags
+from ascend_port.rules.project import installs, library_flags, switches
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -440,4 +440,5 @@ class ShellHandler:
         source = decode_text(data)
         port = TextPort(source.text, selection, options)
         port_shell_code(port, source.text)
+        switches.port_shell_switches(port, source.text)  # NPU624: only in a script edited for another reason
         return Ported(source, port.result(), port.findings)
