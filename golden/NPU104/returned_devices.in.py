@@ -31,3 +31,11 @@ def device_and_dtype():
 
 def toolkit():
     return "cuda", "12.1"
+
+
+def get_device_properties():
+    # a description of the host, not a device chosen by a CUDA test: stays
+    if IS_CUDA_SYSTEM:
+        major, _ = torch.cuda.get_device_capability()
+        return ("cuda", major)
+    return ("cpu", None)

@@ -32,3 +32,12 @@ def device_and_dtype():
 
 def toolkit():
     return "cuda", "12.1"
+
+
+def get_device_properties():
+    # a description of the host, not a device chosen by a CUDA test: stays
+    if IS_CUDA_SYSTEM:
+        # TODO(ascend-port): NPU108 [low] get_device_capability() returns None on NPU, so the call stays on torch.cuda: test the feature instead, e.g. torch.npu.is_bf16_supported()
+        major, _ = torch.cuda.get_device_capability()
+        return ("cuda", major)
+    return ("cpu", None)

@@ -199,7 +199,9 @@ class SettingRules(MethodRules):
         # A tuple is the device with what was chosen beside it (`return "cuda", torch.bfloat16`), where a CUDA test
         # chose it: a function named for a device may return ("cuda", major) as a description of the host.
         tuple_ = isinstance(updated.value, cst.Tuple)
-        chosen = self._in_cuda_branch(original) and not self._holds_triton_target(original.value)
+        chosen = (
+            self._in_cuda_branch(original) and not self._test_kept() and not self._holds_triton_target(original.value)
+        )
         if not (chosen if tuple_ else self._returns_device(original)):
             return updated
         if (new := rewrite_device_expr(updated.value, containers=tuple_)) is not None:
@@ -231,6 +233,16 @@ class SettingRules(MethodRules):
         if around and self._device_name.search(around[-1][0].name):
             return True
         return self._in_cuda_branch(node)
+
+    def _test_kept(self) -> bool:
+        """Does the innermost `if` around hold its CUDA test on CUDA (a kept capability probe inside it): its
+        `return ("cuda", major, minor)` stays with it."""
+        test = next((s.test for s in reversed(self._statements) if isinstance(s, cst.If)), None)
+        return test is not None and any(
+            id(node) in self._kept_comparisons
+            or (isinstance(node, cst.Call) and id(node.func) in self._kept_attributes)
+            for node in _descendants(test)
+        )
 
     def _in_cuda_branch(self, node: cst.Return) -> bool:
         """Is the `return` in the body of an `if` that asks CUDA, within its own function?"""
