@@ -14,6 +14,9 @@ run must have called the torch_npu APIs the port introduced (its --report), and 
   SDPA ("flash") attention path; the port makes its device picker `default_device()` choose the npu.
 - PaLM-rlhf-pytorch 0.8.0: PaLM, whose flash-attention setup probes `torch.cuda.get_device_properties(...)` and
   `q.is_cuda` (ported to torch.npu and `is_npu`).
+- vector-quantize-pytorch 1.32.0 (the quantizer of VQ-VAE and audio codecs; extras in its pyproject.toml, see
+  tests/test_npu_extra_resolves.py): a learnable codebook and residual FSQ, whose quantization runs in fp32 under
+  `autocast('cuda', enabled=False)`, ported to the npu's autocast.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ STEPS = 3
 TRANSFORMERS = ("transformers", "5.23.0", "transformers")
 X_TRANSFORMERS = ("x-transformers", "2.31.10", "x_transformers")
 PALM = ("PaLM-rlhf-pytorch", "0.8.0", "palm_rlhf_pytorch")
+VECTOR_QUANTIZE = ("vector-quantize-pytorch", "1.32.0", "vector_quantize_pytorch")
 
 # One driver for every project: argv is MODEL DEVICE DTYPE. The model is built on CPU under seed 0 and moved to the
 # device; the batch is drawn on CPU from its own generator, so both sides see the same weights and tokens.
@@ -81,6 +85,26 @@ def build():
 
         model = PaLM(num_tokens=128, dim=64, depth=2, dim_head=16, heads=4, flash_attn=model_name == "palm-flash")
         return palm_rlhf_pytorch, model, lambda ids: model(ids, return_loss=True)
+    if model_name == "vq":  # a VQ-VAE bottleneck: a learnable codebook beside residual FSQ, an autoencoder's loss
+        import vector_quantize_pytorch
+        from vector_quantize_pytorch import ResidualFSQ, VectorQuantize
+
+        class Bottleneck(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inp, self.out = torch.nn.Linear(64, 32), torch.nn.Linear(32, 64)
+                self.vq = VectorQuantize(dim=32, codebook_size=64, learnable_codebook=True, ema_update=False)
+                self.fsq = ResidualFSQ(dim=32, levels=[8, 5, 5], num_quantizers=2)
+
+            def forward(self, ids):
+                x = torch.nn.functional.one_hot(ids, 128).float()[..., :64]
+                h = self.inp(x)
+                quantized, _, commitment = self.vq(h)
+                residual, _ = self.fsq(h)
+                return torch.nn.functional.mse_loss(self.out(quantized + residual), x) + commitment.sum()
+
+        model = Bottleneck()
+        return vector_quantize_pytorch, model, model
     raise SystemExit(f"unknown model {model_name}")
 
 
@@ -145,7 +169,7 @@ def emulate_and_reference(tmp_path: Path, ported: Path, package: str, model: str
     return emulated, reference, data
 
 
-PROJECTS = {project[2]: project for project in (TRANSFORMERS, X_TRANSFORMERS, PALM)}
+PROJECTS = {project[2]: project for project in (TRANSFORMERS, X_TRANSFORMERS, PALM, VECTOR_QUANTIZE)}
 
 
 def compare(emulated: dict, reference: dict, ported: Path, tolerance: float) -> None:
@@ -252,3 +276,17 @@ def test_palm_trains_under_the_emulator_like_the_original(tmp_path, port, flash)
     assert calls(report).get("torch.npu.is_available", 0) > 0, calls(report)
     assert "torch.npu.get_device_properties" not in calls(report), calls(report)
     assert not report.get("not_implemented"), report
+
+
+@pytest.mark.slow
+def test_vector_quantize_trains_under_the_emulator_like_the_original(tmp_path, port):
+    ported = port(VECTOR_QUANTIZE)
+    package = ported / "vector_quantize_pytorch"
+    # the quantizers keep their fp32 islands on the npu: autocast('cuda', enabled=False) -> 'npu' (NPU300)
+    assert "@autocast('npu', enabled = False)" in (package / "vector_quantize_pytorch.py").read_text("utf-8")
+    assert "with autocast('npu', enabled = False):" in (package / "residual_fsq.py").read_text("utf-8")
+
+    result, reference, report = emulate_and_reference(tmp_path, ported, "vector_quantize_pytorch", "vq")
+    emulated = last_json(check(result))
+    compare(emulated, reference, ported, FP32_TOLERANCE)
+    assert not report.get("not_implemented") and not report.get("stayed_on_cpu"), report
