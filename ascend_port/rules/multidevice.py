@@ -281,6 +281,12 @@ class MultiDeviceTransformer(PortTransformer):
         entry = ported.with_changes(key=cst.SimpleString(f"{quote}npu{quote}"), value=value)
         if isinstance(cuda.comma, cst.Comma):
             entry = entry.with_changes(comma=cuda.comma)
+            if i == len(keys) - 1:
+                # the last entry, with a trailing comma: the line break before `}` is the brace's, and the cuda
+                # entry's comma gets the one before the cuda entry (the new entry on a line of its own)
+                before = original.elements[i - 1].comma if i else None
+                space = before.whitespace_after if isinstance(before, cst.Comma) else original.lbrace.whitespace_after
+                cuda = cuda.with_changes(comma=cuda.comma.with_changes(whitespace_after=space))
         else:  # the last entry: it gets a comma, the new one none
             cuda = cuda.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             entry = entry.with_changes(comma=cst.MaybeSentinel.DEFAULT)

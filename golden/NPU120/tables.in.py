@@ -9,3 +9,8 @@ BACKEND_EMPTY_CACHE = {
 }
 BACKEND_DEVICE_COUNT = {"mps": lambda: 1, "cpu": lambda: 0, "cuda": torch.cuda.device_count}
 BACKEND_SUPPORTS_TRAINING = {"cuda": True, "xpu": True, "cpu": True, "mps": False, "default": True}
+CONF = {
+    "cpu": {"num_requests": 50},
+    "mps": {"num_requests": 50},
+    "cuda": {"num_requests": 100},
+}

@@ -14,3 +14,9 @@ BACKEND_EMPTY_CACHE = {
 }
 BACKEND_DEVICE_COUNT = {"mps": lambda: 1, "cpu": lambda: 0, "cuda": torch.cuda.device_count, "npu": torch.npu.device_count if hasattr(torch, "npu") else None}
 BACKEND_SUPPORTS_TRAINING = {"cuda": True, "npu": True, "xpu": True, "cpu": True, "mps": False, "default": True}
+CONF = {
+    "cpu": {"num_requests": 50},
+    "mps": {"num_requests": 50},
+    "cuda": {"num_requests": 100},
+    "npu": {"num_requests": 100},
+}
