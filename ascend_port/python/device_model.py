@@ -353,6 +353,7 @@ class _Reader(ast.NodeVisitor):
         # the names that dispatches test (`if HAS_CUDA:`), each with its fork's span (None: a dispatch that handles
         # the NPU already, kept whole: what a port of it adds tests its names again)
         self.named_tests: list[tuple[str, Span | None]] = []
+        self.allowed: dict[str, frozenset[str]] = {}  # a value -> the devices an allow-list lets it be (_allow_lists)
 
     def visit_Module(self, node: ast.Module) -> None:
         """Each top-level statement on its own, with the devices of its nodes (SubtreeDevices). One that holds no
@@ -447,7 +448,7 @@ class _Reader(ast.NodeVisitor):
     def _dispatch(self, node: ast.If, branches: list[ast.If], final: list[ast.stmt]) -> None:
         tests = [self.devices(b.test) for b in branches]
         # `if xpu: return "xpu"` / `if cuda: return "cuda"` / `if mps: ...`: the statements of one block dispatch too
-        named = set().union(*tests) | self.siblings.get(id(node), set())
+        named = set().union(*tests) | self.siblings.get(id(node), set()) | self._values_of_tested(branches)
         if self.npu_aware and "npu" not in named and "cuda" in named:
             self.keep(node)  # a project that supports the NPU asks "is this CUDA?" on purpose
             return
@@ -476,6 +477,17 @@ class _Reader(ast.NodeVisitor):
             self.model.fallbacks.append(_block_span(final))
         elif final:
             self._keep_branch(_block_span(final, _span(final[0]).first - 1), final)
+
+    def _values_of_tested(self, branches: list[ast.If]) -> set[str]:
+        """The devices the module lets a value hold that these tests compare with "cuda": `self._accelerator ==
+        "cuda"` where `self._accelerator in ("cuda", "mps")` is checked elsewhere (LitServe's connector) is a
+        choice between devices, as a chain over them is."""
+        named: set[str] = set()
+        for branch in branches if self.allowed else ():
+            for sub in ast.walk(branch.test):
+                if isinstance(sub, ast.Compare) and "cuda" in devices_in(sub):
+                    named.update(*(self.allowed.get(ast.unparse(side), ()) for side in (sub.left, *sub.comparators)))
+        return named
 
     def _keep_branch(self, span: Span, body: list[ast.stmt]) -> None:
         """Keep a branch of other devices (or of CUDA and others, `if x.device.type in ["cuda", "xpu"]:`), but the
@@ -545,14 +557,27 @@ def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
 
 
 def _if_runs(block: list[ast.stmt]) -> list[list[ast.stmt]]:
-    """The runs of consecutive `if` statements of a block (`if xpu: return` / `if cuda: return` / `if mps: ...`)."""
+    """The runs of consecutive `if` statements of a block (`if xpu: return` / `if cuda: return` / `if mps: ...`).
+    A `try` that only imports and tests goes on with the run (LitServe: `if nvidia_smi() > 0: return "cuda"` /
+    `try: import torch; if torch.backends.mps.is_available(): return "mps"`)."""
     runs: list[list[ast.stmt]] = [[]]
     for statement in block:
         if isinstance(statement, ast.If):
             runs[-1].append(statement)
+        elif runs[-1] and _imports_and_tests(statement):
+            assert isinstance(statement, ast.Try)
+            runs[-1].extend(s for s in statement.body if isinstance(s, ast.If))
         elif runs[-1]:
             runs.append([])
     return [run for run in runs if len(run) > 1]
+
+
+def _imports_and_tests(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Try)
+        and any(isinstance(s, ast.If) for s in statement.body)
+        and all(isinstance(s, (ast.If, ast.Import, ast.ImportFrom)) for s in statement.body)
+    )
 
 
 def block_devices(block: list[ast.stmt], devices: Callable[[ast.AST], AbstractSet[str]] = devices_in) -> set[str]:
@@ -667,12 +692,38 @@ def read(
             starts = line_starts if line_starts is not None else line_offsets(python_lines(text))
             hot = sorted({bisect.bisect_right(starts, offset) for offset in _find_keeping_offsets(text)})
         reader = _Reader(model, npu_aware, hot)
+        if text is None or _ALLOW_LIST.search(text):
+            reader.allowed = _allow_lists(module)
         reader.visit(module)
         if reader.named_tests and (text is None or _may_bind_cuda_predicates(text, reader.named_tests)):
             _route_cuda_predicates(module, model, reader.named_tests)
         if text is None or ("get_device_properties" in text and "device_count" in text):
             _keep_counts_of_cuda_probes(module, model)
     return model.finish()
+
+
+# `in ("cpu", "cuda", "mps")`: a membership test in a literal list of devices with CUDA in it (the prefilter of
+# _allow_lists: most modules have none).
+_ALLOW_LIST = re.compile(r"""\bin\s*[\[({][^\])}]*["']cuda["']""")
+
+
+def _allow_lists(module: ast.Module) -> dict[str, frozenset[str]]:
+    """The values the module checks against a literal list of devices naming CUDA and another accelerator
+    (`if self._accelerator in ("cuda", "mps"):`), each with the devices of its lists (by the value's code)."""
+    allowed: dict[str, frozenset[str]] = {}
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Compare) or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            continue
+        listed = node.comparators[0]
+        if not isinstance(listed, (ast.List, ast.Tuple, ast.Set)):
+            continue
+        named = {
+            _string_device(e.value) for e in listed.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        }
+        if "cuda" in named and named & _OTHER_ACCELERATORS:
+            key = ast.unparse(node.left)
+            allowed[key] = allowed.get(key, frozenset()) | {d for d in named if d is not None}
+    return allowed
 
 
 def _keep_counts_of_cuda_probes(module: ast.Module, model: DeviceModel) -> None:

@@ -212,7 +212,8 @@ class MultiDeviceTransformer(PortTransformer):
                 self.todo(
                     MULTI_DEVICE_BY_HAND,
                     original,
-                    "a CUDA branch of a multi-device chain whose test has no NPU form: add an NPU branch beside it",
+                    "a CUDA branch of a multi-device chain whose test or body has no NPU form: add an NPU branch "
+                    "beside it",
                 )
             else:
                 chain.append(before)
@@ -353,7 +354,8 @@ class MultiDeviceTransformer(PortTransformer):
         return model is not None and bool(model.forks)
 
     def _accepts(self, original: cst.CSTNode, replacement: cst.CSTNode):
-        return self.fix(NPU_BESIDE_CUDA, original, replacement, '"npu" accepted beside "cuda" (its branch is added)')
+        message = '"npu" accepted beside "cuda" (an NPU branch is added or marked beside its CUDA one)'
+        return self.fix(NPU_BESIDE_CUDA, original, replacement, message)
 
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
         self._by_hand(original, "a choice")

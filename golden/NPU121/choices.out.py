@@ -18,7 +18,7 @@ def sync(kind, device):
 
 
 def launch(kind):
-    # TODO(ascend-port): NPU121 [low] a CUDA branch of a multi-device chain whose test has no NPU form: add an NPU branch beside it
+    # TODO(ascend-port): NPU121 [low] a CUDA branch of a multi-device chain whose test or body has no NPU form: add an NPU branch beside it
     if kind is CUDA:
         torch.cuda.synchronize()
     elif kind is XPU:

@@ -1,0 +1,5 @@
+# Where nothing in the module lets the accelerator be another device, its CUDA test moves to the NPU.
+def device_count(accelerator, count_devices):
+    if accelerator == "npu":
+        return count_devices()
+    return 1

@@ -1,0 +1,42 @@
+# A serving library's device connector (LitServe's shape): the accelerator is a value the module lets be "cuda" or
+# "mps", so `self._accelerator == "cuda"` is a choice between devices, and so are the `if` statements of one block
+# where a `try` that imports torch holds the next test. Their CUDA branches stay CUDA's (a CUDA host keeps working);
+# what the port cannot write beside them is a TODO.
+import subprocess
+
+
+def nvidia_smi_count() -> int:
+    try:
+        return len(subprocess.check_output(["nvidia-smi", "-L"]).splitlines())
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return 0
+
+
+class Connector:
+    def __init__(self, accelerator: str = "auto"):
+        if accelerator in ("cpu", "cuda", "mps"):
+            self._accelerator = accelerator
+        else:
+            self._accelerator = self._choose_gpu_backend()
+        if self._accelerator not in ("cuda", "mps", "cpu"):
+            raise ValueError(f"accelerator must be one of (cuda, mps, cpu), got {self._accelerator}")
+
+    def device_count(self) -> int:
+        if self._accelerator == "cuda":
+            return nvidia_smi_count()
+        return 1
+
+    @staticmethod
+    def _choose_gpu_backend():
+        if nvidia_smi_count() > 0:
+            return "cuda"
+
+        try:
+            import torch
+
+            if torch.backends.mps.is_available():
+                return "mps"
+        except ImportError:
+            return None
+
+        return None
