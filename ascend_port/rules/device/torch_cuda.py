@@ -10,6 +10,7 @@ from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.device_facts import AVAILABILITY, PROBE_NAMES
 from ascend_port.python.names import build_dotted, dotted
+from ascend_port.rules.device.base import switches_cuda_only_feature
 from ascend_port.rules.device.guards import CAPABILITY_TODO, DEVICE_CAPABILITY, GuardRules
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -43,12 +44,20 @@ IS_CUDA = rule(
     HIGH,
     "`tensor.is_cuda` -> `tensor.is_npu`.",
     """
-    Reads of `.is_cuda` become `.is_npu`. Assignments to an attribute called `is_cuda` are user code and stay.
+    Reads of `.is_cuda` become `.is_npu`. Assignments to an attribute called `is_cuda` are user code and stay, and
+    so does a test that chooses a CUDA-only feature (a TileLang or Triton kernel, FP8, ...: the code of its `if` or
+    its statement names one, as NPU105 reads a device comparison): ported, it would send NPU tensors into the CUDA
+    kernel; kept, the NPU takes the fallback.
 
     Before:
         assert x.is_cuda
     After:
         assert x.is_npu
+    Stays (the test chooses a CUDA-only TileLang kernel: the NPU takes the torch fallback):
+        def op(x):
+            if x.is_cuda and HAS_TILELANG:
+                return tilelang_op(x)
+            return torch_op(x)
     """,
 )
 
@@ -227,6 +236,8 @@ class TorchCudaRules(GuardRules):
                 or updated
             )
         if original.attr.value == "is_cuda" and id(original) not in self._store_targets:
+            if switches_cuda_only_feature(original, self._statements[-1] if self._statements else None):
+                return updated  # `if x.is_cuda and HAS_TILELANG:`: ported, it would send NPU tensors to a CUDA kernel
             return (
                 self.fix(IS_CUDA, original, updated.with_changes(attr=cst.Name("is_npu")), ".is_cuda -> .is_npu")
                 or updated
