@@ -31,8 +31,8 @@ CUDA_LIBRARY = rule(
     `torch._foreach_*` for apex's `amp_C`. A module that imports `numba` gets the TODO at each `numba.cuda` use
     instead (numba's CPU JIT is fine). The libraries of `data/library_support.json` that have a `todo_imports`
     list (FlashInfer, SageAttention, Liger-Kernel, xDiT/yunchang, lmdeploy's TurboMind, nvFuser and Thunder's
-    nvFuser executor, Polygraphy, cuda-python's `from cuda import cudart`) get the way forward written there. A run
-    of imports of one library gets one TODO, above the first (one site, one TODO).
+    nvFuser executor, Polygraphy, cuda-python's `from cuda import cudart`, NVSHMEM's nvshmem4py) get the way
+    forward written there. A run of imports of one library gets one TODO, above the first (one site, one TODO).
 
     Before:
         import pynvml
@@ -326,8 +326,7 @@ class LibraryTransformer(PortTransformer):
         # the `todo_imports` of data/library_support.json (cuda-python's `cuda`: in a module that imports a `cuda`,
         # not every `torch.cuda`)
         Trigger(
-            r"xfuser|yunchang|lmdeploy|flashinfer|sageattention|liger_kernel|nvfuser|polygraphy|\bcuda\b",
-            imports=_TODO_IMPORT_PACKAGES,
+            "|".join(p for p in _TODO_IMPORT_PACKAGES if p != "cuda") + r"|\bcuda\b", imports=_TODO_IMPORT_PACKAGES
         ),
         r"apex",
         Trigger(r"Fused[A-Z]\w*", imports=("apex",)),  # apex's fused optimizers
