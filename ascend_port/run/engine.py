@@ -283,8 +283,9 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     if evidence is not None:
         result.notes.append(
             f"the project supports the NPU already ({display_path(Path(evidence))} shows it): its CUDA code is "
-            "reported, not rewritten (the rewrites counted are those a port would make); `--other-devices drop` "
-            "rewrites it all (an NPU-only fork)"
+            "reported, not rewritten (the rewrites counted are those a port would make), but for Triton's libdevice, "
+            "rerouted with CUDA's as the last fallback (NPU501, NPU508); `--other-devices drop` rewrites it all (an "
+            "NPU-only fork)"
         )
     result.notes.extend(note for file in result.files for note in file.notes)
     if config.edits_across_files:
