@@ -49,7 +49,9 @@ IS_CUDA = rule(
     Reads of `.is_cuda` become `.is_npu`. Assignments to an attribute called `is_cuda` are user code and stay, and
     so does a test that chooses a CUDA-only feature (a TileLang or Triton kernel, FP8, ...: the code of its `if` or
     its statement names one, as NPU105 reads a device comparison): ported, it would send NPU tensors into the CUDA
-    kernel; kept, the NPU takes the fallback.
+    kernel; kept, the NPU takes the fallback. A guard with no fallback (`assert x.is_cuda, "Triton kernel requires
+    CUDA tensors"`, `if not x.is_cuda: raise ...`) is ported all the same: kept, it would fail on the NPU, where
+    Triton-Ascend runs the kernel.
 
     Before:
         assert x.is_cuda
@@ -214,6 +216,18 @@ def _external_stream_todo(name: str, imports: str, call: str) -> str:
     )
 
 
+def _fails_without_cuda(statement: cst.CSTNode | None) -> bool:
+    """Is ``statement`` a guard with no fallback (`assert x.is_cuda, "Triton kernel requires CUDA tensors"`, `if not
+    x.is_cuda: raise ...`)? Its `.is_cuda` is ported even where it names a CUDA-only feature: kept, it would fail on
+    the NPU, where Triton-Ascend runs the Triton kernel it guards."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(isinstance(small, cst.Assert) for small in statement.body)
+    if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
+        lines = statement.body.body
+        return all(isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Raise) for line in lines)
+    return False
+
+
 def _since(name: str) -> str:
     """``; in torch_npu 2.7.1.post11-2.14.0`` for a torch.npu name that other releases than the target have."""
     return f"; {npu_api.availability(f'torch.npu.{name}')}" if npu_api.first_release(name) else ""
@@ -284,7 +298,8 @@ class TorchCudaRules(GuardRules):
                 or updated
             )
         if original.attr.value == "is_cuda" and id(original) not in self._store_targets:
-            if switches_cuda_only_feature(original, self._statements[-1] if self._statements else None):
+            statement = self._statements[-1] if self._statements else None
+            if not _fails_without_cuda(statement) and switches_cuda_only_feature(original, statement):
                 return updated  # `if x.is_cuda and HAS_TILELANG:`: ported, it would send NPU tensors to a CUDA kernel
             return (
                 self.fix(IS_CUDA, original, updated.with_changes(attr=cst.Name("is_npu")), ".is_cuda -> .is_npu")
