@@ -31,3 +31,10 @@ def same_stream(s):
 
 
 nvshmem.barrier_all(stream=stream)
+
+
+def imported_name(handle):
+    from torch.npu import ExternalStream
+
+    # TODO(ascend-port): NPU107 [low] torch.cuda.ExternalStream wraps a CUDA stream handle (NVSHMEM, cuda.core: CUDA-only): import ExternalStream from torch.cuda again (the port renamed that import), and the code that uses the stream must be ported with it; on Ascend make the stream with torch.npu.Stream(), or wrap an ACL stream (acl.rt.create_stream) in torch.npu.ExternalStream; NVSHMEM's Ascend counterpart is SHMEM, on ACL streams
+    return ExternalStream(handle)

@@ -202,7 +202,7 @@ STREAM_LIBRARIES = (
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t][^\n]*", re.MULTILINE)
 
 
-def _external_stream_todo(name: str, imports: str, call: str) -> str:
+def _external_stream_todo(name: str, imports: str, call: str, kept: str = "it stays on torch.cuda") -> str:
     """NPU107's TODO on ``torch.cuda.<name>(...)`` wrapping a foreign handle: it stays CUDA's, as the handle is one
     (a torch.npu stream of a CUDA handle is no NPU stream), with the libraries that may have made it."""
     found = [
@@ -210,7 +210,7 @@ def _external_stream_todo(name: str, imports: str, call: str) -> str:
     ]
     libraries = f" ({', '.join(library for library, _ in found)}: CUDA-only)" if found else ""
     return (
-        f"torch.cuda.{name} wraps a CUDA stream handle{libraries}: it stays on torch.cuda, and the code that uses the "
+        f"torch.cuda.{name} wraps a CUDA stream handle{libraries}: {kept}, and the code that uses the "
         "stream must be ported with it; on Ascend make the stream with torch.npu.Stream(), or wrap an ACL stream "
         "(acl.rt.create_stream) in torch.npu.ExternalStream" + "".join(more for _, more in found)
     )
@@ -250,7 +250,11 @@ class TorchCudaRules(GuardRules):
         ):
             imports = "\n".join(_IMPORT_LINE.findall(self.ctx.source or ""))
             name = qualified.rsplit(".", 1)[1]
-            self._foreign_streams[id(node.func)] = _external_stream_todo(name, imports, _code(node))
+            if isinstance(node.func, cst.Attribute):  # (the attribute stays: _torch_cuda_attribute)
+                self._foreign_streams[id(node.func)] = _external_stream_todo(name, imports, _code(node))
+            else:  # `from torch.cuda import ExternalStream`: that import is renamed with the module's others
+                kept = f"import {name} from torch.cuda again (the port renamed that import)"
+                self.todo(TORCH_CUDA_UNSUPPORTED, node, _external_stream_todo(name, imports, _code(node), kept))
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         if self._in_import or self.ctx.claimed_by(original) is not None:
