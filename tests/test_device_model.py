@@ -286,3 +286,21 @@ def test_the_model_of_the_statements_that_name_a_device_is_the_whole_model(path:
         pytest.skip("not Python this interpreter reads")
     whole, pruned = device_model.read(tree), device_model.read(tree, text=text)
     assert (pruned.kept, pruned.forks, pruned.todo) == (whole.kept, whole.forks, whole.todo)
+
+
+def test_an_npu_aware_project_reroutes_triton_libdevice(tmp_path: Path) -> None:
+    """In a project that supports the NPU already, the libdevice reroutes (whose last fallback is CUDA's import) are
+    made, and the note says which; the rest is reported."""
+    kernel = (
+        "import triton\nimport triton.language as tl\nfrom triton.language.extra.cuda import libdevice\n\n\n"
+        "@triton.jit\ndef k(X):\n    tl.store(X, tl.extra.cuda.libdevice.tanh(tl.load(X)) + libdevice.exp(1.0))\n"
+    )
+    _tree(tmp_path, {"ops.py": kernel, "utils.py": "def is_npu_available():\n    return False\n"})
+    result = run([tmp_path], RunConfig(cache=False))
+    [ops] = result.changed
+    assert ops.path.endswith("ops.py") and {f.rule.id for f in ops.findings if f.applied} == {"NPU501", "NPU508"}
+    [note] = [n for n in result.notes if "supports the NPU already" in n]
+    assert "keep CUDA's code as their fallback (NPU501, NPU508)" in note
+    _tree(tmp_path, {"ops.py": "import torch\n\nx = torch.ones(1).cuda()\n"})
+    [note] = [n for n in run([tmp_path], RunConfig(cache=False)).notes if "supports the NPU already" in n]
+    assert "fallback" not in note  # (nothing of the kind to say)

@@ -164,3 +164,29 @@ def test_flash_attention_2_follows_the_pinned_transformers(tmp_path: Path, requi
 def test_other_distribution_names_share_the_row(name: str, row: str) -> None:
     package = packages.lookup(name)
     assert package is not None and package.status == library_support.library(row).status
+
+
+def test_a_library_is_not_told_to_drop_itself(tmp_path: Path) -> None:
+    """Liger-Kernel's own modules import liger_kernel: no NPU504 TODO and no NPU411 guard on those imports (the run
+    found 78 TODOs and 106 guards on Liger-Kernel 0.5.10, every module of its own turned to None on an NPU host); a
+    project that only uses the library still gets both."""
+    from ascend_port.run.engine import RunConfig, run
+
+    files = {
+        "liger_kernel/__init__.py": "",
+        "liger_kernel/ops/__init__.py": "",
+        "liger_kernel/ops/utils.py": "import torch\n\n\ndef ensure(x):\n    return x.contiguous()\n",
+        "liger_kernel/ops/norm.py": (
+            "import torch\n\nfrom liger_kernel.ops.utils import ensure\n\n\ndef norm(x):\n    return ensure(x.cuda())\n"
+        ),
+        "train.py": "from liger_kernel.ops.utils import ensure\n\n\ndef step(x):\n    return ensure(x.cuda())\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, "utf-8")
+    results = {Path(f.path).name: f for f in run([tmp_path / "liger_kernel"], RunConfig(cache=False)).files}
+    norm = results["norm.py"]
+    assert {f.rule.id for f in norm.findings} == {"NPU101", "NPU100"}  # (its .cuda() is still ported)
+    assert norm.new_bytes is not None and b"try:" not in norm.new_bytes
+    user = {f.rule.id for f in run([tmp_path / "train.py"], RunConfig(cache=False)).files[0].findings}
+    assert {"NPU504", "NPU411"} <= user

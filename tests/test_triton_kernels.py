@@ -51,3 +51,29 @@ def test_libdevice_alias_without_imports_above() -> None:
 def test_nothing_outside_kernels() -> None:
     text = "import triton.language as tl\n\n\ndef f(a, b, c, s):\n    return (a or b or c), s.to(tl.int64)\n"
     assert port(text, Selection())[1] == set()
+
+
+def test_libdevice_is_rerouted_in_a_project_that_supports_the_npu() -> None:
+    """In a project that runs on the NPU already (its CUDA code is only reported), the libdevice reroutes are made
+    all the same: their last fallback is the original import, so CUDA runs what it ran (fla-core's
+    `import triton.language.extra.libdevice as tldevice`). Nothing else is rewritten, and no torch_npu is imported
+    for them (the project's CUDA machines have none)."""
+    text = (
+        "import torch\nimport triton\nimport triton.language as tl\n"
+        "from triton.language.extra.cuda import libdevice\n\n\n"
+        "@triton.jit\ndef k(X, Y):\n    x = tl.load(X)\n"
+        "    tl.store(Y, tl.extra.cuda.libdevice.tanh(x) + libdevice.exp(x) + tl.extra.cuda.libdevice.fast_expf(x))\n\n\n"
+        "def run(x):\n    return x.cuda()\n"
+    )
+    handler = handler_for(Path("k.py"))
+    assert handler is not None
+    result = handler.port(text.encode(), Selection(), PortOptions(npu_aware=True))
+    ported = result.new_text
+    assert ported is not None and "import torch_npu" not in ported
+    assert "from triton.language.extra.cann import libdevice\n" in ported
+    assert "_ap_libdevice.tanh(x)" in ported and "tl.extra.cuda.libdevice.fast_expf(x)" in ported  # (not on Ascend)
+    assert "x.cuda()" in ported and "TODO(ascend-port)" not in ported  # the rest is reported
+    applied = {(f.rule.id, f.applied) for f in result.findings if not f.todo}
+    assert applied == {("NPU501", True), ("NPU508", True), ("NPU101", False)}
+    again = handler.port(ported.encode(), Selection(), PortOptions(npu_aware=True))
+    assert again.new_text is None or again.new_text == ported

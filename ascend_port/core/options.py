@@ -48,6 +48,9 @@ class PortOptions:
     # The extras of the project's pyproject.toml for CUDA hosts (`gpu`, `cu121`, one bound to a CUDA wheel index)
     # when the port gives it an `npu` extra: its install commands name that one instead (rules/project/installs.py).
     cuda_extras: tuple[str, ...] = ()
+    # The project's own top-level packages among the CUDA-only libraries of NPU504's table (`liger_kernel` in
+    # Liger-Kernel itself): imports of them are the project's own modules, not a CUDA-only dependency.
+    own_packages: tuple[str, ...] = ()
     # The module's per-device family (python/device_model.module_family: cuda_accelerator.py beside
     # npu_accelerator.py): an option of one file, part of that file's cache key rather than the run's.
     family: str = ""

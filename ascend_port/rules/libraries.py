@@ -4,12 +4,16 @@ Transformer Engine, amp_C) and NVIDIA apex, whose fused Adam and SGD have torch_
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import libcst as cst
 
 from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.options import PortOptions
+from ascend_port.core.porting import Project, ProjectStep
 from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted, dotted, names_in, walk_statements
 from ascend_port.python.scopes import Trigger, imported
@@ -31,8 +35,8 @@ CUDA_LIBRARY = rule(
     `torch._foreach_*` for apex's `amp_C`. A module that imports `numba` gets the TODO at each `numba.cuda` use
     instead (numba's CPU JIT is fine). The libraries of `data/library_support.json` that have a `todo_imports`
     list (FlashInfer, SageAttention, Liger-Kernel, xDiT/yunchang, lmdeploy's TurboMind, nvFuser and Thunder's
-    nvFuser executor, Polygraphy, cuda-python's `from cuda import cudart`) get the way forward written there. A run
-    of imports of one library gets one TODO, above the first (one site, one TODO).
+    nvFuser executor, Polygraphy, cuda-python's `from cuda import cudart`, NVSHMEM's nvshmem4py) get the way
+    forward written there. A run of imports of one library gets one TODO, above the first (one site, one TODO).
 
     Before:
         import pynvml
@@ -310,6 +314,30 @@ def _literal(node: cst.BaseExpression) -> str | None:
 _TODO_IMPORT_PACKAGES = tuple(sorted({prefix.split(".")[0] for prefix, _ in library_support.import_ways()}))
 
 
+class OwnPackages(ProjectStep):
+    """The packages of NPU504's table that the project is (PortOptions.own_packages; what the caller set wins):
+    Liger-Kernel's modules import liger_kernel, and are no user of the library to be told to drop it."""
+
+    def facts(self, project: Project, options: PortOptions) -> PortOptions:
+        if options.own_packages:
+            return options
+        own = {folder.name for path in project.files for folder in _named_folders(path) if _top_level(folder)}
+        return replace(options, own_packages=tuple(sorted(own))) if own else options
+
+
+def _named_folders(path: Path) -> list[Path]:
+    """The folders above ``path`` named as a package of the table (``.../liger_kernel/ops/rms_norm.py``)."""
+    return [folder for folder in path.parents if folder.name in _TODO_IMPORT_PACKAGES]
+
+
+def _top_level(folder: Path) -> bool:
+    """Is ``folder`` a top-level package (an ``__init__.py``, none in its parent)?"""
+    return (folder / "__init__.py").is_file() and not (folder.parent / "__init__.py").is_file()
+
+
+PROJECT_STEPS = (OwnPackages(),)
+
+
 class LibraryTransformer(PortTransformer):
     """NPU504-NPU506."""
 
@@ -326,8 +354,7 @@ class LibraryTransformer(PortTransformer):
         # the `todo_imports` of data/library_support.json (cuda-python's `cuda`: in a module that imports a `cuda`,
         # not every `torch.cuda`)
         Trigger(
-            r"xfuser|yunchang|lmdeploy|flashinfer|sageattention|liger_kernel|nvfuser|polygraphy|\bcuda\b",
-            imports=_TODO_IMPORT_PACKAGES,
+            "|".join(p for p in _TODO_IMPORT_PACKAGES if p != "cuda") + r"|\bcuda\b", imports=_TODO_IMPORT_PACKAGES
         ),
         r"apex",
         Trigger(r"Fused[A-Z]\w*", imports=("apex",)),  # apex's fused optimizers
@@ -401,6 +428,10 @@ class LibraryTransformer(PortTransformer):
         """Why no apex optimizer of this module may be ported (see _module_blocker), computed once."""
         return self.ctx.fact(_blocker)
 
+    def _library_way(self, path: str) -> str | None:
+        """library_way, but for a package of the project's own (OwnPackages)."""
+        return None if path.split(".")[0] in self.ctx.options.own_packages else library_way(path)
+
     def _import_todos(self, original: cst.Import | cst.ImportFrom, updated: cst.Import | cst.ImportFrom) -> None:
         plain = (
             {dotted(a.name) for a in original.names if a.asname is None} if isinstance(original, cst.Import) else set()
@@ -409,7 +440,7 @@ class LibraryTransformer(PortTransformer):
         for path in _imported_paths(original):
             if path in ported:
                 continue  # every use was rewritten to torch_npu.optim; NPU408 drops the name from the import
-            if (way := library_way(path)) is not None:
+            if (way := self._library_way(path)) is not None:
                 if way not in self.ctx.fact(_ways_said_above).get(self.ctx.line_of(original), ()):
                     self.todo(CUDA_LIBRARY, original, way)
             elif path in plain and path.split(".")[0] == "apex":
@@ -437,7 +468,7 @@ class LibraryTransformer(PortTransformer):
             base = base.value
         # Only where the import said nothing specific (`import numba`, `import apex`): else the import has the TODO.
         bound = self.ctx.imports.aliases.get(base.value, "") if isinstance(base, cst.Name) else ""
-        if library_way(bound) is None and (way := library_way(qualified)) is not None:
+        if library_way(bound) is None and (way := self._library_way(qualified)) is not None:
             self.todo(CUDA_LIBRARY, original, way)
         elif (
             apex_way(bound) is not None

@@ -25,7 +25,7 @@ from ascend_port.python.device_facts import DEVICE_OPERAND
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import Trigger, statement
 from ascend_port.python.transformer import ALL_OTHERS, PortTransformer
-from ascend_port.rules.device.settings import switches_cuda_only_feature
+from ascend_port.rules.device.base import switches_cuda_only_feature
 from ascend_port.rules.device.strings import DEVICE_NAME, names_device_option
 
 NPU_BESIDE_CUDA = rule(

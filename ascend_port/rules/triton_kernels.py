@@ -43,7 +43,8 @@ LIBDEVICE_CHAIN = rule(
     compile ("cannot convert None ... to tensor"). The call goes through a module-level alias `_ap_libdevice`
     imported as NPU501 imports libdevice: Triton-Ascend's `extra.cann`, then `extra.ascend`, then the original
     module (so the kernel is unchanged on CUDA: the same function). Only the 46 functions both libdevices have are
-    rerouted; the others stay (NPU500's TODO names them).
+    rerouted; the others stay (NPU500's TODO names them). As NPU501's, the reroute is made also in a project that
+    supports the NPU already.
 
     Before:
         import triton
@@ -439,6 +440,7 @@ class TritonKernelTransformer(PortTransformer):
         AUTOTUNE_WARPS,
         CORE_COUNT,
     )
+    DEVICE_NEUTRAL = frozenset({LIBDEVICE_CHAIN})  # (the alias falls back to the chain's own libdevice)
 
     def __init__(self, ctx: PortContext) -> None:
         super().__init__(ctx)

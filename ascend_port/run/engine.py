@@ -281,9 +281,12 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     )
     result.roots = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths]
     if evidence is not None:
+        # (what is rewritten all the same keeps CUDA's code as its fallback: Triton's libdevice, NPU501 and NPU508)
+        made = sorted({f.rule.id for file in result.changed for f in file.findings if f.applied and not f.todo})
+        but = f", but for the rewrites that keep CUDA's code as their fallback ({', '.join(made)})" if made else ""
         result.notes.append(
             f"the project supports the NPU already ({display_path(Path(evidence))} shows it): its CUDA code is "
-            "reported, not rewritten (the rewrites counted are those a port would make); `--other-devices drop` "
+            f"reported, not rewritten (the rewrites counted are those a port would make){but}; `--other-devices drop` "
             "rewrites it all (an NPU-only fork)"
         )
     result.notes.extend(note for file in result.files for note in file.notes)

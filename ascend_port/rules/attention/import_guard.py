@@ -34,8 +34,9 @@ GUARD = rule(
     value or top-level statement would still fail at import: those are left as they are). An import whose names
     are never used is an availability check or a side effect (its failure is the point) and is left as it is;
     imports already inside a `try:` (an existing guard) are never touched, nor is code in a project that also runs
-    on other devices. Review: a caller that detected flash-attn by importing this module in a `try:` now succeeds
-    and fails later, at the use.
+    on other devices, nor an import of the project's own package (Liger-Kernel's modules import liger_kernel).
+    Review: a caller that detected flash-attn by importing this module in a `try:` now succeeds and fails later, at
+    the use.
 
     Before:
         from flash_attn.layers.rotary import apply_rotary_emb
@@ -75,6 +76,15 @@ def _bound(node: ast.stmt) -> list[str] | None:
             return None
         return [a.asname or a.name for a in node.names]
     return None
+
+
+def _packages(node: ast.stmt) -> set[str]:
+    """The top-level packages an import statement names (none for a relative import or another statement)."""
+    if isinstance(node, ast.Import):
+        return {a.name.split(".")[0] for a in node.names}
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        return {node.module.split(".")[0]}
+    return set()
 
 
 def _import_time_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -171,8 +181,14 @@ class ImportGuardTransformer(PortTransformer):
         new_tree = tree()
         before = ctx.module()
         originals = {ast.dump(n): n.lineno for n in (before.body if before else ()) if _bound(n)}
-        # (an import a `# ascend-port: ignore` comment covers stays as it is)
-        keep = {n.lineno for n in new_tree.body if ctx.suppressed(GUARD, line=originals.get(ast.dump(n), -1))}
+        # (an import a `# ascend-port: ignore` comment covers stays as it is, and so does one of the project's own
+        # package: Liger-Kernel's modules import liger_kernel)
+        own = set(ctx.options.own_packages)
+        keep = {
+            n.lineno
+            for n in new_tree.body
+            if ctx.suppressed(GUARD, line=originals.get(ast.dump(n), -1)) or own & _packages(n)
+        }
         new_text, done = guard_imports(text, new_tree, keep)
         # The findings go on the import's line before the port: the same statement at the top of the original.
         ported = {n.lineno: ast.dump(n) for n in new_tree.body if n.lineno in done}

@@ -41,6 +41,8 @@ class DeviceTransformer(CallRules):
         r"CUDA_(?:VISIBLE_DEVICES|LAUNCH_BLOCKING|ALLOC_CONF|MEMORY_CACHING)",
         # a probe's guards (its variable's uses, an early exit before it) are in its function (NPU108, NPU112)
         Trigger(r"get_device_(?:capability|properties)", outermost(*FUNCTIONS)),
+        # `from torch.cuda import ExternalStream`, then a call of it on a foreign handle (NPU107's TODO)
+        Trigger(r"\bExternalStream\(", also=("torch.cuda",)),
     )
     RULES = (
         CUDA_METHOD,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -43,6 +44,16 @@ def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield from _descendants(child)
 
 
+# Features that run on CUDA only, whose switch a device test may be (NPU105, NPU102 keep such a test CUDA's): those
+# of an SM gate (NPU112), less the ones the port brings to the NPU (flash-attn's calls, TF32 as HF32), plus the
+# CUDA-only libraries that turn them on.
+CUDA_ONLY_FEATURE = re.compile(
+    r"(?i)fp8|float8|e4m3|e5m2|nvfp4|mxfp4|triton|tensorrt|(?<![a-z])trt(?![a-z])|cuda_?graph|tilelang|cutlass"
+    r"|(?<![a-z])tma(?![a-z])|wgmma|hopper|blackwell|(?<![a-z])sm_?(?:89|9\d|1\d\d)(?!\d)|deep_?gemm|marlin"
+    r"|bitsandbytes|(?<![a-z])bnb(?![a-z])|nvfuser|nvshmem"
+)
+
+
 _CONTEXT_STATEMENTS = (cst.If, cst.While, cst.SimpleStatementLine)  # (what DeviceTransformer._statements holds)
 
 
@@ -61,6 +72,21 @@ def _uses_walk(
         if isinstance(node, cst.Arg) and child is node.keyword:
             continue
         yield from _uses_walk(child, inner, statement)
+
+
+def switches_cuda_only_feature(comparison: cst.CSTNode, statement: cst.CSTNode | None) -> bool:
+    """Is ``comparison`` (part of) the test of ``statement``, an `if`, or inside a simple statement (`use_fp8 = fp8
+    and device == "cuda"`, an `assert`), whose code names a CUDA-only feature (CUDA_ONLY_FEATURE)? Our TODO lines
+    aside. (NPU105 keeps such a test a CUDA test, NPU102 such an `.is_cuda`; NPU120 does not add "npu" to its list of
+    devices.)"""
+    if isinstance(statement, cst.If) and any(n is comparison for n in _descendants(statement.test)):
+        text = _code(statement.test) + "\n" + _code(statement.body)
+        text += "\n" + _code(statement.orelse) if statement.orelse is not None else ""
+    elif isinstance(statement, cst.SimpleStatementLine):
+        text = _code(statement)
+    else:
+        return False
+    return any(CUDA_ONLY_FEATURE.search(line) for line in text.splitlines() if "TODO(ascend-port)" not in line)
 
 
 class DeviceRules(PortTransformer):

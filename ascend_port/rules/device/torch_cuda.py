@@ -4,12 +4,15 @@ NPU)."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.device_facts import AVAILABILITY, PROBE_NAMES
 from ascend_port.python.names import build_dotted, dotted
+from ascend_port.rules.device.base import _code, switches_cuda_only_feature
 from ascend_port.rules.device.guards import CAPABILITY_TODO, DEVICE_CAPABILITY, GuardRules
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -43,12 +46,22 @@ IS_CUDA = rule(
     HIGH,
     "`tensor.is_cuda` -> `tensor.is_npu`.",
     """
-    Reads of `.is_cuda` become `.is_npu`. Assignments to an attribute called `is_cuda` are user code and stay.
+    Reads of `.is_cuda` become `.is_npu`. Assignments to an attribute called `is_cuda` are user code and stay, and
+    so does a test that chooses a CUDA-only feature (a TileLang or Triton kernel, FP8, ...: the code of its `if` or
+    its statement names one, as NPU105 reads a device comparison): ported, it would send NPU tensors into the CUDA
+    kernel; kept, the NPU takes the fallback. A guard with no fallback (`assert x.is_cuda, "Triton kernel requires
+    CUDA tensors"`, `if not x.is_cuda: raise ...`) is ported all the same: kept, it would fail on the NPU, where
+    Triton-Ascend runs the kernel.
 
     Before:
         assert x.is_cuda
     After:
         assert x.is_npu
+    Stays (the test chooses a CUDA-only TileLang kernel: the NPU takes the torch fallback):
+        def op(x):
+            if x.is_cuda and HAS_TILELANG:
+                return tilelang_op(x)
+            return torch_op(x)
     """,
 )
 
@@ -91,7 +104,9 @@ TORCH_CUDA_UNSUPPORTED = rule(
     Names such as `torch.cuda.memory_usage`, `torch.cuda.comm` or `torch.cuda.jiterator` do not exist in
     torch_npu. The code is not changed; a TODO comment marks it for a manual port. The same holds for
     `torch.backends.cuda`'s attention-kernel switches (`sdp_kernel`, `enable_flash_sdp`, ...), which torch_npu
-    does not support.
+    does not support, and for a `torch.cuda.ExternalStream(handle)` or `torch.cuda.Stream(stream_ptr=handle)`:
+    the handle is a CUDA stream another library made (NVSHMEM, cuda.core, CuPy, ...; the TODO names those the
+    module imports), which a torch.npu stream cannot wrap.
 
     Before:
         import torch
@@ -172,6 +187,47 @@ SDP_SWITCHES = {
 }
 
 
+# The libraries a CUDA stream handle comes from, with what the NPU has instead where it is more than torch.npu's
+# streams (NPU107's TODO on a `torch.cuda.ExternalStream` of such a handle): looked for in the module's imports and
+# the call's code (`ExternalStream(nvshmem_stream_ptr)`).
+STREAM_LIBRARIES = (
+    ("nvshmem", "NVSHMEM", "; NVSHMEM's Ascend counterpart is SHMEM, on ACL streams"),
+    (r"cuda\.core", "cuda.core", ""),
+    (r"cuda\.(?:bindings|cudart|cuda)\b|from[ \t]+cuda[ \t]+import", "cuda-python", ""),
+    ("cupy", "CuPy", ""),
+    ("pycuda", "PyCUDA", ""),
+    (r"numba\.cuda", "numba.cuda", ""),
+    (r"(?<![\w.])warp\b", "NVIDIA Warp", ""),
+)
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t][^\n]*", re.MULTILINE)
+
+
+def _external_stream_todo(name: str, imports: str, call: str, kept: str = "it stays on torch.cuda") -> str:
+    """NPU107's TODO on ``torch.cuda.<name>(...)`` wrapping a foreign handle: it stays CUDA's, as the handle is one
+    (a torch.npu stream of a CUDA handle is no NPU stream), with the libraries that may have made it."""
+    found = [
+        (library, more) for pattern, library, more in STREAM_LIBRARIES if re.search(pattern, call + "\n" + imports)
+    ]
+    libraries = f" ({', '.join(library for library, _ in found)}: CUDA-only)" if found else ""
+    return (
+        f"torch.cuda.{name} wraps a CUDA stream handle{libraries}: {kept}, and the code that uses the "
+        "stream must be ported with it; on Ascend make the stream with torch.npu.Stream(), or wrap an ACL stream "
+        "(acl.rt.create_stream) in torch.npu.ExternalStream" + "".join(more for _, more in found)
+    )
+
+
+def _fails_without_cuda(statement: cst.CSTNode | None) -> bool:
+    """Is ``statement`` a guard with no fallback (`assert x.is_cuda, "Triton kernel requires CUDA tensors"`, `if not
+    x.is_cuda: raise ...`)? Its `.is_cuda` is ported even where it names a CUDA-only feature: kept, it would fail on
+    the NPU, where Triton-Ascend runs the Triton kernel it guards."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(isinstance(small, cst.Assert) for small in statement.body)
+    if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
+        lines = statement.body.body
+        return all(isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Raise) for line in lines)
+    return False
+
+
 def _since(name: str) -> str:
     """``; in torch_npu 2.7.1.post11-2.14.0`` for a torch.npu name that other releases than the target have."""
     return f"; {npu_api.availability(f'torch.npu.{name}')}" if npu_api.first_release(name) else ""
@@ -180,6 +236,25 @@ def _since(name: str) -> str:
 class TorchCudaRules(GuardRules):
     """NPU106, NPU107, NPU109, NPU110 (and NPU101, NPU102 on attributes): ``torch.cuda`` and its names, imports
     and TF32 switches."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._foreign_streams: dict[int, str] = {}  # `torch.cuda.ExternalStream` called on a handle: NPU107's TODO
+
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        qualified = self.ctx.imports.resolve(node.func)
+        # (`Stream(stream_ptr=...)` is what ExternalStream does; `Stream(stream_id=...)` rebuilds one of torch's own)
+        if qualified == "torch.cuda.ExternalStream" or (
+            qualified == "torch.cuda.Stream" and any(a.keyword and a.keyword.value == "stream_ptr" for a in node.args)
+        ):
+            imports = "\n".join(_IMPORT_LINE.findall(self.ctx.source or ""))
+            name = qualified.rsplit(".", 1)[1]
+            if isinstance(node.func, cst.Attribute):  # (the attribute stays: _torch_cuda_attribute)
+                self._foreign_streams[id(node.func)] = _external_stream_todo(name, imports, _code(node))
+            else:  # `from torch.cuda import ExternalStream`: that import is renamed with the module's others
+                kept = f"import {name} from torch.cuda again (the port renamed that import)"
+                self.todo(TORCH_CUDA_UNSUPPORTED, node, _external_stream_todo(name, imports, _code(node), kept))
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         if self._in_import or self.ctx.claimed_by(original) is not None:
@@ -227,6 +302,9 @@ class TorchCudaRules(GuardRules):
                 or updated
             )
         if original.attr.value == "is_cuda" and id(original) not in self._store_targets:
+            statement = self._statements[-1] if self._statements else None
+            if not _fails_without_cuda(statement) and switches_cuda_only_feature(original, statement):
+                return updated  # `if x.is_cuda and HAS_TILELANG:`: ported, it would send NPU tensors to a CUDA kernel
             return (
                 self.fix(IS_CUDA, original, updated.with_changes(attr=cst.Name("is_npu")), ".is_cuda -> .is_npu")
                 or updated
@@ -250,6 +328,9 @@ class TorchCudaRules(GuardRules):
             return updated
         name = parts[2]
         if name in OWNED_ELSEWHERE:
+            return updated
+        if id(original) in self._foreign_streams:
+            self.todo(TORCH_CUDA_UNSUPPORTED, original, self._foreign_streams[id(original)])
             return updated
         if name in AVAILABILITY and self._answers_for_cuda(original):
             return updated  # `def is_cuda_available(): return torch.cuda.is_available()` keeps answering for CUDA

@@ -57,5 +57,6 @@ class KernelTransformer(ExtensionRules):
         r"torch\.ops\.(?!(?:" + "|".join(sorted(BUILTIN_OP_NAMESPACES)) + r")\.)\w+\.",
     )
     RULES = (TRITON_KERNEL, TRITON_LIBDEVICE, CUDA_EXTENSION, TRITON_ACTIVE_DEVICE)
+    DEVICE_NEUTRAL = frozenset({TRITON_LIBDEVICE})  # (CUDA's libdevice stays the last fallback of its import)
     # (read by port/python.py beside TRIGGERS: triggers that depend on the module's imports and the port options)
     option_triggers = staticmethod(extension_call_sites)

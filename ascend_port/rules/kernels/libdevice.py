@@ -25,7 +25,9 @@ TRITON_LIBDEVICE = rule(
     same way, newest first. The original import stays as the last fallback so the module still runs on CUDA.
     Only 46 of CUDA libdevice's functions exist in both (exp, log, tanh, erf, pow, rsqrt, ...): a name imported
     directly that is not among them keeps the import unchanged, and the kernel's NPU500 TODO names the functions
-    it calls that are missing. Review: the Ascend functions cover fp32/fp16 (sometimes bf16), not fp64.
+    it calls that are missing. Review: the Ascend functions cover fp32/fp16 (sometimes bf16), not fp64. CUDA runs
+    what it ran, so the import is rerouted also in a project that supports the NPU already (fla-core), where the
+    other rules only report.
 
     Before:
         from triton.language.extra.cuda import libdevice

@@ -18,7 +18,9 @@ FP64_DTYPES = {
     "torch.complex128": "complex64",
     "torch.cdouble": "complex64",
 }
-ROTARY = re.compile(r"(?i:rotary|freqs?_cis|inv_freq)|RoPE|Rope|ROPE|(?:^|_)rope(?:_|s?$)")
+# The names of rotary tables, and of the sinusoidal timestep embeddings built the same way (Wan's
+# sinusoidal_embedding_1d, diffusers' get_timestep_embedding): NPU302 lowers their double precision.
+ROTARY = re.compile(r"(?i:rotary|freqs?_cis|inv_freq|sinusoid|timestep_embedding)|RoPE|Rope|ROPE|(?:^|_)rope(?:_|s?$)")
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -21,7 +21,7 @@ ROTARY_FP64 = rule(
     "NPU302",
     "rotary-table-fp64",
     MEDIUM,
-    "float64/complex128 in rotary-embedding tables (RoPE) -> float32/complex64.",
+    "float64/complex128 in rotary-embedding tables (RoPE) and sinusoidal timestep embeddings -> float32/complex64.",
     """
     NPU kernels do not support float64 and complex128 (transfer_to_npu even maps DoubleTensor to FloatTensor). A
     rotary table is used in float32/complex64 anyway. Where a rotary function builds it on the CPU (no `device=`
@@ -30,7 +30,9 @@ ROTARY_FP64 = rule(
     buffer it registers, the double-precision intermediates stay (the CPU computes them: lowering them moves the
     table by 7.7e-3 at 128k positions) and only that cast becomes float32/complex64 (the buffer gets `.float()`).
     Elsewhere every double-precision dtype inside functions and classes whose name says rotary
-    (`precompute_freqs_cis`, `RotaryEmbedding`, `*_rope_*`) and in assignments to `inv_freq`/`freqs_cis` is lowered:
+    (`precompute_freqs_cis`, `RotaryEmbedding`, `*_rope_*`), or a sinusoidal timestep embedding built the same way
+    (`sinusoidal_embedding_1d`, `get_timestep_embedding`: float32 is what diffusers computes them in), and in
+    assignments to `inv_freq`/`freqs_cis` is lowered:
     `dtype=torch.float64` (and `torch.double`) -> `torch.float32`, `torch.complex128`/`torch.cdouble` ->
     `torch.complex64`, `.double()` -> `.float()`, `.to(torch.float64)` -> `.to(torch.float32)`. Comparisons
     (`x.dtype == torch.float64`) stay. A module built under `torch.set_default_device("npu")` would make the
@@ -59,7 +61,7 @@ ROTARY_FP64 = rule(
 # --- tables ------------------------------------------------------------------------------------------------------
 
 FP64_MARK = r"(?:(?<!np\.)(?<!numpy\.)float64|complex128|cdouble|\.double\(|torch\.double\b)"  # not NumPy's
-ROTARY_WORD = r"(?:[Rr]otary|RoPE|Rope|ROPE|rope|freqs?_cis|inv_freq)"
+ROTARY_WORD = r"(?:[Rr]otary|RoPE|Rope|ROPE|rope|freqs?_cis|inv_freq|[Ss]inusoid|[Tt]imestep_embedding)"  # (ROTARY's)
 SAME_TOP_STATEMENT = r"(?:(?!\n(?:def\s|class\s|@))[\s\S])"  # any character before the next top-level def or class
 
 
