@@ -10,7 +10,7 @@ import libcst as cst
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.device_facts import dotted_ast
 from ascend_port.python.module_facts import ModuleFacts
-from ascend_port.rules.device.base import switches_cuda_only_feature
+from ascend_port.rules.device.base import _descendants, switches_cuda_only_feature
 from ascend_port.rules.device.methods import MethodRules
 from ascend_port.rules.device.strings import rewrite_device_expr
 
