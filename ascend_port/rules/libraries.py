@@ -4,20 +4,17 @@ Transformer Engine, amp_C) and NVIDIA apex, whose fused Adam and SGD have torch_
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import libcst as cst
 
 from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.core.options import PortOptions
-from ascend_port.core.porting import Project, ProjectStep
 from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted, dotted, names_in, walk_statements
 from ascend_port.python.scopes import Trigger, imported
 from ascend_port.python.transformer import PortTransformer
+from ascend_port.rules.library_packages import TODO_IMPORT_PACKAGES
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
 
@@ -311,31 +308,6 @@ def _literal(node: cst.BaseExpression) -> str | None:
 
 
 # The packages of the `todo_imports`: a module that imports none of them names none of their modules.
-_TODO_IMPORT_PACKAGES = tuple(sorted({prefix.split(".")[0] for prefix, _ in library_support.import_ways()}))
-
-
-class OwnPackages(ProjectStep):
-    """The packages of NPU504's table that the project is (PortOptions.own_packages; what the caller set wins):
-    Liger-Kernel's modules import liger_kernel, and are no user of the library to be told to drop it."""
-
-    def facts(self, project: Project, options: PortOptions) -> PortOptions:
-        if options.own_packages:
-            return options
-        own = {folder.name for path in project.files for folder in _named_folders(path) if _top_level(folder)}
-        return replace(options, own_packages=tuple(sorted(own))) if own else options
-
-
-def _named_folders(path: Path) -> list[Path]:
-    """The folders above ``path`` named as a package of the table (``.../liger_kernel/ops/rms_norm.py``)."""
-    return [folder for folder in path.parents if folder.name in _TODO_IMPORT_PACKAGES]
-
-
-def _top_level(folder: Path) -> bool:
-    """Is ``folder`` a top-level package (an ``__init__.py``, none in its parent)?"""
-    return (folder / "__init__.py").is_file() and not (folder.parent / "__init__.py").is_file()
-
-
-PROJECT_STEPS = (OwnPackages(),)
 
 
 class LibraryTransformer(PortTransformer):
@@ -353,9 +325,7 @@ class LibraryTransformer(PortTransformer):
         r"amp_C",
         # the `todo_imports` of data/library_support.json (cuda-python's `cuda`: in a module that imports a `cuda`,
         # not every `torch.cuda`)
-        Trigger(
-            "|".join(p for p in _TODO_IMPORT_PACKAGES if p != "cuda") + r"|\bcuda\b", imports=_TODO_IMPORT_PACKAGES
-        ),
+        Trigger("|".join(p for p in TODO_IMPORT_PACKAGES if p != "cuda") + r"|\bcuda\b", imports=TODO_IMPORT_PACKAGES),
         r"apex",
         Trigger(r"Fused[A-Z]\w*", imports=("apex",)),  # apex's fused optimizers
         r"multi_tensor_applier",

@@ -19,7 +19,7 @@ from ascend_port.core.porting import ProjectStep
 # and these are light (no LibCST). tests/test_layout.py checks that every module with steps is listed.
 STEP_MODULES = (
     "ascend_port.rules.cuda_sources",
-    "ascend_port.rules.libraries",
+    "ascend_port.rules.library_packages",
     "ascend_port.rules.attention.shared",
     "ascend_port.rules.project.requirements",
     "ascend_port.rules.project.pyproject",
