@@ -81,6 +81,9 @@ class Rule:
     module: str = ""  # the module that declares and implements it, e.g. ascend_port.rules.device
     # The file its doc's Before/After example is, as tests/test_rule_docs.py ports it (the file type it acts on).
     example_file: str = "example.py"
+    # It acts only in a project that supports the NPU already (PortOptions.npu_aware, found by the engine): its
+    # examples and golden cases are ported as files of such a project (tests/test_rule_docs.py, test_golden.py).
+    npu_aware: bool = False
 
     @property
     def path(self) -> str:
@@ -123,6 +126,7 @@ def rule(
     follows: tuple[str, ...] = (),
     opt_in: bool = False,
     example_file: str = "example.py",
+    npu_aware: bool = False,
 ) -> Rule:
     """Define and register a rule; called at import time by the modules that implement the rules."""
     if id in _CATALOGUE:
@@ -143,6 +147,7 @@ def rule(
         opt_in=opt_in,
         module=module,
         example_file=example_file,
+        npu_aware=npu_aware,
     )
     _CATALOGUE[id] = new
     return new

@@ -178,6 +178,10 @@ class PortTransformer(cst.CSTTransformer):
     # In a project that keeps its other devices, its rewrites dispatch on the tensor's device and keep the original
     # for the others (rules/attention/norms.py's fused ops): a module they alone port still imports without torch_npu.
     DISPATCHES_ON_DEVICE: ClassVar[bool] = False
+    # Its rewrites name no device (a project's own accelerator, torch.accelerator): CUDA runs them as before, so
+    # they apply in a project that supports the NPU already (where the other rules only report), and need no
+    # `import torch_npu` (rules/islands.py).
+    DEVICE_NEUTRAL: ClassVar[bool] = False
     # The transformers (class names) whose leave_* handlers and file-level step must run before this one's, on the
     # same node and the same text; ALL_OTHERS: every transformer that does not itself say ALL_OTHERS. The order the
     # composite runs them in (port/transformers.TRANSFORMERS) is checked against these by tests/test_layout.py.
@@ -216,11 +220,11 @@ class PortTransformer(cst.CSTTransformer):
             return None
         if self.ctx.suppressed(rule, original):
             return None  # (the user said: not here; nothing recorded, so no `import torch_npu` for it either)
-        if not self.SEES_KEPT_CODE and self.ctx.reports_only():
+        if not self.SEES_KEPT_CODE and not self.DEVICE_NEUTRAL and self.ctx.reports_only():
             self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=False))
             return None
         self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
-        self.ctx.uses_npu = True
+        self.ctx.uses_npu |= not self.DEVICE_NEUTRAL
         self.ctx.uses_torch_npu_name |= torch_npu_name
         return replacement
 
