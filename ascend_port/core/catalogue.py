@@ -84,6 +84,9 @@ class Rule:
     # It acts only in a project that supports the NPU already (PortOptions.npu_aware, found by the engine): its
     # examples and golden cases are ported as files of such a project (tests/test_rule_docs.py, test_golden.py).
     npu_aware: bool = False
+    # Its rewrite puts a faster NPU op in place of code that runs on the NPU as it is (a fused RMSNorm): in a project
+    # that runs on the NPU already, an optimisation to weigh, not work left (reports/effort.py).
+    speeds_up: bool = False
 
     @property
     def path(self) -> str:
@@ -127,6 +130,7 @@ def rule(
     opt_in: bool = False,
     example_file: str = "example.py",
     npu_aware: bool = False,
+    speeds_up: bool = False,
 ) -> Rule:
     """Define and register a rule; called at import time by the modules that implement the rules."""
     if id in _CATALOGUE:
@@ -148,6 +152,7 @@ def rule(
         module=module,
         example_file=example_file,
         npu_aware=npu_aware,
+        speeds_up=speeds_up,
     )
     _CATALOGUE[id] = new
     return new

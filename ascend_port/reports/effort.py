@@ -14,7 +14,7 @@ Feasibility:
 A project that supports the NPU already (python/device_model.supports_npu) keeps its CUDA kernels and its CUDA-only
 dependencies for CUDA, beside its own NPU path: they are counted, not as work. What is left is the CUDA code outside
 its device dispatch that the port did not make device-neutral (``island``: NPU122 took the calls it could) and the
-TODOs.
+TODOs; a fused NPU op its code could use (``fused-op``: plain PyTorch runs there as it is) is an optimisation.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ HOURS: dict[str, tuple[float, str]] = {
     "island": (0.25, "a CUDA call outside the dispatch of a project that runs on the NPU, routed by hand (15 min)"),
     "kernel-kept": (0.0, "a CUDA or Triton kernel of a project that runs on the NPU: its CUDA path, kept"),
     "dependency-kept": (0.0, "a CUDA-only dependency of a project that runs on the NPU: its CUDA path, kept"),
+    "fused-op": (0.0, "a fused NPU op a project that runs on the NPU could use: an optimisation, it runs as it is"),
 }
 HARD_HOURS = 80.0  # two engineer-weeks of manual work
 
@@ -89,9 +90,9 @@ def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, l
     if reasons:
         return ADAPT, reasons
     rewrites = counts.get("rewrite-high", 0) + counts.get("rewrite-medium", 0)
-    kept = counts.get("kernel-kept", 0) + counts.get("dependency-kept", 0)
+    kept = sum(counts.get(item, 0) for item in ("kernel-kept", "dependency-kept", "fused-op"))
     if kept and not rewrites:
-        return READY, ["the project runs on the NPU already: its CUDA kernels and dependencies serve CUDA alone"]
+        return READY, ["the project runs on the NPU already: what is left serves CUDA alone, or is an optimisation"]
     if not rewrites:
         return READY, ["nothing to port"]
     return READY, [_n(rewrites, "automatic rewrite", "automatic rewrites") + ", no manual work found"]

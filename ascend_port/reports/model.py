@@ -390,8 +390,12 @@ def _effort_counts(
         elif p.role == "manual" and id(p.finding) not in in_kernels:
             # (in a project that runs on the NPU, what a device or distributed rule reports where it would rewrite
             # Python is CUDA code left outside its dispatches: the device model silences what they keep)
-            island = npu_aware and p.finding.rewrites and p.rule.domain in _ISLAND_DOMAINS and p.path.endswith(".py")
-            counts["island" if island else "todo"] += 1
+            if npu_aware and p.finding.rewrites and p.rule.domain in _ISLAND_DOMAINS and p.path.endswith(".py"):
+                counts["island"] += 1
+            elif npu_aware and p.rule.speeds_up:
+                counts["fused-op"] += 1
+            else:
+                counts["todo"] += 1
     if npu_aware:
         counts["kernel-kept"] = sum(1 if kernel.kind == "triton" else kernel.kernels for kernel in kernels)
         counts["dependency-kept"] = sum(1 for d in dependencies if d.status in (REPLACE, UNSUPPORTED) and d.imported)

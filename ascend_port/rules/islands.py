@@ -186,7 +186,8 @@ class IslandTransformer(PortTransformer):
         self._planned: dict[int, _Plan] = {}  # by the id of the original call
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.ctx.reports_only() or not self.enabled(DEVICE_NEUTRAL_ISLAND):
+        # (the option first: asking reports_only() reads the device model, which most modules' calls never need)
+        if not self.ctx.options.npu_aware or not self.enabled(DEVICE_NEUTRAL_ISLAND) or not self.ctx.reports_only():
             return
         plan = self._torch_cuda_call(node) or self._cuda_method(node) or self._device_arguments(node)
         if plan is None or self.ctx.keeps(node) or self.ctx.suppressed(DEVICE_NEUTRAL_ISLAND, node):
