@@ -134,13 +134,15 @@ def test_a_family_with_an_npu_member_keeps_every_member(tmp_path: Path) -> None:
         },
     )
     result = run([tmp_path], RunConfig(cache=False))
-    assert not result.changed  # (a project with an NPU member supports the NPU: the rest is reported)
+    # (a project with an NPU member supports the NPU: the rest is reported, but for its CUDA islands, NPU122)
+    assert [file.path for file in result.changed] == [f"{tmp_path}/train.py"]
     assert not [f for file in result.files for f in file.findings if "accelerator" in file.path or "comm" in file.path]
     [train] = [file for file in result.files if file.path.endswith("train.py")]
-    assert [(f.rule.id, f.applied) for f in train.findings] == [("NPU101", False)]
-    # the summary says why nothing changes, and how to make an NPU-only fork
+    assert [(f.rule.id, f.applied) for f in train.findings] == [("NPU122", True)]
+    # the summary says what changed and why the rest does not, and how to make an NPU-only fork
     [note] = [n for n in result.notes if "supports the NPU already" in n]
     assert "npu_accelerator.py shows it" in note and "--other-devices drop" in note
+    assert "1 CUDA call outside its device dispatch made device-neutral (NPU122" in note
 
 
 def test_a_family_without_an_npu_member_is_reported_not_edited(tmp_path: Path) -> None:
@@ -242,11 +244,13 @@ def test_a_project_that_supports_the_npu_is_reported_not_rewritten(tmp_path: Pat
     )
     _tree(tmp_path / "cuda_only", {"lib/core.py": NPU_AWARE_MODULE, "requirements.txt": requirements})
     aware = run([tmp_path / "aware"], RunConfig(cache=False))
-    assert not aware.changed
-    reported = {(Path(f.path).name, x.line, x.rule.id) for f in aware.files for x in f.findings}
-    assert all(not x.applied for f in aware.files for x in f.findings)
+    reported = {(Path(f.path).name, x.line, x.rule.id) for f in aware.files for x in f.findings if not x.applied}
+    ported = [(Path(f.path).name, x.line, x.rule.id) for f in aware.files for x in f.findings if x.applied]
     warm_up = NPU_AWARE_MODULE.splitlines().index("def warm_up():") + 1
-    assert {("core.py", warm_up + 1, "NPU106"), ("core.py", warm_up + 2, "NPU106")} <= reported
+    # but for its CUDA island, made device-neutral (NPU122): a stream has no device-neutral spelling
+    [core] = aware.changed
+    assert ported == [("core.py", warm_up + 2, "NPU122")] and "torch.accelerator.synchronize()" in core.diff.decode()
+    assert ("core.py", warm_up + 1, "NPU106") in reported
     assert not {line for name, line, _ in reported if name == "core.py" and line < warm_up}  # CUDA's: silent
     assert any(name == "requirements.txt" for name, _, _ in reported)
     plain = {
@@ -261,7 +265,8 @@ def test_other_devices_drop_ports_such_a_project_in_place(tmp_path: Path) -> Non
     _tree(tmp_path, {"lib/core.py": NPU_AWARE_MODULE, "lib/npu_support.py": "x = 1\n"})
     keep = config.resolve([tmp_path], {"other-devices": "keep"}).run_config()
     drop = config.resolve([tmp_path], {"other-devices": "drop"}).run_config()
-    assert not run([tmp_path], replace(keep, cache=False)).changed
+    [kept] = run([tmp_path], replace(keep, cache=False)).changed
+    assert "torch.accelerator.synchronize()" in kept.new_bytes.decode()  # (NPU122: the island, device-neutral)
     [core] = run([tmp_path], replace(drop, cache=False)).changed
     assert "torch.npu.synchronize()" in core.new_bytes.decode()
     with pytest.raises(config.ConfigError, match="--other-devices: 'all' is not one of keep, drop"):

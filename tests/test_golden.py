@@ -16,9 +16,14 @@ OPT_IN = {r.id for r in all_rules() if r.opt_in}  # (ported with their ID select
 def port(case: Case, data: bytes):
     handler = handler_for(case.handler_name)
     assert handler is not None, f"no handler for {case.handler_name.name}"
-    return handler.port(
-        data, Selection(select=("ALL", case.rule)) if case.rule in OPT_IN else Selection(), PortOptions()
-    )
+    selection = Selection(select=("ALL", case.rule)) if case.rule in OPT_IN else Selection()
+    return handler.port(data, selection, options(case))
+
+
+def options(case: Case) -> PortOptions:
+    """The options a case is ported with: a rule that acts only in a project that supports the NPU already has its
+    cases ported as files of such a project (Rule.npu_aware)."""
+    return PortOptions(npu_aware=get_rule(case.rule).npu_aware)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -52,14 +57,14 @@ def test_golden_rule_alone(case: Case) -> None:
     assert handler is not None
     follows = get_rule(case.rule).follows
     selection = Selection(select=(case.rule, *follows))
-    alone = handler.port(data, selection, PortOptions())
+    alone = handler.port(data, selection, options(case))
     found = {(f.line, f.kind, f.message) for f in alone.findings if f.rule.id == case.rule}
     if not follows:  # (but the import its rewrites need, which NPU100 adds whatever is selected)
         others = {f.rule.id for f in alone.findings if not f.rule.serves_others} - {case.rule}
         assert not others, "a rule selected alone reported another's finding"
     assert beside <= found, f"{case.rule} alone misses: {sorted(beside - found)}"
     if alone.new_text is not None:
-        again = handler.port(alone.source.encode(alone.new_text), selection, PortOptions())
+        again = handler.port(alone.source.encode(alone.new_text), selection, options(case))
         assert again.new_text is None or again.new_text == alone.new_text
 
 

@@ -4,7 +4,8 @@ Each rule doc has one ``Before:`` and one ``After:`` block of indented code. The
 
 * The Before block, dedented, is a whole file, run as written: it is named as its rule declares
   (``Rule.example_file``: ``example.py`` but for the rules of other file types) and ported through the real pipeline,
-  ``handler_for(name).port(data, selection, PortOptions())``. Most Python rules act only on names they can resolve
+  ``handler_for(name).port(data, selection, PortOptions())`` (``PortOptions(npu_aware=True)`` for a rule that
+  acts only in a project that supports the NPU already, ``Rule.npu_aware``). Most Python rules act only on names they can resolve
   (``torch.cuda.synchronize()`` only where ``torch`` is imported), so the examples import what they use.
 * Selection: every rule except NPU100 (import-torch-npu), which runs only for its own example. NPU100 adds
   ``import torch_npu`` under ``import torch`` in nearly every ported module: its own example shows that once, and
@@ -91,7 +92,7 @@ def port(rule: Rule, before: str):
     selection = Selection() if rule.id == "NPU100" else Selection(ignore=("NPU100",))
     if rule.opt_in:
         selection = Selection(select=("ALL", rule.id), ignore=selection.ignore)  # (opt-in: runs when named)
-    return name, handler.port(f"{before}\n".encode(), selection, PortOptions())
+    return name, handler.port(f"{before}\n".encode(), selection, PortOptions(npu_aware=rule.npu_aware))
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])

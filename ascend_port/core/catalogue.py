@@ -81,6 +81,12 @@ class Rule:
     module: str = ""  # the module that declares and implements it, e.g. ascend_port.rules.device
     # The file its doc's Before/After example is, as tests/test_rule_docs.py ports it (the file type it acts on).
     example_file: str = "example.py"
+    # It acts only in a project that supports the NPU already (PortOptions.npu_aware, found by the engine): its
+    # examples and golden cases are ported as files of such a project (tests/test_rule_docs.py, test_golden.py).
+    npu_aware: bool = False
+    # Its rewrite puts a faster NPU op in place of code that runs on the NPU as it is (a fused RMSNorm): in a project
+    # that runs on the NPU already, an optimisation to weigh, not work left (reports/effort.py).
+    speeds_up: bool = False
 
     @property
     def path(self) -> str:
@@ -123,6 +129,8 @@ def rule(
     follows: tuple[str, ...] = (),
     opt_in: bool = False,
     example_file: str = "example.py",
+    npu_aware: bool = False,
+    speeds_up: bool = False,
 ) -> Rule:
     """Define and register a rule; called at import time by the modules that implement the rules."""
     if id in _CATALOGUE:
@@ -143,6 +151,8 @@ def rule(
         opt_in=opt_in,
         module=module,
         example_file=example_file,
+        npu_aware=npu_aware,
+        speeds_up=speeds_up,
     )
     _CATALOGUE[id] = new
     return new

@@ -12,6 +12,7 @@ from ascend_port.rules.compile import CompileTransformer
 from ascend_port.rules.device import DeviceTransformer
 from ascend_port.rules.distributed import DistributedTransformer
 from ascend_port.rules.frameworks import FrameworkTransformer
+from ascend_port.rules.islands import IslandTransformer
 from ascend_port.rules.kernels import KernelTransformer
 from ascend_port.rules.libraries import LibraryTransformer
 from ascend_port.rules.multidevice import MultiDeviceTransformer
@@ -22,6 +23,7 @@ from ascend_port.rules.triton_kernels import TritonKernelTransformer
 # The order they leave each node in; what a transformer must follow says its RUNS_AFTER (tests/test_layout.py checks
 # this order against them).
 TRANSFORMERS: tuple[type[PortTransformer], ...] = (
+    IslandTransformer,
     DeviceTransformer,
     DistributedTransformer,
     PrecisionCallTransformer,

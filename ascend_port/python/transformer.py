@@ -179,8 +179,8 @@ class PortTransformer(cst.CSTTransformer):
     # for the others (rules/attention/norms.py's fused ops): a module they alone port still imports without torch_npu.
     DISPATCHES_ON_DEVICE: ClassVar[bool] = False
     # The rules whose rewrites every device runs as it ran the original (a try-import whose last fallback is the
-    # original import: NPU501, NPU508): made also in a project that supports the NPU already, where the others only
-    # report, and they need no torch_npu import.
+    # original import: NPU501, NPU508; a project's own accelerator or torch.accelerator: NPU122): made also in a
+    # project that supports the NPU already, where the others only report, and there they need no torch_npu import.
     DEVICE_NEUTRAL: ClassVar[frozenset[Rule]] = frozenset()
     # The transformers (class names) whose leave_* handlers and file-level step must run before this one's, on the
     # same node and the same text; ALL_OTHERS: every transformer that does not itself say ALL_OTHERS. The order the

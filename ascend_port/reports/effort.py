@@ -10,6 +10,11 @@ Feasibility:
 - ``hard``: CUDA C++ kernels (each becomes an Ascend C operator), a dependency with no Ascend counterpart, or more
   than ``HARD_HOURS`` of manual work.
 - ``needs adaptation``: everything in between (TODOs, Triton kernels, dependencies to replace).
+
+A project that supports the NPU already (python/device_model.supports_npu) keeps its CUDA kernels and its CUDA-only
+dependencies for CUDA, beside its own NPU path: they are counted, not as work. What is left is the CUDA code outside
+its device dispatch that the port did not make device-neutral (``island``: NPU122 took the calls it could) and the
+TODOs; a fused NPU op its code could use (``fused-op``: plain PyTorch runs there as it is) is an optimisation.
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ HOURS: dict[str, tuple[float, str]] = {
     "cuda-kernel": (24.0, "one __global__ CUDA kernel rewritten as an Ascend C operator"),
     "dependency-replace": (2.0, "code using a dependency moved to its Ascend counterpart"),
     "dependency-unsupported": (16.0, "code using a CUDA-only dependency redesigned"),
+    # a project that supports the NPU already
+    "island": (0.25, "a CUDA call outside the dispatch of a project that runs on the NPU, routed by hand (15 min)"),
+    "kernel-kept": (0.0, "a CUDA or Triton kernel of a project that runs on the NPU: its CUDA path, kept"),
+    "dependency-kept": (0.0, "a CUDA-only dependency of a project that runs on the NPU: its CUDA path, kept"),
+    "fused-op": (0.0, "a fused NPU op a project that runs on the NPU could use: an optimisation, it runs as it is"),
 }
 HARD_HOURS = 80.0  # two engineer-weeks of manual work
 
@@ -71,6 +81,7 @@ def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, l
         return HARD, reasons
     for item, singular, plural, rest in (
         ("todo", "TODO", "TODOs", "to port by hand"),
+        ("island", "CUDA call", "CUDA calls", "outside the project's device dispatch to route by hand"),
         ("triton-kernel", "Triton kernel", "Triton kernels", "to review on Triton-Ascend"),
         ("dependency-replace", "imported dependency", "imported dependencies", "to replace"),
     ):
@@ -79,6 +90,9 @@ def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, l
     if reasons:
         return ADAPT, reasons
     rewrites = counts.get("rewrite-high", 0) + counts.get("rewrite-medium", 0)
+    kept = sum(counts.get(item, 0) for item in ("kernel-kept", "dependency-kept", "fused-op"))
+    if kept and not rewrites:
+        return READY, ["the project runs on the NPU already: what is left serves CUDA alone, or is an optimisation"]
     if not rewrites:
         return READY, ["nothing to port"]
     return READY, [_n(rewrites, "automatic rewrite", "automatic rewrites") + ", no manual work found"]

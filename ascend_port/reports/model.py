@@ -134,6 +134,7 @@ class Report:
     target: str = ""  # the torch-npu release the port targets
     loader: Callable[[], dict[str, bytes]] | None = field(default=None, repr=False)  # the scanned bytes, by path
     cache_folder: Path | None = None  # where the dependency matrix keeps the imports of each module
+    npu_support: str = ""  # the file that shows the project supports the NPU already (RunResult.npu_support), or ""
 
     @cached_property
     def texts(self) -> dict[str, bytes]:
@@ -166,7 +167,7 @@ class Report:
 
     @cached_property
     def effort_counts(self) -> dict[str, int]:
-        return _effort_counts(self.placed, self.kernels, self.dependencies)
+        return _effort_counts(self.placed, self.kernels, self.dependencies, bool(self.npu_support))
 
     @cached_property
     def _verdict(self) -> tuple[str, list[str]]:
@@ -374,14 +375,31 @@ def _risks(placed: list[Placed], texts: Mapping[str, bytes]) -> list[Risk]:
 # --- the report ------------------------------------------------------------------------------------------------
 
 
-def _effort_counts(placed: list[Placed], kernels: list[Kernel], dependencies: list[Dependency]) -> dict[str, int]:
+_ISLAND_DOMAINS = ("device", "distributed")
+
+
+def _effort_counts(
+    placed: list[Placed], kernels: list[Kernel], dependencies: list[Dependency], npu_aware: bool = False
+) -> dict[str, int]:
+    """The effort items' counts. ``npu_aware``: the project supports the NPU already (effort.py says what counts)."""
     counts: Counter[str] = Counter()
     in_kernels = {id(kernel.finding) for kernel in kernels}
     for p in placed:
         if p.role == "rewrite":
             counts["rewrite-high" if p.rule.confidence is Confidence.HIGH else "rewrite-medium"] += 1
         elif p.role == "manual" and id(p.finding) not in in_kernels:
-            counts["todo"] += 1
+            # (in a project that runs on the NPU, what a device or distributed rule reports where it would rewrite
+            # Python is CUDA code left outside its dispatches: the device model silences what they keep)
+            if npu_aware and p.finding.rewrites and p.rule.domain in _ISLAND_DOMAINS and p.path.endswith(".py"):
+                counts["island"] += 1
+            elif npu_aware and p.rule.speeds_up:
+                counts["fused-op"] += 1
+            else:
+                counts["todo"] += 1
+    if npu_aware:
+        counts["kernel-kept"] = sum(1 if kernel.kind == "triton" else kernel.kernels for kernel in kernels)
+        counts["dependency-kept"] = sum(1 for d in dependencies if d.status in (REPLACE, UNSUPPORTED) and d.imported)
+        return dict(counts)
     for kernel in kernels:
         if kernel.kind == "triton":
             counts["triton-kernel"] += 1
@@ -476,4 +494,5 @@ def build(result: RunResult, old: Mapping[str, bytes] | None = None, *, edits: b
         result.target,
         loader=(lambda: texts) if edits else read_all,
         cache_folder=cache_root() / "reports",
+        npu_support=result.npu_support,
     )

@@ -24,7 +24,7 @@ from ascend_port.core.selection import Selection
 from ascend_port.core.sources import SourceError, decode_python
 from ascend_port.port.handlers import PythonHandler, handler_for
 from ascend_port.python.device_model import module_family, npu_support
-from ascend_port.rules.registry import project_steps
+from ascend_port.rules.registry import project_steps, rule_named
 from ascend_port.run.cache import Entry, ResultCache, result_cache
 from ascend_port.run.discovery import Exclude, Skipped, discover
 from ascend_port.run.project_facts import facts as project_facts
@@ -55,6 +55,9 @@ class RunResult:
     created: set[str] = field(default_factory=set)  # display paths of files the port creates (the shared helpers)
     notes: list[str] = field(default_factory=list)  # what the user should know about the run as a whole (stderr)
     roots: list[Path] = field(default_factory=list)  # the folders given (a file's folder): where the port may write
+    # the file that shows the project supports the NPU already (device_model.npu_support), or "": the reports count
+    # its CUDA paths as kept, not as work (reports/effort.py)
+    npu_support: str = ""
 
     @property
     def changed(self) -> list[FileResult]:
@@ -281,20 +284,39 @@ def run(paths: Iterable[Path], config: RunConfig, on_progress: Callable[[int, in
     )
     result.roots = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths]
     if evidence is not None:
-        # (what is rewritten all the same keeps CUDA's code as its fallback: Triton's libdevice, NPU501 and NPU508)
-        made = sorted({f.rule.id for file in result.changed for f in file.findings if f.applied and not f.todo})
-        but = f", but for the rewrites that keep CUDA's code as their fallback ({', '.join(made)})" if made else ""
-        result.notes.append(
-            f"the project supports the NPU already ({display_path(Path(evidence))} shows it): its CUDA code is "
-            f"reported, not rewritten (the rewrites counted are those a port would make){but}; `--other-devices drop` "
-            "rewrites it all (an NPU-only fork)"
-        )
+        result.npu_support = display_path(Path(evidence))
+        result.notes.append(_npu_support_note(result.npu_support, result.files))
     result.notes.extend(note for file in result.files for note in file.notes)
     if config.edits_across_files:
         edit_across_files(result, config)
     for step in project_steps():
         result.notes.extend(step.after(result.files, config.options))
     return result
+
+
+def _npu_support_note(evidence: str, files: list[FileResult]) -> str:
+    """What a run does to a project that supports the NPU already: the CUDA islands it made device-neutral (NPU122),
+    and why the rest stays."""
+    island = rule_named("device-neutral-island")
+    applied = [f.rule.id for file in files for f in file.findings if f.applied and not f.todo]
+    ported = applied.count(island.id)
+    # (and the rewrites that keep CUDA's code as their last fallback: Triton's libdevice, NPU501 and NPU508)
+    others = sorted(set(applied) - {island.id})
+    fallbacks = (
+        f", but for the rewrites that keep CUDA's code as their fallback ({', '.join(others)})" if others else ""
+    )
+    islands = (
+        f"{ported} CUDA call{'s' if ported != 1 else ''} outside its device dispatch made device-neutral "
+        f"({island.id}: its own accelerator or torch.accelerator, which CUDA runs as before); the rest of "
+        if ported
+        else ""
+    )
+    return (
+        f"the project supports the NPU already ({evidence} shows it): {islands}its CUDA code is reported, not "
+        f"rewritten{fallbacks}: its dispatches name CUDA on purpose, what is left outside them has no device-neutral "
+        "spelling, and an NPU rewrite in place would break its CUDA users (the rewrites counted are those an NPU-only "
+        "fork would make); `--other-devices drop` rewrites it all (an NPU-only fork)"
+    )
 
 
 def project_options(project: Project, options: PortOptions) -> PortOptions:

@@ -75,6 +75,7 @@ ROTARY_MUL = rule(
             k_embed = torch_npu.npu_rotary_mul(k, cos, sin) if k.device.type == "npu" else (k * cos) + (rotate_half(k) * sin)
             return q_embed, k_embed
     """,
+    speeds_up=True,
 )
 SWIGLU = rule(
     "NPU423",
@@ -113,6 +114,7 @@ SWIGLU = rule(
                 gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
                 return self.down_proj(F.silu(gate) * up)
     """,
+    speeds_up=True,
 )
 
 SILU = {"torch.nn.functional.silu"}

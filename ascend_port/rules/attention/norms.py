@@ -94,6 +94,7 @@ RMS_NORM = rule(
                 hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
                 return self.weight * hidden_states.to(input_dtype)
     """,
+    speeds_up=True,
 )
 GEMMA_RMS_NORM = rule(
     "NPU421",
@@ -152,6 +153,7 @@ GEMMA_RMS_NORM = rule(
                 output = output * (1.0 + self.weight.float())
                 return output.type_as(x)
     """,
+    speeds_up=True,
 )
 APEX_NORM = rule(
     "NPU424",

@@ -80,7 +80,9 @@ class CallRules(SettingRules):
         qualified = self.ctx.imports.resolve(func)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method == "cuda" and qualified is None and self._reaches_user_cuda(func.value, original):
+            if method == "cuda" and self.ctx.claimed_by(original) is not None:
+                pass  # made device-neutral by NPU122 (rules/islands.py)
+            elif method == "cuda" and qualified is None and self._reaches_user_cuda(func.value, original):
                 pass  # the class's own cuda() (NPU113): there is no npu() on it
             elif method == "cuda" and qualified is None and _has_cuda_signature(original):
                 new_func = updated.func.with_changes(attr=cst.Name("npu"))

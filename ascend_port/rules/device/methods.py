@@ -77,7 +77,7 @@ USER_NPU_METHOD = rule(
 )
 
 
-def _user_cuda_classes(facts: ModuleFacts) -> tuple[frozenset[str], frozenset[str]]:
+def user_cuda_classes(facts: ModuleFacts) -> tuple[frozenset[str], frozenset[str]]:
     """(classes of the module with a ``cuda`` method of their own, names assigned ``Cls(...)`` of one of them)."""
     classes = frozenset(
         node.name
@@ -156,7 +156,7 @@ class MethodRules(TorchCudaRules):
 
     def _user_cuda(self) -> tuple[frozenset[str], frozenset[str]]:
         """(the module's classes that define ``cuda``, the names bound to an instance of one), read once per file."""
-        return self.ctx.fact(_user_cuda_classes)
+        return self.ctx.fact(user_cuda_classes)
 
     def _reaches_user_cuda(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
         classes, instances = self._user_cuda()

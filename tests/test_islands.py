@@ -1,0 +1,63 @@
+"""NPU122 (rules/islands.py): the CUDA islands of a project that supports the NPU already, beyond its golden cases:
+a project that does not keeps today's NPU rewrites, and a target whose torch lacks torch.accelerator keeps the
+report; the scan counts what is left of such a project, not its CUDA paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ascend_port.core.options import PortOptions
+from ascend_port.core.selection import Selection
+from ascend_port.port.handlers import handler_for
+from ascend_port.reports import effort
+from ascend_port.run.engine import RunConfig, run
+
+ISLAND = "import torch\n\ntorch.cuda.synchronize()\nn = torch.cuda.current_device()\n"
+
+
+def _port(text: str, options: PortOptions):
+    handler = handler_for(Path("m.py"))
+    assert handler is not None
+    return handler.port(text.encode(), Selection(), options)
+
+
+def test_a_project_that_does_not_support_the_npu_gets_the_npu_rewrites(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(ISLAND, "utf-8")
+    result = run([tmp_path], RunConfig(cache=False))
+    [train] = result.files
+    assert [(f.rule.id, f.applied) for f in train.findings if f.rule.id != "NPU100"] == [
+        ("NPU106", True),
+        ("NPU106", True),
+    ]
+    assert b"torch.npu.synchronize()" in (train.new_bytes or b"")
+    assert not [n for n in result.notes if "supports the NPU already" in n] and not result.npu_support
+
+
+def test_the_target_torch_decides_what_torch_accelerator_may_be_used() -> None:
+    # torch 2.5: no torch.accelerator, the islands stay reported
+    old = _port(ISLAND, PortOptions(npu_aware=True, target="2.5.1.post1"))
+    assert old.new_text is None
+    assert [(f.rule.id, f.applied) for f in old.findings] == [("NPU106", False), ("NPU106", False)]
+    # torch 2.6: synchronize, but current_device_idx, not yet current_device_index (2.7)
+    six = _port(ISLAND, PortOptions(npu_aware=True, target="2.6.0.post5"))
+    assert six.new_text == ISLAND.replace("torch.cuda.synchronize", "torch.accelerator.synchronize")
+    assert [(f.rule.id, f.applied) for f in six.findings] == [("NPU122", True), ("NPU106", False)]
+
+
+def test_an_npu_only_fork_ports_the_islands_to_the_npu() -> None:
+    """--other-devices drop: the project is not read as NPU-aware, and NPU106 ports to torch.npu."""
+    ported = _port(ISLAND, PortOptions(other_devices="drop"))
+    assert ported.new_text is not None and "torch.npu.synchronize()" in ported.new_text
+    assert "NPU122" not in {f.rule.id for f in ported.findings}
+
+
+def test_the_effort_of_a_project_that_runs_on_the_npu_is_what_is_left() -> None:
+    counts = {"island": 4, "kernel-kept": 258, "dependency-kept": 1, "fused-op": 300}
+    lines = effort.effort(counts)
+    # (the kernels and dependencies serve CUDA, the fused ops would speed up what runs: no hours)
+    assert sum(line.hours for line in lines) == 1.0
+    verdict, reasons = effort.feasibility(counts, lines)
+    assert verdict == effort.ADAPT and reasons == [
+        "4 CUDA calls outside the project's device dispatch to route by hand"
+    ]
+    assert effort.feasibility({"kernel-kept": 3}, effort.effort({"kernel-kept": 3}))[0] == effort.READY
