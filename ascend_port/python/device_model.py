@@ -485,7 +485,8 @@ class _Reader(ast.NodeVisitor):
         named: set[str] = set()
         for branch in branches if self.allowed else ():
             for sub in ast.walk(branch.test):
-                if isinstance(sub, ast.Compare) and "cuda" in devices_in(sub):
+                # (`== "cuda"` alone: the body of `!= "cuda"` is the other devices' path)
+                if isinstance(sub, ast.Compare) and isinstance(sub.ops[0], ast.Eq) and "cuda" in devices_in(sub):
                     named.update(*(self.allowed.get(ast.unparse(side), ()) for side in (sub.left, *sub.comparators)))
         return named
 
