@@ -61,3 +61,19 @@ def test_the_effort_of_a_project_that_runs_on_the_npu_is_what_is_left() -> None:
         "4 CUDA calls outside the project's device dispatch to route by hand"
     ]
     assert effort.feasibility({"kernel-kept": 3}, effort.effort({"kernel-kept": 3}))[0] == effort.READY
+
+
+def test_a_library_whose_users_run_an_older_torch_keeps_torch_cuda(tmp_path: Path) -> None:
+    """torch.accelerator's names only where every torch the project's requirements allow has them: transformers
+    (torch>=2.2 in its setup.py) keeps `torch.cuda.empty_cache()`, which torch.accelerator has from 2.9 only."""
+    (tmp_path / "setup.py").write_text('install_requires = ["torch>=2.2", "numpy"]\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "npu.py").write_text("import torch_npu\n\ndevice = 'npu'\n")
+    (tmp_path / "pkg" / "train.py").write_text("import torch\n\n\ndef step():\n    torch.cuda.empty_cache()\n")
+    result = run([tmp_path], RunConfig(cache=False, jobs=1))
+    assert not [f for f in result.files if f.path.endswith("train.py") and f.changed]
+    (tmp_path / "setup.py").write_text('install_requires = ["torch>=2.9", "numpy"]\n')
+    result = run([tmp_path], RunConfig(cache=False, jobs=1))
+    (train,) = [f for f in result.files if f.path.endswith("train.py")]
+    assert train.new_bytes is not None and b"torch.accelerator.empty_cache()" in train.new_bytes

@@ -40,7 +40,7 @@ def test_one_reader_answers_the_torch_pin_and_the_transformers_bound(tmp_path: P
     assert [p.name for p in found.pin_files] == ["requirements.txt", "pyproject.toml"]
     assert found.torch_pin is not None and found.torch_pin.where == "requirements.txt (torch==2.1.0)"
     assert _pin(found) == "4.46.1"
-    assert project_options(found, PortOptions()) == PortOptions(transformers_pin="4.46.1")
+    assert project_options(found, PortOptions()) == PortOptions(transformers_pin="4.46.1", torch_floor="2.1.0")
     assert project_options(found, PortOptions(transformers_pin="4.40.0")).transformers_pin == "4.40.0"  # (the caller's)
     # From a file deep inside: the torch pin is the project's (the nearest above), the transformers bound comes
     # from the files at or below the folder given (the run's own files among them) and none is there.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 DATA_FILE = "library_support.json"
@@ -102,16 +102,26 @@ DEVICE_OPERAND_IN_LIGHTNING = re.compile(r"(?i)device|\bdev(?:_|\b)|_dev\b|\.typ
 
 # --- the project's transformers (NPU803) ---------------------------------------------------------------------------
 
-_TRANSFORMERS_REQUIREMENT = re.compile(
-    r"""(?:^|["'\s,\[])transformers\s*(?:\[[^\]]*\])?\s*(?:==|>=|~=|===)\s*v?(\d+(?:\.\d+)*)""", re.MULTILINE
-)
+
+@lru_cache(maxsize=8)
+def _requirement(package: str) -> re.Pattern[str]:
+    """``package`` required with a lower bound (`torch>=2.2`, `"transformers[torch]==4.56"`): not another package
+    whose name holds it (`torchvision`, `pytorch-lightning`, `torch-npu`)."""
+    return re.compile(
+        rf"""(?:^|["'\s,\[]){re.escape(package)}\s*(?:\[[^\]]*\])?\s*(?:==|>=|~=|===)\s*v?(\d+(?:\.\d+)*)""",
+        re.MULTILINE,
+    )
+
+
+def lowest_pin(texts: list[str], package: str) -> str | None:
+    """The lowest release of ``package`` that ``texts`` (requirements files, pyproject.toml, setup.py) allow: the
+    smallest `==`/`>=`/`~=` bound they give, or None when none names one (unpinned: the port does not guess)."""
+    found = [m.group(1) for text in texts for m in _requirement(package).finditer(text)]
+    return min(found, key=version_tuple) if found else None
 
 
 def transformers_pin(texts: list[str]) -> str | None:
-    """The lowest transformers release that ``texts`` (requirements files, pyproject.toml, setup.py) allow: the
-    smallest `==`/`>=`/`~=` bound they give, or None when none names one (unpinned: the port does not guess)."""
-    found = [m.group(1) for text in texts for m in _TRANSFORMERS_REQUIREMENT.finditer(text)]
-    return min(found, key=version_tuple) if found else None
+    return lowest_pin(texts, "transformers")
 
 
 def version_tuple(text: str) -> tuple[int, ...]:

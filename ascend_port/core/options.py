@@ -41,9 +41,11 @@ class PortOptions:
     target_explicit: bool = False
     attention_backend: str = DEFAULT_ATTENTION_BACKEND
     # What the project's other files say (the project steps of rules/project/requirements.py and
-    # rules/cuda_sources.py): the lowest transformers release its requirements allow (NPU803), its CUDA extensions'
-    # ops (NPU502).
+    # rules/cuda_sources.py): the lowest transformers release its requirements allow (NPU803), the lowest torch
+    # release (NPU122: torch.accelerator's names only where every torch the project allows has them), its CUDA
+    # extensions' ops (NPU502).
     transformers_pin: str | None = None
+    torch_floor: str | None = None
     extension_ops: ExtensionOps = ()
     # The extras of the project's pyproject.toml for CUDA hosts (`gpu`, `cu121`, one bound to a CUDA wheel index)
     # when the port gives it an `npu` extra: its install commands name that one instead (rules/project/installs.py).

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ascend_port.core import npu_api
+from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.device_facts import Definitions
 from ascend_port.python.module_facts import ModuleFacts
@@ -285,8 +285,12 @@ class IslandTransformer(PortTransformer):
         return _Plan(None, f"device {was} -> {becomes}", devices=tuple(devices))
 
     def _target_has(self, since: tuple[int, ...]) -> bool:
-        """Does the target release's torch have what came with torch ``since`` (no target known: the newest)?"""
+        """Does the target release's torch have what came with torch ``since`` (no target known: the newest), and
+        every torch the project's requirements allow (a library whose CUDA users run torch 2.2 keeps torch.cuda)?"""
         torch_version = npu_api.target_torch(self.ctx.options)
+        floor = self.ctx.options.torch_floor
+        if floor is not None and not library_support.at_least(floor, since):
+            return False
         return not torch_version or torch_version >= since
 
     def _island(self, node: cst.Call) -> bool:

@@ -257,7 +257,8 @@ def _release_torch(release: str) -> str | None:
 
 class TransformersPin(ProjectStep):
     """The lowest transformers release the run's requirement files allow (PortOptions.transformers_pin, read by
-    NPU803), or nothing when they name none; what the caller set wins. Not from the files above the folder given: a
+    NPU803), and the lowest torch release (PortOptions.torch_floor, read by NPU122), or nothing when they name none;
+    what the caller set wins. Not from the files above the folder given: a
     tree unpacked inside another project (a wheel in a cache) would take that project's pins, and unlike the torch
     pin's target, no flag overrides this one. (Only the run's own files of that name are resolved: resolving them
     all cost more than the rest of a run's start.)"""
@@ -277,7 +278,8 @@ class TransformersPin(ProjectStep):
             except OSError:
                 continue
         pin = library_support.transformers_pin(texts)
-        return replace(options, transformers_pin=pin) if pin else options
+        floor = options.torch_floor or library_support.lowest_pin(texts, "torch")
+        return replace(options, transformers_pin=pin, torch_floor=floor) if pin or floor else options
 
 
 class FlashReason(ProjectStep):
