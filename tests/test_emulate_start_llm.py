@@ -21,14 +21,13 @@ What starts:
 - The Fabric start path of its scripts (pretrain.py:147, finetune/*.py: `L.Fabric(devices=..., strategy=...)`,
   `fabric.launch()`, setup, `fabric.backward`, `fabric.all_reduce`) with one and two processes (torchrun).
 - Its own tests (the sdist ships tests/, the wheel does not) of the ported functions in tests/test_utils.py:
-  check_nvlink_connectivity (eight cases), instantiate_torch_optimizer, chunked_cross_entropy.
+  check_nvlink_connectivity (eight cases), instantiate_torch_optimizer, chunked_cross_entropy, parse_devices (whose
+  mock targets, `mock.patch("litgpt.utils.torch.cuda.device_count", ...)`, follow the code to torch.npu).
 
-What does not (strict xfails, each naming the hunk at fault):
+What does not (a strict xfail naming the hunk at fault):
 - Fabric's device: Lightning 2.6 has no Ascend accelerator, and the port only writes a TODO (NPU800) above every
   `L.Fabric(...)`: accelerator="auto" picks the CPUAccelerator on an NPU host, so pretrain/finetune/generate run on
   the CPU, with gloo; with `devices=parse_devices("auto")` (now the NPU count) as many CPU processes.
-- litgpt's test_parse_devices: the port rewrites parse_devices() to torch.npu.device_count() (utils.py:557) but not
-  the `mock.patch("litgpt.utils.torch.cuda.device_count", ...)` strings of its test (tests/test_utils.py:216-221).
 """
 
 from __future__ import annotations
@@ -432,20 +431,15 @@ def test_litgpt_own_tests_of_the_ported_functions_pass_on_the_npu(litgpt, litgpt
     assert emulated.keys() == reference.keys() and len(emulated) >= 15
     assert sum("nvlink" in test for test in emulated) == 8
     failed = {test: outcome for test, outcome in emulated.items() if outcome != "passed"}
-    assert set(failed) <= {"test_utils::test_parse_devices"}, failed  # (strict xfail below)
+    assert not failed, failed
     assert calls(report).get("torch.npu.is_available", 0) > 0, calls(report)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="litgpt/utils.py:557: the port rewrites parse_devices('auto') to `torch.npu.device_count() or 1`, but not "
-    "the targets of its test's mocks, strings: tests/test_utils.py:216-221 "
-    "`mock.patch('litgpt.utils.torch.cuda.device_count', return_value=3)` still patches CUDA's count, so "
-    "parse_devices('auto') answers the emulated NPU count (1), not 3. No rule rewrites a mock.patch target string",
-)
 def test_litgpt_own_test_parse_devices_passes_on_the_npu(litgpt, litgpt_unit_tests):
+    """parse_devices('auto') is ported to `torch.npu.device_count() or 1` (litgpt/utils.py:557), and so are the
+    targets of its test's mocks, strings (tests/test_utils.py:216-221: NPU106): the mocked count reaches it."""
     tests = (litgpt.ported_tests / "tests" / "test_utils.py").read_text("utf-8")
-    assert 'mock.patch("litgpt.utils.torch.cuda.device_count", return_value=3)' in tests  # (left as it was)
+    assert 'mock.patch("litgpt.utils.torch.npu.device_count", return_value=3)' in tests
     emulated, _, _ = litgpt_unit_tests
     assert emulated["test_utils::test_parse_devices"] == "passed", emulated["test_utils::test_parse_devices"]

@@ -77,7 +77,9 @@ TORCH_CUDA_API = rule(
     with their uses; `import torch.cuda.amp as amp` becomes `from torch.npu import amp` (torch_npu registers the
     module `torch.npu`, not its submodules). A function whose name asks about CUDA (`is_cuda_available`, `has_cuda`,
     `get_cuda_capability`) keeps answering for CUDA: nothing in it is ported; an op builder's `is_compatible` keeps
-    its `torch.cuda.is_available()`; and capability probes used as guards are NPU108's.
+    its `torch.cuda.is_available()`; and capability probes used as guards are NPU108's. The dotted target of a
+    mock (`mock.patch("pkg.utils.torch.cuda.device_count")`, `mocker.patch`, `monkeypatch.setattr("...")`) names
+    `torch.npu` with the code it patches.
 
     Before:
         import torch
@@ -240,10 +242,13 @@ class TorchCudaRules(GuardRules):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._foreign_streams: dict[int, str] = {}  # `torch.cuda.ExternalStream` called on a handle: NPU107's TODO
+        self._mock_targets: set[int] = set()  # the target strings of mock.patch / monkeypatch.setattr calls
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
         qualified = self.ctx.imports.resolve(node.func)
+        if _patches(node, qualified) and node.args and isinstance(node.args[0].value, cst.SimpleString):
+            self._mock_targets.add(id(node.args[0].value))
         # (`Stream(stream_ptr=...)` is what ExternalStream does; `Stream(stream_id=...)` rebuilds one of torch's own)
         if qualified == "torch.cuda.ExternalStream" or (
             qualified == "torch.cuda.Stream" and any(a.keyword and a.keyword.value == "stream_ptr" for a in node.args)
@@ -370,6 +375,20 @@ class TorchCudaRules(GuardRules):
             )
         return updated  # through an alias (`tc.X`, `cuda.X`): the import and the name are rewritten instead
 
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        """`mock.patch("pkg.utils.torch.cuda.device_count")`: the code it patches is ported to torch.npu, so is the
+        target (else the mock no longer reaches it: litgpt's test_parse_devices)."""
+        value = original.value
+        if id(value) not in self._mock_targets or not isinstance(value, cst.SimpleString):
+            return updated
+        target = value.evaluated_value
+        found = _MOCKED_TORCH_CUDA.search(target) if isinstance(target, str) else None
+        if found is None or found["name"] in OWNED_ELSEWHERE or not self.api.has(found["name"]):
+            return updated
+        new = value.with_changes(value=value.value.replace("torch.cuda.", "torch.npu.", 1))
+        message = f"mock target torch.cuda.{found['name']} -> torch.npu.{found['name']} (what it patches is ported)"
+        return self.fix(TORCH_CUDA_API, original, updated.with_changes(value=new), message) or updated
+
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         if self._rename_cuda_name and original.value == "cuda" and id(original) in self._attribute_bases:
             return self.fix(TORCH_CUDA_API, original, updated.with_changes(value="npu"), "cuda -> npu") or updated
@@ -481,3 +500,21 @@ class TorchCudaRules(GuardRules):
             )
             or updated
         )
+
+
+# `torch.cuda.<name>` at the end of a dotted target string, the module path before it any (`pkg.utils.torch.cuda.X`)
+_MOCKED_TORCH_CUDA = re.compile(r"(?:^|\.)torch\.cuda\.(?P<name>\w+)$")
+_PATCHERS = frozenset({"unittest.mock.patch", "mock.patch", "pytest.MonkeyPatch.setattr"})
+
+
+def _patches(call: cst.Call, qualified: str | None) -> bool:
+    """Is ``call`` a patch by a dotted target string: `mock.patch("...")`, `patch("...")` (unittest.mock's, or the
+    `mock` package's), `mocker.patch("...")` (pytest-mock), `monkeypatch.setattr("...", value)`?"""
+    if qualified in _PATCHERS:
+        return True
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and (func.value.value, func.attr.value) in (("mocker", "patch"), ("monkeypatch", "setattr"))
+    )
