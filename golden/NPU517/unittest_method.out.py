@@ -19,5 +19,18 @@ class TestSelectiveScan(unittest.TestCase):
         self.assertTrue(torch.equal(self.u.cpu().npu(), self.u))
 
 
+class TestScanOp(unittest.TestCase):
+    # the tensors are made on CUDA by setUp: the test of the custom op is a CUDA test too
+    def setUp(self):
+        self.x = torch.randn(4, 8).npu()
+
+    @unittest.skipUnless(torch.cuda.is_available(), "tests the CUDA kernel torch.ops.scan_ops.scan: none on the NPU")
+    def test_scan_op(self):
+        torch.ops.scan_ops.scan(self.x)
+
+    def test_cumsum(self):
+        self.assertEqual(self.x.cumsum(0).shape, self.x.shape)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -22,7 +22,7 @@ from ascend_port.core.findings import Finding
 from ascend_port.core.options import ExtensionOps, PortOptions
 from ascend_port.core.sources import line_offsets, python_lines
 from ascend_port.python.device_facts import dotted_ast, resolve_ast
-from ascend_port.python.device_model import ACCELERATORS, DeviceModel, Span, devices_in
+from ascend_port.python.device_model import ACCELERATORS, OTHER_VENDORS, DeviceModel, Span, devices_in
 from ascend_port.python.module_facts import statement_blocks
 from ascend_port.python.names import ImportIndex, walk_statements
 from ascend_port.python.parsing import parse_quietly
@@ -44,19 +44,21 @@ CUDA_KERNEL_TEST = rule(
     "A test whose subject is a CUDA-only kernel (an extension op, a Triton kernel, a CUDA-only library) keeps its "
     "CUDA code and is skipped on the NPU: a CUDA skip guard is added where it has none.",
     """
-    A test function or method (`test_*`, at the top of a module or in a test class) that calls an op of a C++/CUDA
-    extension itself (the calls NPU502 flags), launches a Triton kernel (`kernel[grid](...)`) or calls a CUDA-only
-    library (NPU504's table: CuPy, FlashInfer, bitsandbytes, ...) tests that kernel, which an NPU host does not
-    have. Ported like other code, its tensors would go to the NPU and its skip guard would ask the NPU, so that the
-    test ran there and failed on the kernel. Such a test is left whole as it is, its CUDA lines and a CUDA skip
-    guard it has (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipUnless(...)`, `if not
+    A test function or method (`test_*`, at the top of a module or in a test class) that runs on CUDA (it names
+    CUDA, or its class's `setUp` does, and no other device) and calls an op of a C++/CUDA extension itself (the
+    calls NPU502 flags), launches a Triton kernel (`kernel[grid](...)`) or calls a CUDA-only library (NPU504's
+    table: CuPy, FlashInfer, bitsandbytes, ...) tests that kernel, which an NPU host does not have. Ported like
+    other code, its tensors would go to the NPU and its skip guard would ask the NPU, so that the test ran there
+    and failed on the kernel. Such a test is left whole as it is, its CUDA lines and a CUDA skip guard it has
+    (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipUnless(...)`, `if not
     torch.cuda.is_available(): pytest.skip(...)`, a call of the kernel under a CUDA test) with them: on an NPU host
     it is skipped. A test without such a guard gets one, closest to its `def`: `@pytest.mark.skipif(not
     torch.cuda.is_available(), reason="tests the CUDA kernel <name>: none on the NPU")` in a module that imports
     pytest, `@unittest.skipUnless(torch.cuda.is_available(), ...)` on a `unittest.TestCase` method in a module that
-    imports unittest; elsewhere a TODO says to skip it. The finding names what would port it (the kernel's NPU
-    replacement). A test that reaches the kernel only through a function of the project (which may have an NPU
-    path), or that names the NPU itself, is ported as before.
+    imports unittest (or `skipUnless` from it); elsewhere a TODO says to skip it. The finding names what would port
+    it (the kernel's NPU replacement). A test that reaches the kernel only through a function of the project (which
+    may have an NPU path), that is given its device (`def test_op(device)`) or names another device (the NPU, CPU
+    in a decorator, another vendor's) is ported as before.
 
     Before:
         import pytest
@@ -159,8 +161,8 @@ class _Reader:
         return self._python_ops
 
     def tests(self) -> Iterator[KernelTest]:
-        for function, in_test_case in _test_functions(self.tree):
-            if not _cuda_only(function):
+        for function, in_test_case, setup in _test_functions(self.tree):
+            if not _cuda_only(function, setup):
                 continue
             subject = next(
                 ((found, guarded) for call, guarded in _calls(function.body, False) if (found := self._kernel(call))),
@@ -224,27 +226,35 @@ def _from_project(node: ast.expr, aliases: Mapping[str, str]) -> bool:
     return qualified is not None and qualified.split(".")[0] not in NOT_EXTENSIONS
 
 
-def _test_functions(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]:
-    """The module's test functions, each with whether it is a method of a unittest.TestCase: `test*` functions at
-    its top and in its classes (pytest collects those of `Test*` classes, unittest those of TestCase's)."""
+# The methods of a test class that prepare each of its tests (unittest's, pytest's).
+_SETUPS = frozenset(("setUp", "setUpClass", "setup_method", "setup_class"))
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _test_functions(tree: ast.Module) -> Iterator[tuple[Function, bool, list[Function]]]:
+    """The module's test functions, each with whether it is a method of a unittest.TestCase and its class's setup
+    methods: `test*` functions at its top and in its classes (pytest collects those of `Test*` classes, unittest
+    those of TestCase's)."""
     for node in tree.body:
         if isinstance(node, FUNCTIONS) and node.name.startswith("test"):
-            yield node, False
+            yield node, False, []
         elif isinstance(node, ast.ClassDef):
             test_case = any((dotted_ast(base) or "").endswith("TestCase") for base in node.bases)
             if test_case or node.name.startswith("Test"):
-                for method in node.body:
-                    if isinstance(method, FUNCTIONS) and method.name.startswith("test"):
-                        yield method, test_case
+                methods = [m for m in node.body if isinstance(m, FUNCTIONS)]
+                setup = [m for m in methods if m.name in _SETUPS]
+                yield from ((m, test_case, setup) for m in methods if m.name.startswith("test"))
 
 
-def _cuda_only(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Does the test run on CUDA alone? It names CUDA (else the port changes nothing in it) and no other
-    accelerator (the NPU, another vendor's: a test that handles them), no device in its decorators but CUDA
-    (`@pytest.mark.skipif("cpu" not in devices, ...)`), and takes no device as a parameter (`def test_op(device)`:
-    the kernel serves the devices it is given)."""
+def _cuda_only(function: Function, setup: list[Function]) -> bool:
+    """Does the test run on CUDA alone? It (or its class's ``setup``, which makes its tensors) names CUDA (else the
+    port changes nothing in it) and no other accelerator (the NPU, another vendor's: a test that handles them), no
+    device in its decorators but CUDA (`@pytest.mark.skipif("cpu" not in devices, ...)`), and takes no device as a
+    parameter (`def test_op(device)`: the kernel serves the devices it is given). (The NPU in ``setup`` is no sign:
+    a port moves it there, and the test keeps the CUDA guard it got.)"""
     named = devices_in(function)
-    if "cuda" not in named or named & (ACCELERATORS - {"cuda"}):
+    prepared = set().union(*map(devices_in, setup))
+    if "cuda" not in named | prepared or named & (ACCELERATORS - {"cuda"}) or prepared & OTHER_VENDORS:
         return False
     if any(devices_in(decorator) - {"cuda"} for decorator in function.decorator_list):
         return False
@@ -362,8 +372,9 @@ class KernelTestTransformer(PortTransformer):
         reason = f"tests {test.subject}: none on the NPU"
         if torch is None:
             return None
-        if test.unittest and unittest is not None:
-            return cst.parse_expression(f'{unittest}.skipUnless({torch}.cuda.is_available(), "{reason}")')
+        skip_unless = f"{unittest}.skipUnless" if unittest else imports.local_name_for("unittest.skipUnless")
+        if test.unittest and skip_unless is not None:
+            return cst.parse_expression(f'{skip_unless}({torch}.cuda.is_available(), "{reason}")')
         if pytest is not None:
             return cst.parse_expression(f'{pytest}.mark.skipif(not {torch}.cuda.is_available(), reason="{reason}")')
         return None
