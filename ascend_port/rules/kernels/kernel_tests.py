@@ -34,6 +34,7 @@ from ascend_port.rules.kernels.extension_facts import (
     extension_op_site,
     python_op_namespaces,
 )
+from ascend_port.rules.kernels.kernel_todos import TRITON_KERNEL
 from ascend_port.rules.kernels.tables import TRITON_DECORATORS, as_triton
 from ascend_port.rules.libraries import LIBRARIES, library_way
 
@@ -200,7 +201,7 @@ class _Reader:
             if local in self.triton_kernels or (self.imports_triton and _from_project(func.value, self.aliases)):
                 return (
                     f"the CUDA kernel {local}",
-                    f"{local} is a Triton kernel: port it to Triton-Ascend (NPU500's TODOs on its definition)",
+                    f"{local} is a Triton kernel: port it to Triton-Ascend ({TRITON_KERNEL.id}'s TODOs on its definition)",
                 )
             return None
         code = dotted_ast(func)
