@@ -21,7 +21,7 @@ from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding
 from ascend_port.core.options import ExtensionOps, PortOptions
 from ascend_port.core.sources import line_offsets, python_lines
-from ascend_port.python.device_facts import dotted_ast, resolve_ast
+from ascend_port.python.device_facts import PROBE_NAMES, dotted_ast, resolve_ast
 from ascend_port.python.device_model import ACCELERATORS, OTHER_VENDORS, DeviceModel, Span, devices_in
 from ascend_port.python.module_facts import statement_blocks
 from ascend_port.python.names import ImportIndex, walk_statements
@@ -269,7 +269,7 @@ def _calls(statements: Sequence[ast.stmt], guarded: bool) -> Iterator[tuple[ast.
     """The calls of ``statements`` in order, each with whether a CUDA test holds it (`if torch.cuda.is_available():`,
     `if x.is_cuda:`): there an NPU host never reaches it."""
     for node in statements:
-        inner = guarded or (isinstance(node, (ast.If, ast.While)) and "cuda" in devices_in(node.test))
+        inner = guarded or (isinstance(node, (ast.If, ast.While)) and _asks_cuda(node.test))
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
                 calls = [n for n in ast.walk(child) if isinstance(n, ast.Call)]
@@ -285,10 +285,16 @@ def _guarded(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     for decorator in function.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         name = (dotted_ast(target) or "").rsplit(".", 1)[-1]
-        if _SKIP_WORD.search(name) and "cuda" in devices_in(decorator):
+        if _SKIP_WORD.search(name) and _asks_cuda(decorator):
             return True
-    return any(
-        isinstance(node, ast.If) and "cuda" in devices_in(node.test) and _skips(node.body[0]) for node in function.body
+    return any(isinstance(node, ast.If) and _asks_cuda(node.test) and _skips(node.body[0]) for node in function.body)
+
+
+def _asks_cuda(test: ast.AST) -> bool:
+    """Does ``test`` ask about CUDA with an answer on a host without it (`torch.cuda.is_available()`,
+    `device_count()`, `x.is_cuda`)? A capability probe raises there: no guard (NPU108 keeps it CUDA's anyway)."""
+    return "cuda" in devices_in(test) and not any(
+        isinstance(n, ast.Call) and (dotted_ast(n.func) or "").rsplit(".", 1)[-1] in PROBE_NAMES for n in ast.walk(test)
     )
 
 
