@@ -111,7 +111,10 @@ def _port_source(text: str, selection: Selection, options: PortOptions) -> PortO
     lines = python_lines(text)
     facts = ModuleFacts(module_ast, imports, text, head=tree, lines=lines)
     # (the model reads `tree`, the head: it ends where the text is cut)
-    devices = cache(lambda: _device_model(facts, options, selection, len(text) if whole is not None else cut))
+    suppressions = from_python(text, tree)
+    devices = cache(
+        lambda: _device_model(facts, options, selection, suppressions, len(text) if whole is not None else cut)
+    )
     ctx_args: dict[str, Any] = dict(
         imports=imports,
         module_facts=facts,
@@ -121,7 +124,7 @@ def _port_source(text: str, selection: Selection, options: PortOptions) -> PortO
         module_head=tree,
         device_model=devices,
         source=text,
-        suppressions=from_python(text, tree),
+        suppressions=suppressions,
     )
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
@@ -147,7 +150,6 @@ def _port_source(text: str, selection: Selection, options: PortOptions) -> PortO
         uses_torch_npu_name |= ctx.uses_torch_npu_name
         if new_code != chunk_text:
             splices.append(Splice(first, last, new_code, _checked_body(chunk_text, new_code, prefix)))
-    suppressions = ctx_args["suppressions"]
     if not splices:
         return PortOutcome(None, _unsuppressed(findings, suppressions))
     new_text = splice(lines, splices)
@@ -334,14 +336,19 @@ def _parse_chunk(text: str, first: int) -> cst.Module:
 
 
 def _device_model(
-    facts: ModuleFacts, options: PortOptions, selection: Selection, head_end: int | None = None
+    facts: ModuleFacts,
+    options: PortOptions,
+    selection: Selection,
+    suppressions: Suppressions,
+    head_end: int | None = None,
 ) -> device_model.DeviceModel | None:
     """What the module's devices allow; None (port everything) when the module cannot be read whole. With NPU517
-    selected, it keeps the module's tests of CUDA-only kernels too (rules/kernels/kernel_tests.py)."""
+    selected, it keeps the module's tests of CUDA-only kernels too (rules/kernels/kernel_tests.py), but those where
+    a comment suppresses it."""
     model = _devices(facts, options.family, options.npu_aware, head_end)
     if model is None or not selection.enabled(CUDA_KERNEL_TEST):
         return model
-    return keep_kernel_tests(model, facts.text, options)
+    return keep_kernel_tests(model, facts.text, options, suppressions)
 
 
 def _devices(
@@ -371,7 +378,8 @@ def port_module(
     tree = parse_quietly(module.code)
     imports = ImportIndex.from_ast(tree) if tree is not None else ImportIndex.from_cst(module)
     facts = ModuleFacts(tree, imports, module.code)
-    devices = _device_model(facts, options, selection)
+    suppressions = from_python(module.code, tree)
+    devices = _device_model(facts, options, selection, suppressions)
     ctx = PortContext(
         imports=imports,
         module_facts=facts,
@@ -381,7 +389,7 @@ def port_module(
         module_head=tree,
         device_model=devices,
         source=module.code,
-        suppressions=from_python(module.code, tree),
+        suppressions=suppressions,
     )
     new_module = run_transformers(module, ctx, classes)
     if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped

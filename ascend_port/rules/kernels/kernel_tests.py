@@ -21,6 +21,7 @@ from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding
 from ascend_port.core.options import ExtensionOps, PortOptions
 from ascend_port.core.sources import line_offsets, python_lines
+from ascend_port.core.suppression import Suppressions
 from ascend_port.python.device_facts import PROBE_NAMES, dotted_ast, resolve_ast
 from ascend_port.python.device_model import ACCELERATORS, OTHER_VENDORS, DeviceModel, Span, devices_in
 from ascend_port.python.module_facts import statement_blocks
@@ -59,7 +60,8 @@ CUDA_KERNEL_TEST = rule(
     imports unittest (or `skipUnless` from it); elsewhere a TODO says to skip it. The finding names what would port
     it (the kernel's NPU replacement). A test that reaches the kernel only through a function of the project (which
     may have an NPU path), that is given its device (`def test_op(device)`) or names another device (the NPU, CPU
-    in a decorator, another vendor's) is ported as before.
+    in a decorator, another vendor's) is ported as before, and so is a test whose `def` line says
+    `# ascend-port: ignore[NPU517]`.
 
     Before:
         import pytest
@@ -309,10 +311,15 @@ def _skips(node: ast.stmt) -> bool:
     )
 
 
-def keep_kernel_tests(model: DeviceModel, text: str, options: PortOptions) -> DeviceModel:
+def keep_kernel_tests(model: DeviceModel, text: str, options: PortOptions, suppressions: Suppressions) -> DeviceModel:
     """``model`` keeping the module's tests of CUDA-only kernels whole (those it does not keep already: another
-    device's), with the lines of their `def`s (DeviceModel.kernel_tests)."""
-    tests = [t for t in kernel_tests(text, options.extension_ops) if not model.keeps(t.line)]
+    device's; and those whose `def` line says `# ascend-port: ignore[NPU517]`, ported as any code), with the lines
+    of their `def`s (DeviceModel.kernel_tests)."""
+    tests = [
+        t
+        for t in kernel_tests(text, options.extension_ops)
+        if not model.keeps(t.line) and not suppressions.suppresses(CUDA_KERNEL_TEST.id, t.line)
+    ]
     if not tests:
         return model
     model.kept.extend(Span(t.first, t.last) for t in tests)
