@@ -129,7 +129,7 @@ def _python_op_namespaces(facts: ModuleFacts) -> set[str]:
 
 def extension_op_site(
     qualified: str | None,
-    code: str,
+    code: Callable[[], str],
     base: str | None,
     called_itself: bool,
     extensions: Mapping[str, str],
@@ -138,9 +138,10 @@ def extension_op_site(
 ) -> str | None:
     """What NPU502 says of a call of an op of a CUDA extension (``selective_scan_cuda.fwd(...)``, ``ops.scale(...)``
     after a JIT build, ``torch.ops.my_ns.my_op(...)``), else None. ``qualified``: the called expression resolved
-    through the module's imports; ``code``: its source; ``base``: the name it starts with (None: it does not start
-    with a name); ``called_itself``: the call calls that name itself; ``extensions``: the module's
-    extension_modules; ``project_ops``: the project's extensions' ops (PortOptions.extension_op_map);
+    through the module's imports; ``code``: its source (asked only of an op call); ``base``: the name it starts
+    with (None: it does not start with a name); ``called_itself``: the call calls that name itself;
+    ``extensions``: the module's extension_modules; ``project_ops``: the project's extensions' ops
+    (PortOptions.extension_op_map);
     ``python_ops``: the operator namespaces the module defines in Python (python_op_namespaces; asked only of a
     call of torch.ops: it reads all the module's calls)."""
     parts = (qualified or "").split(".")
@@ -159,7 +160,7 @@ def extension_op_site(
         module, name = found
         binding = project_ops[module].get(name)
         return (
-            f"{code}() is an op of the CUDA extension {module}{f' (bound in {binding})' if binding else ''}: it has "
+            f"{code()}() is an op of the CUDA extension {module}{f' (bound in {binding})' if binding else ''}: it has "
             "no NPU build; port its kernel to an Ascend C operator or replace the call with torch/torch_npu ops"
         )
     extension = extensions.get(base) if base is not None else None
@@ -168,7 +169,7 @@ def extension_op_site(
         # a called name imported for CUDA (`from utils import move_to_cuda`) is the project's own function.
         return None
     return (
-        f"{code}() is an op of the CUDA extension {extension}: it has no NPU build; port its kernel to an Ascend C "
+        f"{code()}() is an op of the CUDA extension {extension}: it has no NPU build; port its kernel to an Ascend C "
         "operator or replace the call with torch/torch_npu ops"
     )
 

@@ -131,7 +131,7 @@ class ExtensionRules(TritonKernelRules):
             base = base.value
         return extension_op_site(
             qualified,
-            cst.Module([]).code_for_node(func),
+            lambda: cst.Module([]).code_for_node(func),
             base.value if isinstance(base, cst.Name) else None,
             base is func,
             self.ctx.fact(_extension_modules),

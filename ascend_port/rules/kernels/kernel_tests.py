@@ -212,7 +212,7 @@ class _Reader:
         qualified = resolve_ast(func, self.aliases)
         head = code.split(".", 1)[0]
         site = extension_op_site(
-            qualified, code, head, "." not in code, self.extensions, self.project_ops, self.python_ops
+            qualified, lambda: code, head, "." not in code, self.extensions, self.project_ops, self.python_ops
         )
         if site is not None:
             return f"the CUDA kernel {code}", site
