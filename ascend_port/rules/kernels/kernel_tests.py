@@ -250,20 +250,31 @@ def _test_functions(tree: ast.Module) -> Iterator[tuple[Function, bool, list[Fun
 
 
 def _cuda_only(function: Function, setup: list[Function]) -> bool:
-    """Does the test run on CUDA alone? It (or its class's ``setup``, which makes its tensors) names CUDA (else the
-    port changes nothing in it) and no other accelerator (the NPU, another vendor's: a test that handles them), no
+    """Does the test run on CUDA alone? It (or its class's ``setup``, which makes its tensors) uses CUDA (else the
+    port changes nothing in it: _uses_cuda) and names no other accelerator (the NPU, another vendor's: a test that handles them), no
     device in its decorators but CUDA (`@pytest.mark.skipif("cpu" not in devices, ...)`), and takes no device as a
     parameter (`def test_op(device)`: the kernel serves the devices it is given). (The NPU in ``setup`` is no sign:
     a port moves it there, and the test keeps the CUDA guard it got.)"""
-    named = devices_in(function)
+    if not (_uses_cuda(function) or any(map(_uses_cuda, setup))):
+        return False
     prepared = set().union(*map(devices_in, setup))
-    if "cuda" not in named | prepared or named & (ACCELERATORS - {"cuda"}) or prepared & OTHER_VENDORS:
+    if devices_in(function) & (ACCELERATORS - {"cuda"}) or prepared & OTHER_VENDORS:
         return False
     if any(devices_in(decorator) - {"cuda"} for decorator in function.decorator_list):
         return False
     arguments = function.args
     return not any(
         "device" in a.arg or a.arg == "dev" for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+    )
+
+
+def _uses_cuda(node: ast.AST) -> bool:
+    """Does ``node`` use CUDA as the port reads it: a device string (`"cuda"`, `"cuda:1"`), `.cuda()`, `torch.cuda.`,
+    `.is_cuda`? (Not an identifier that only says the word: bitsandbytes' `cuda120_spec` fixture.)"""
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr in ("cuda", "is_cuda"))
+        or (isinstance(n, ast.Constant) and "cuda" in devices_in(n))
+        for n in ast.walk(node)
     )
 
 
@@ -364,8 +375,8 @@ class KernelTestTransformer(PortTransformer):
             self.todo(
                 CUDA_KERNEL_TEST,
                 original,
-                f"{test.name}() is kept as CUDA code: skip it on the NPU (no pytest or unittest import to write the "
-                f"guard with): {test.why}",
+                f"{test.name}() is kept as CUDA code: skip it on the NPU (the module imports no torch, or neither "
+                f"pytest nor unittest, to write the guard with): {test.why}",
             )
             return updated
         decorated = updated.with_changes(decorators=[*updated.decorators, cst.Decorator(guard)])
