@@ -35,6 +35,7 @@ from ascend_port.python.names import ImportIndex
 from ascend_port.python.parsing import PORT_DOES_NOT_PARSE, parse_or_fail, parse_quietly
 from ascend_port.python.scopes import Scope
 from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
+from ascend_port.rules.kernels.kernel_tests import CUDA_KERNEL_TEST, keep_kernel_tests
 from ascend_port.rules.multidevice import keeps_other_devices, kept_module_findings
 from ascend_port.rules.torch_npu_import import (
     IMPORT_TORCH_NPU,
@@ -109,9 +110,11 @@ def _port_source(text: str, selection: Selection, options: PortOptions) -> PortO
     module_ast = whole if whole is not None else cache(lambda: _whole_module(text, cut, tree))
     lines = python_lines(text)
     facts = ModuleFacts(module_ast, imports, text, head=tree, lines=lines)
-    aware = options.npu_aware
     # (the model reads `tree`, the head: it ends where the text is cut)
-    devices = cache(lambda: _device_model(facts, family, aware, len(text) if whole is not None else cut))
+    suppressions = from_python(text, tree)
+    devices = cache(
+        lambda: _device_model(facts, options, selection, suppressions, len(text) if whole is not None else cut)
+    )
     ctx_args: dict[str, Any] = dict(
         imports=imports,
         module_facts=facts,
@@ -121,7 +124,7 @@ def _port_source(text: str, selection: Selection, options: PortOptions) -> PortO
         module_head=tree,
         device_model=devices,
         source=text,
-        suppressions=from_python(text, tree),
+        suppressions=suppressions,
     )
     findings: list[Finding] = []
     uses_npu = uses_torch_npu_name = False
@@ -147,7 +150,6 @@ def _port_source(text: str, selection: Selection, options: PortOptions) -> PortO
         uses_torch_npu_name |= ctx.uses_torch_npu_name
         if new_code != chunk_text:
             splices.append(Splice(first, last, new_code, _checked_body(chunk_text, new_code, prefix)))
-    suppressions = ctx_args["suppressions"]
     if not splices:
         return PortOutcome(None, _unsuppressed(findings, suppressions))
     new_text = splice(lines, splices)
@@ -334,11 +336,27 @@ def _parse_chunk(text: str, first: int) -> cst.Module:
 
 
 def _device_model(
+    facts: ModuleFacts,
+    options: PortOptions,
+    selection: Selection,
+    suppressions: Suppressions,
+    head_end: int | None = None,
+) -> device_model.DeviceModel | None:
+    """What the module's devices allow; None (port everything) when the module cannot be read whole. With NPU517
+    selected, it keeps the module's tests of CUDA-only kernels too (rules/kernels/kernel_tests.py), but those where
+    a comment suppresses it."""
+    model = _devices(facts, options.family, options.npu_aware, head_end)
+    if model is None or not selection.enabled(CUDA_KERNEL_TEST):
+        return model
+    return keep_kernel_tests(model, facts.text, options, suppressions)
+
+
+def _devices(
     facts: ModuleFacts, family: str, aware: bool = False, head_end: int | None = None
 ) -> device_model.DeviceModel | None:
-    """What the module's devices allow; None (port everything) when the module cannot be read whole. A module whose
-    words name no device but CUDA's has an empty model, known from its source without its tree. ``head_end``: where
-    the module's head ends in its text (the whole text by default)."""
+    """The module's device model (python/device_model.py). A module whose words name no device but CUDA's has an
+    empty model, known from its source without its tree. ``head_end``: where the module's head ends in its text
+    (the whole text by default)."""
     text = facts.text
     head_text = text[:head_end] if head_end is not None and head_end < len(text) else text
     # (the whole text's answer is often known already, from the trigger filter; a head keeps no more than its module)
@@ -360,7 +378,8 @@ def port_module(
     tree = parse_quietly(module.code)
     imports = ImportIndex.from_ast(tree) if tree is not None else ImportIndex.from_cst(module)
     facts = ModuleFacts(tree, imports, module.code)
-    devices = _device_model(facts, options.family, options.npu_aware)
+    suppressions = from_python(module.code, tree)
+    devices = _device_model(facts, options, selection, suppressions)
     ctx = PortContext(
         imports=imports,
         module_facts=facts,
@@ -370,7 +389,7 @@ def port_module(
         module_head=tree,
         device_model=devices,
         source=module.code,
-        suppressions=from_python(module.code, tree),
+        suppressions=suppressions,
     )
     new_module = run_transformers(module, ctx, classes)
     if tree is not None:  # else this interpreter cannot read the module: the file-level steps are skipped

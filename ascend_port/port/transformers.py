@@ -14,6 +14,7 @@ from ascend_port.rules.distributed import DistributedTransformer
 from ascend_port.rules.frameworks import FrameworkTransformer
 from ascend_port.rules.islands import IslandTransformer
 from ascend_port.rules.kernels import KernelTransformer
+from ascend_port.rules.kernels.kernel_tests import KernelTestTransformer
 from ascend_port.rules.libraries import LibraryTransformer
 from ascend_port.rules.multidevice import MultiDeviceTransformer
 from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTransformer
@@ -29,6 +30,7 @@ TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     PrecisionCallTransformer,
     PrecisionTransformer,
     LibraryTransformer,
+    KernelTestTransformer,
     FrameworkTransformer,
     CompileTransformer,
     AttentionTransformer,

@@ -219,6 +219,9 @@ class DeviceModel:
     # Names bound once to `torch.cuda.is_available()` whose every use is the test of a fork (`if HAS_CUDA:` in a
     # chain over devices): their binding stays CUDA's, and the NPU branch beside each fork asks the NPU instead.
     cuda_predicates: set[str] = field(default_factory=set)
+    # The lines of the `def`s of tests whose subject is a CUDA-only kernel (rules/kernels/kernel_tests.py): kept
+    # whole, their CUDA code with them, and skipped on an NPU host.
+    kernel_tests: set[int] = field(default_factory=set)
     _starts: list[int] = field(default_factory=list, repr=False)
 
     def finish(self) -> DeviceModel:

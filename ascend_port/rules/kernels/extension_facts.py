@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ascend_port.core.options import PortOptions
 from ascend_port.python.module_facts import ModuleFacts
@@ -125,6 +125,53 @@ def _extension_modules(facts: ModuleFacts) -> dict[str, str]:
 
 def _python_op_namespaces(facts: ModuleFacts) -> set[str]:
     return python_op_namespaces(facts.nodes(ast.Call))
+
+
+def extension_op_site(
+    qualified: str | None,
+    code: Callable[[], str],
+    base: str | None,
+    called_itself: bool,
+    extensions: Mapping[str, str],
+    project_ops: Mapping[str, Mapping[str, str]],
+    python_ops: Callable[[], set[str]],
+) -> str | None:
+    """What NPU502 says of a call of an op of a CUDA extension (``selective_scan_cuda.fwd(...)``, ``ops.scale(...)``
+    after a JIT build, ``torch.ops.my_ns.my_op(...)``), else None. ``qualified``: the called expression resolved
+    through the module's imports; ``code``: its source (asked only of an op call); ``base``: the name it starts
+    with (None: it does not start with a name); ``called_itself``: the call calls that name itself;
+    ``extensions``: the module's extension_modules; ``project_ops``: the project's extensions' ops
+    (PortOptions.extension_op_map);
+    ``python_ops``: the operator namespaces the module defines in Python (python_op_namespaces; asked only of a
+    call of torch.ops: it reads all the module's calls)."""
+    parts = (qualified or "").split(".")
+    if (
+        len(parts) >= 4
+        and parts[:2] == ["torch", "ops"]
+        and parts[2] not in BUILTIN_OP_NAMESPACES
+        and parts[2] not in python_ops()
+    ):
+        where = project_ops.get(f"torch.ops.{parts[2]}", {}).get(parts[3]) or "the project's C++/CUDA sources"
+        return (
+            f"torch.ops.{parts[2]}.{parts[3]} is a custom operator (TORCH_LIBRARY in {where}): give it an NPU "
+            "kernel (an Ascend C operator registered for PrivateUse1) or replace it with torch/torch_npu ops"
+        )
+    if qualified and (found := _project_module(qualified, project_ops)) is not None:
+        module, name = found
+        binding = project_ops[module].get(name)
+        return (
+            f"{code()}() is an op of the CUDA extension {module}{f' (bound in {binding})' if binding else ''}: it has "
+            "no NPU build; port its kernel to an Ascend C operator or replace the call with torch/torch_npu ops"
+        )
+    extension = extensions.get(base) if base is not None else None
+    if extension is None or (called_itself and extension in (base, qualified)):
+        # Calling the module itself is no op call: a compiled extension is a module, its ops its attributes;
+        # a called name imported for CUDA (`from utils import move_to_cuda`) is the project's own function.
+        return None
+    return (
+        f"{code()}() is an op of the CUDA extension {extension}: it has no NPU build; port its kernel to an Ascend C "
+        "operator or replace the call with torch/torch_npu ops"
+    )
 
 
 def _project_module(qualified: str, modules: Iterable[str]) -> tuple[str, str] | None:

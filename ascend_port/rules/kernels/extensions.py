@@ -9,12 +9,11 @@ import libcst as cst
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.rules.kernels.arguments import _keyword, _positional, _string, _strings_in
 from ascend_port.rules.kernels.extension_facts import (
-    BUILTIN_OP_NAMESPACES,
     CPP_EXTENSION,
     CUDA_SOURCE,
     _extension_modules,
-    _project_module,
     _python_op_namespaces,
+    extension_op_site,
 )
 from ascend_port.rules.kernels.kernel_todos import TritonKernelRules
 
@@ -126,44 +125,18 @@ class ExtensionRules(TritonKernelRules):
         return updated
 
     def _extension_op(self, func: cst.BaseExpression, qualified: str | None) -> str | None:
-        """The TODO for a call of an op of a CUDA extension (``selective_scan_cuda.fwd(...)``, ``ops.scale(...)``
-        after a JIT build, ``torch.ops.my_ns.my_op(...)``), else None."""
-        parts = (qualified or "").split(".")
-        if (
-            len(parts) >= 4
-            and parts[:2] == ["torch", "ops"]
-            and parts[2] not in BUILTIN_OP_NAMESPACES
-            and parts[2] not in self._python_ops()
-        ):
-            where = (
-                self._project_ops().get(f"torch.ops.{parts[2]}", {}).get(parts[3]) or "the project's C++/CUDA sources"
-            )
-            return (
-                f"torch.ops.{parts[2]}.{parts[3]} is a custom operator (TORCH_LIBRARY in {where}): give it an NPU "
-                "kernel (an Ascend C operator registered for PrivateUse1) or replace it with torch/torch_npu ops"
-            )
-        if qualified and (found := _project_module(qualified, self._project_ops())) is not None:
-            module, name = found
-            binding = self._project_ops()[module].get(name)
-            return (
-                f"{cst.Module([]).code_for_node(func)}() is an op of the CUDA extension {module}"
-                f"{f' (bound in {binding})' if binding else ''}: it has no NPU build; port its kernel to an Ascend C "
-                "operator or replace the call with torch/torch_npu ops"
-            )
+        """The TODO for a call of an op of a CUDA extension (extension_op_site), else None."""
         base = func
         while isinstance(base, cst.Attribute):
             base = base.value
-        if not isinstance(base, cst.Name):
-            return None
-        extension = self.ctx.fact(_extension_modules).get(base.value)
-        if extension is None or (base is func and extension in (base.value, qualified)):
-            # Calling the module itself is no op call: a compiled extension is a module, its ops its attributes;
-            # a called name imported for CUDA (`from utils import move_to_cuda`) is the project's own function.
-            return None
-        op = cst.Module([]).code_for_node(func)
-        return (
-            f"{op}() is an op of the CUDA extension {extension}: it has no NPU build; port its kernel to an Ascend C "
-            "operator or replace the call with torch/torch_npu ops"
+        return extension_op_site(
+            qualified,
+            lambda: cst.Module([]).code_for_node(func),
+            base.value if isinstance(base, cst.Name) else None,
+            base is func,
+            self.ctx.fact(_extension_modules),
+            self._project_ops(),
+            self._python_ops,
         )
 
     def _project_ops(self) -> dict[str, dict[str, str]]:
