@@ -10,6 +10,9 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
+import time
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -113,3 +116,40 @@ class PortedCopies:
             print(f"ported {distribution} {version} in {time.perf_counter() - start:.1f}s")
             self.ported[package] = root
         return self.ported[package]
+
+
+def emulate(cwd: Path, ported: Path, command: list[str], devices: int = 1) -> tuple[subprocess.CompletedProcess, dict]:
+    """``command`` under `ascend-port emulate` with the ported copy first on PYTHONPATH, one thread (the start
+    tests' runs are tiny: more threads only make them slower): (the process, its report)."""
+    report = cwd / f"report-{len(list(cwd.glob('report-*.json')))}.json"
+    argv = [*CLI, "emulate", "--devices", str(devices), "--report", str(report), "--", *command]
+    start = time.perf_counter()
+    result = run_on_path(argv, cwd, ported, threads=1)
+    print(f"emulated {' '.join(command[1:])} in {time.perf_counter() - start:.1f}s")
+    return result, json.loads(report.read_text("utf-8")) if report.exists() else {}
+
+
+def driver(folder: Path, name: str, text: str) -> str:
+    """A driver script written into ``folder``; its path."""
+    path = folder / name
+    path.write_text(textwrap.dedent(text), "utf-8")
+    return str(path)
+
+
+def calls(report: dict) -> dict[str, int]:
+    """The torch_npu APIs an emulated run called, with their counts (its --report)."""
+    return report.get("calls", {})
+
+
+def outcomes(junit: Path) -> dict[str, str]:
+    """test id (module::name[params]) -> passed, skipped or failed: the first line of its failure."""
+    found = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}"
+        found[name] = "passed"
+        for child in case:
+            if child.tag == "skipped":
+                found[name] = "skipped"
+            elif child.tag in ("failure", "error"):
+                found[name] = "failed: " + (child.get("message") or "").splitlines()[0][:200]
+    return found

@@ -32,7 +32,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from emulation import CLI, PortedCopies, check, installed, last_json, needs_compiler, run_on_path
+from emulation import CLI, PortedCopies, calls, check, installed, last_json, needs_compiler, run_on_path
 
 STEPS = 3
 # (distribution, pinned version, import package): the pins of pyproject.toml's `test` extra.
@@ -183,10 +183,6 @@ def compare(emulated: dict, reference: dict, ported: Path, tolerance: float) -> 
     for npu_loss, cpu_loss in zip(emulated["losses"], reference["losses"], strict=True):
         assert abs(npu_loss - cpu_loss) <= tolerance, (emulated["losses"], reference["losses"])
     assert reference["losses"][0] > reference["losses"][-1]  # the optimizer steps really train
-
-
-def calls(report: dict) -> dict[str, int]:
-    return report.get("calls", {})
 
 
 # fp32: the emulated device computes on CPU with CPU kernels, and the fused-op references compute in fp32 what the

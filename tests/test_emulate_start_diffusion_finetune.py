@@ -36,7 +36,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from emulation import CLI, PortedCopies, check, installed, last_json, needs_compiler, run_on_path
+from emulation import CLI, PortedCopies, calls, check, installed, last_json, needs_compiler, run_on_path
 
 STEPS = 3
 # (distribution, pinned version, import package): the pins of pyproject.toml's `test` extra.
@@ -301,10 +301,6 @@ def torchrun() -> str:
     if found is None:
         pytest.skip("no torchrun")
     return found
-
-
-def calls(report: dict) -> dict[str, int]:
-    return report.get("calls", {})
 
 
 def compare_training(npu: dict, cpu: dict, tolerance: float) -> None:

@@ -31,16 +31,26 @@ import math
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
 
-from emulation import CLI, PortedCopies, check, installed, last_json, needs_compiler, run_on_path
+from emulation import (
+    CLI,
+    PortedCopies,
+    calls,
+    check,
+    driver,
+    emulate,
+    installed,
+    last_json,
+    needs_compiler,
+    outcomes,
+    run_on_path,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora
@@ -56,31 +66,11 @@ def run(argv: list[str], cwd: Path, pythonpath: Path | None = None) -> subproces
     return run_on_path(argv, cwd, pythonpath, threads=1)  # (the runs are tiny: more threads only make them slower)
 
 
-def emulate(cwd: Path, ported: Path, command: list[str], devices: int = 1) -> tuple[subprocess.CompletedProcess, dict]:
-    """``command`` under `ascend-port emulate` with the ported copy first on PYTHONPATH: (the process, its report)."""
-    report = cwd / f"report-{len(list(cwd.glob('report-*.json')))}.json"
-    argv = [*CLI, "emulate", "--devices", str(devices), "--report", str(report), "--", *command]
-    start = time.perf_counter()
-    result = run(argv, cwd=cwd, pythonpath=ported)
-    print(f"emulated {' '.join(command[1:])} in {time.perf_counter() - start:.1f}s")
-    return result, json.loads(report.read_text("utf-8")) if report.exists() else {}
-
-
 def original(cwd: Path, command: list[str]) -> subprocess.CompletedProcess:
     start = time.perf_counter()
     result = run(command, cwd=cwd)
     print(f"original {' '.join(command[1:])} on CPU in {time.perf_counter() - start:.1f}s")
     return result
-
-
-def driver(folder: Path, name: str, text: str) -> str:
-    path = folder / name
-    path.write_text(textwrap.dedent(text), "utf-8")
-    return str(path)
-
-
-def calls(report: dict) -> dict[str, int]:
-    return report.get("calls", {})
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -198,20 +188,6 @@ SB3_UNIT_TESTS = [
     "tests/test_save_load.py::test_save_load",
     "tests/test_deterministic.py",
 ]
-
-
-def outcomes(junit: Path) -> dict[str, str]:
-    """test id (module::name[params]) -> passed, skipped or failed: the first line of its failure."""
-    found = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        name = f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}"
-        found[name] = "passed"
-        for child in case:
-            if child.tag == "skipped":
-                found[name] = "skipped"
-            elif child.tag in ("failure", "error"):
-                found[name] = "failed: " + (child.get("message") or "").splitlines()[0][:200]
-    return found
 
 
 @pytest.fixture(scope="module")

@@ -53,17 +53,29 @@ import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 import urllib.request
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
 
-from emulation import CLI, REPO, PortedCopies, check, environment, installed, last_json, needs_compiler, run_on_path
+from emulation import (
+    CLI,
+    REPO,
+    PortedCopies,
+    calls,
+    check,
+    driver,
+    emulate,
+    environment,
+    installed,
+    last_json,
+    needs_compiler,
+    outcomes,
+    run_on_path,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora
@@ -74,25 +86,6 @@ LITSERVE = ("litserve", "0.2.19", "litserve")
 
 def run(argv: list[str], cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
     return run_on_path(argv, cwd, pythonpath, threads=1)  # (the runs are tiny: more threads only make them slower)
-
-
-def emulate(cwd: Path, ported: Path, command: list[str]) -> tuple[subprocess.CompletedProcess, dict]:
-    """``command`` under `ascend-port emulate` with the ported copy first on PYTHONPATH: (the process, its report)."""
-    report = cwd / f"report-{len(list(cwd.glob('report-*.json')))}.json"
-    start = time.perf_counter()
-    result = run([*CLI, "emulate", "--report", str(report), "--", *command], cwd=cwd, pythonpath=ported)
-    print(f"emulated {' '.join(command[1:])} in {time.perf_counter() - start:.1f}s")
-    return result, json.loads(report.read_text("utf-8")) if report.exists() else {}
-
-
-def driver(folder: Path, name: str, text: str) -> str:
-    path = folder / name
-    path.write_text(textwrap.dedent(text), "utf-8")
-    return str(path)
-
-
-def calls(report: dict) -> dict[str, int]:
-    return report.get("calls", {})
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -442,20 +435,6 @@ def test_litserve_serves_under_the_emulator_like_the_original(litserve_served):
 def test_litserve_serves_from_the_npu_it_chose(litserve_served):
     found = litserve_served["given"]
     assert found["responses"] and all(r["param_device"] == "npu" for r in found["responses"]), found
-
-
-def outcomes(junit: Path) -> dict[str, str]:
-    """test id (module::name[params]) -> passed, skipped or failed: the first line of its failure."""
-    found = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        name = f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}"
-        found[name] = "passed"
-        for child in case:
-            if child.tag == "skipped":
-                found[name] = "skipped"
-            elif child.tag in ("failure", "error"):
-                found[name] = "failed: " + (child.get("message") or "").splitlines()[0][:200]
-    return found
 
 
 def by_case(found: dict[str, str]) -> dict[str, str]:

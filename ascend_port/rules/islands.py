@@ -75,6 +75,15 @@ DEVICE_NEUTRAL_ISLAND = rule(
 
 # torch.cuda.<name>(...) -> get_accelerator().<name>(...): methods of DeepSpeed's abstract accelerator that take
 # torch.cuda's positional arguments (deepspeed/accelerator/abstract_accelerator.py, 0.16.4 to 0.19.8).
+# The memory statistics both spellings have: DeepSpeed's accelerator, and torch.accelerator from torch 2.9.
+_MEMORY_STATS = (
+    "memory_allocated",
+    "max_memory_allocated",
+    "memory_reserved",
+    "max_memory_reserved",
+    "memory_stats",
+    "reset_peak_memory_stats",
+)
 _DEEPSPEED_METHODS = frozenset(
     {
         "synchronize",
@@ -84,12 +93,7 @@ _DEEPSPEED_METHODS = frozenset(
         "empty_cache",
         "manual_seed",
         "manual_seed_all",
-        "memory_allocated",
-        "max_memory_allocated",
-        "memory_reserved",
-        "max_memory_reserved",
-        "memory_stats",
-        "reset_peak_memory_stats",
+        *_MEMORY_STATS,
     }
 )
 _GET_ACCELERATOR = "deepspeed.accelerator.get_accelerator"
@@ -101,18 +105,7 @@ _TORCH_ACCELERATOR: dict[str, tuple[str, tuple[int, ...]]] = {
     "device_count": ("device_count", (2, 6)),
     "current_device": ("current_device_index", (2, 7)),
     "set_device": ("set_device_index", (2, 7)),
-    **{
-        name: (name, (2, 9))
-        for name in (
-            "empty_cache",
-            "memory_allocated",
-            "max_memory_allocated",
-            "memory_reserved",
-            "max_memory_reserved",
-            "memory_stats",
-            "reset_peak_memory_stats",
-        )
-    },
+    **{name: (name, (2, 9)) for name in ("empty_cache", *_MEMORY_STATS)},
 }
 _CURRENT_ACCELERATOR = (2, 6)  # torch.accelerator.current_accelerator()
 
