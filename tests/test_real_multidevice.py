@@ -781,15 +781,19 @@ def test_multidevice_port_acceptance(expect: Expect) -> None:
 @pytest.mark.parametrize("project", list(PROJECTS))
 def test_multidevice_port_reports_instead_of_rewriting(project: str) -> None:
     """These projects support the NPU on their own: by default no Python file changes but for NPU120's additions
-    (an NPU branch beside CUDA is no loss), no project file changes, and the CUDA code is reported."""
+    (an NPU branch beside CUDA is no loss) and the device-neutral rewrites, which CUDA runs as before (NPU122's
+    islands, NPU501/NPU508's libdevice reroutes); no project file changes, and the CUDA code is reported."""
     port = ported_project(project)
     assert device_model.supports_npu(str(f) for f in port.tree.rglob("*.py"))
+    neutral = {"NPU122", "NPU501", "NPU508"}
     for path, result in port.results.items():
         assert result.error is None, (path, result.error)
         applied = {f.rule.id for f in result.findings if f.applied}
-        assert applied <= {"NPU120", "NPU100"}, (path, applied)
+        assert applied <= {"NPU120", "NPU100", *neutral}, (path, applied)
         if result.new_bytes is not None:
-            assert "NPU120" in applied, path
+            assert applied & {"NPU120", *neutral}, path
+        if applied <= neutral:
+            assert result.new_bytes is None or b"import torch_npu" not in result.new_bytes, path
     reported = [f for r in port.results.values() for f in r.findings if not f.applied]
     assert len(reported) >= 10
 
