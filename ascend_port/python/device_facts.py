@@ -17,6 +17,8 @@ PROBES = CAPABILITY_CALLS | PROPERTIES_CALLS
 PROBE_NAMES = {"get_device_capability", "get_device_properties"}
 # `torch.cuda` availability questions, which a function named for CUDA keeps asking about CUDA.
 AVAILABILITY = {"is_available", "device_count", "is_initialized"}
+# The functions whose span holds a line, outermost first, each with its class (None outside one).
+Around = list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]]
 # A function whose name asks whether CUDA is there or what it can do (is_cuda_available, has_cuda,
 # get_cuda_capability): it answers for CUDA. (`is_cuda_tensor`, `to_cuda` are about the device in use: ported.)
 CUDA_QUESTION = re.compile(r"(?i)^_*has_cuda$|cuda\w*(?:available|enabled|supported|capabilit|arch)")
@@ -114,7 +116,7 @@ class Definitions:
             elif isinstance(child, ast.stmt):
                 self._collect(child, cls)
 
-    def around(self, line: int) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]]:
+    def around(self, line: int) -> Around:
         """The functions whose span holds ``line``, outermost first, each with its class (None outside one)."""
         return [(f, cls) for start, end, f, cls in self.functions if start <= line <= end]
 

@@ -210,11 +210,21 @@ class PortTransformer(cst.CSTTransformer):
     def enabled(self, rule: Rule) -> bool:
         return self.ctx.selection.enabled(rule)
 
-    def fix(self, rule: Rule, original: cst.CSTNode, replacement, message: str, *, torch_npu_name: bool = False):
+    def fix(
+        self,
+        rule: Rule,
+        original: cst.CSTNode,
+        replacement,
+        message: str,
+        *,
+        torch_npu_name: bool = False,
+        needs_torch_npu: bool = True,
+    ):
         """Record a rewrite and return ``replacement`` when ``rule`` is enabled; else return None.
 
         Callers use ``return self.fix(...) or updated`` so a disabled rule leaves the node alone. A disabled rule
-        records nothing: --select/--ignore/--min-confidence mean the rule does not run.
+        records nothing: --select/--ignore/--min-confidence mean the rule does not run. ``needs_torch_npu=False``:
+        the replacement calls nothing of torch_npu's (a CUDA skip guard), so the module gets no import for it.
         """
         if not self.enabled(rule) or (not self.SEES_KEPT_CODE and self.ctx.keeps(original)):
             return None
@@ -225,7 +235,7 @@ class PortTransformer(cst.CSTTransformer):
             self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=neutral))
             return replacement if neutral else None
         self.ctx.findings.append(Finding(rule, self.ctx.line_of(original), message, applied=True))
-        self.ctx.uses_npu = True
+        self.ctx.uses_npu |= needs_torch_npu
         self.ctx.uses_torch_npu_name |= torch_npu_name
         return replacement
 

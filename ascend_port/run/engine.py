@@ -298,13 +298,12 @@ def _npu_support_note(evidence: str, files: list[FileResult]) -> str:
     """What a run does to a project that supports the NPU already: the CUDA islands it made device-neutral (NPU122),
     and why the rest stays."""
     island = rule_named("device-neutral-island")
-    applied = [f.rule.id for file in files for f in file.findings if f.applied and not f.todo]
-    ported = applied.count(island.id)
-    # (and the rewrites that keep CUDA's code as their last fallback: Triton's libdevice, NPU501 and NPU508)
-    others = sorted(set(applied) - {island.id})
-    fallbacks = (
-        f", but for the rewrites that keep CUDA's code as their fallback ({', '.join(others)})" if others else ""
-    )
+    applied = [f.rule for file in files for f in file.findings if f.applied and not f.todo]
+    ported = applied.count(island)
+    # The others leave CUDA's code running as it did: an NPU branch beside CUDA's (NPU120), a guarded import, or a
+    # rewrite whose last fallback is CUDA's own code (Triton's libdevice, NPU501 and NPU508).
+    others = sorted({f"{r.id} {r.name}" for r in applied if r != island})
+    fallbacks = f", but for the rewrites that leave CUDA's code as it runs ({', '.join(others)})" if others else ""
     islands = (
         f"{ported} CUDA call{'s' if ported != 1 else ''} outside its device dispatch made device-neutral "
         f"({island.id}: its own accelerator or torch.accelerator, which CUDA runs as before); the rest of "

@@ -32,7 +32,7 @@ class Attention(nn.Module):
         if not torch.npu.is_available() or not use_flash_attn:
             return
 
-        if False and False:
+        if False:
             print("A100 GPU detected, using flash attention if input tensor is on cuda")
             self.cuda_config = (True, False, False)
         else:

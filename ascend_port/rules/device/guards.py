@@ -586,6 +586,18 @@ class GuardRules(DeviceRules):
             return False
         return self._spelled_as_cuda(call.func) and self._guard_use(call, qualified) is not None
 
+    def leave_BooleanOperation(
+        self, original: cst.BooleanOperation, updated: cst.BooleanOperation
+    ) -> cst.BaseExpression:
+        """Two SM gates turned off together (`major == 8 and minor == 0` -> `False and False`) read as one False."""
+        pairs = ((original.left, updated.left), (original.right, updated.right))
+        if isinstance(original.operator, cst.And) and all(
+            isinstance(before, cst.Comparison) and isinstance(after, cst.Name) and after.value == "False"
+            for before, after in pairs
+        ):
+            return cst.Name("False", lpar=updated.lpar, rpar=updated.rpar)
+        return updated
+
     def _turned_off(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
         """An SM gate of a CUDA-only feature that visit_Comparison or visit_IndentedBlock chose: False."""
         off = cst.Name("False", lpar=updated.lpar, rpar=updated.rpar)

@@ -8,7 +8,7 @@ import ast
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.python.device_facts import dotted_ast
+from ascend_port.python.device_facts import Around, dotted_ast
 from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.rules.device.base import _descendants, switches_cuda_only_feature
 from ascend_port.rules.device.methods import MethodRules
@@ -185,13 +185,21 @@ class SettingRules(MethodRules):
     def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
         if updated.value is None or original.value is None:
             return updated
+        line = self.ctx.line_of(original)
+        definitions = self._definitions()
+        around = definitions.around(line) if definitions is not None else []
         # A tuple is the device with what was chosen beside it (`return "cuda", torch.bfloat16`), where a CUDA test
         # chose it: a function named for a device may return ("cuda", major) as a description of the host.
         tuple_ = isinstance(updated.value, cst.Tuple)
-        chosen = (
-            self._in_cuda_branch(original) and not self._test_kept() and not self._holds_triton_target(original.value)
-        )
-        if not (chosen if tuple_ else self._returns_device(original)):
+        if tuple_:
+            chosen = (
+                self._in_cuda_branch(line, around)
+                and not self._test_kept()
+                and not self._holds_triton_target(original.value)
+            )
+        else:
+            chosen = self._returns_device(original.value, line, around)
+        if not chosen:
             return updated
         if (new := rewrite_device_expr(updated.value, containers=tuple_)) is not None:
             return (
@@ -200,12 +208,11 @@ class SettingRules(MethodRules):
             )
         return updated
 
-    def _returns_device(self, node: cst.Return) -> bool:
-        """Does ``return <value>`` hand back a device: the function's name says it returns one (`get_device`,
-        `_resolve_device_map`), or the value is chosen by asking CUDA (`"cuda" if torch.cuda.is_available() else
-        "cpu"`)? A value built from Triton's target name is not."""
-        value = node.value
-        if value is None or self._holds_triton_target(value):
+    def _returns_device(self, value: cst.BaseExpression, line: int, around: Around) -> bool:
+        """Does `return <value>` on ``line``, inside the definitions ``around`` it, hand back a device: the
+        function's name says it returns one (`get_device`, `_resolve_device_map`), or the value is chosen by asking
+        CUDA (`"cuda" if torch.cuda.is_available() else "cpu"`)? A value built from Triton's target name is not."""
+        if self._holds_triton_target(value):
             return False
         if (
             isinstance(value, cst.IfExp)
@@ -213,15 +220,12 @@ class SettingRules(MethodRules):
             and self.ctx.imports.resolve(value.test.func) in CUDA_AVAILABILITY
         ):
             return True
-        line = self.ctx.line_of(node)
-        definitions = self._definitions()
-        around = definitions.around(line) if definitions is not None else []
         if around and self._reads_triton and (facts := self._facts()) is not None:
             if facts.triton_target(set(), {around[-1][0].name}, line):
                 return False  # a function that returns Triton's target name ("cuda" its fallback) returns no device
         if around and self._device_name.search(around[-1][0].name):
             return True
-        return self._in_cuda_branch(node)
+        return self._in_cuda_branch(line, around)
 
     def _test_kept(self) -> bool:
         """Does the innermost `if` around hold its CUDA test on CUDA (a kept capability probe inside it): its
@@ -233,11 +237,9 @@ class SettingRules(MethodRules):
             for node in _descendants(test)
         )
 
-    def _in_cuda_branch(self, node: cst.Return) -> bool:
-        """Is the `return` in the body of an `if` that asks CUDA, within its own function?"""
-        line = self.ctx.line_of(node)
-        definitions = self._definitions()
-        around = definitions.around(line) if definitions is not None else []
+    def _in_cuda_branch(self, line: int, around: Around) -> bool:
+        """Is the `return` on ``line`` in the body of an `if` that asks CUDA, within its own function (the innermost
+        of the definitions ``around`` it)?"""
         return _under_cuda_test(self.ctx.facts(), line, around[-1][0].lineno if around else 0)
 
     def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:

@@ -382,12 +382,9 @@ class KernelTestTransformer(PortTransformer):
             )
             return updated
         decorated = updated.with_changes(decorators=[*updated.decorators, cst.Decorator(guard)])
-        # (the guard asks CUDA: the module needs no torch_npu for it)
-        uses_npu = self.ctx.uses_npu
         message = f"{test.name}() is kept as CUDA code, with a CUDA skip guard that skips it on the NPU: {test.why}"
-        result = self.fix(CUDA_KERNEL_TEST, original, decorated, message) or updated
-        self.ctx.uses_npu = uses_npu
-        return result
+        # (the guard asks CUDA: the module needs no torch_npu for it)
+        return self.fix(CUDA_KERNEL_TEST, original, decorated, message, needs_torch_npu=False) or updated
 
     def _guard(self, test: KernelTest) -> cst.BaseExpression | None:
         """The skip guard the test gets, written with the module's own imports; None when it has none to write it
