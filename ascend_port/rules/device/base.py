@@ -191,10 +191,21 @@ class DeviceRules(PortTransformer):
     def visit_Expr(self, node: cst.Expr) -> None:
         self._docstrings.add(id(node.value))
 
-    def fix(self, rule, original: cst.CSTNode, replacement, message: str, *, torch_npu_name: bool = False):
+    def fix(
+        self,
+        rule,
+        original: cst.CSTNode,
+        replacement,
+        message: str,
+        *,
+        torch_npu_name: bool = False,
+        needs_torch_npu: bool = True,
+    ):
         if self._in_cuda_question(original):
             return None  # `def is_cuda_available()`, `def get_cuda_capability()` keep answering for CUDA
-        return super().fix(rule, original, replacement, message, torch_npu_name=torch_npu_name)
+        return super().fix(
+            rule, original, replacement, message, torch_npu_name=torch_npu_name, needs_torch_npu=needs_torch_npu
+        )
 
     def todo(self, rule, original: cst.CSTNode, message: str) -> None:
         if not self._in_cuda_question(original):
