@@ -5,6 +5,8 @@ torch is one: unheld, `.[npu]` resolves to it with its nvidia-* packages, which 
 
 - x-transformers 2.31.10 and vector-quantize-pytorch 1.32.0 have extras (`examples`, `test`): `npu` joins them.
 - PaLM-rlhf-pytorch 0.8.0 has none: the port writes the `[project.optional-dependencies]` table.
+- litgpt 0.5.13 writes its extras as dotted keys under `[project]` (`optional-dependencies.extra = [...]`,
+  pyproject-fmt's layout): `optional-dependencies.npu` joins them.
 
 pip reads torch-npu's metadata from PyPI and the projects' build backends (hatchling) from the package index, as
 the corpora tests download their sources: these tests need the package index, as CI has it.
@@ -34,6 +36,7 @@ PROJECTS = [
     ("x-transformers", "2.31.10", {"examples", "flash-pack-seq", "test"}),
     ("vector-quantize-pytorch", "1.32.0", {"examples"}),
     ("PaLM-rlhf-pytorch", "0.8.0", set()),
+    ("litgpt", "0.5.13", {"compiler", "extra", "test"}),
 ]
 
 
@@ -91,13 +94,22 @@ def test_the_npu_extra_installs_torch_npu_beside_the_cpu_torch(ported, tmp_path,
     assert not [name for name in installs if name.startswith(("nvidia-", "cuda-"))], installs
 
 
-def test_the_other_extras_install_as_before(ported, tmp_path):
-    """x-transformers' `examples` and `test` extras resolve to the same packages from the ported copy as from the
-    original, without torch-npu."""
-    source, copy = ported("x-transformers", "2.31.10")
+@pytest.mark.parametrize(
+    "distribution, version, extras",
+    [
+        ("x-transformers", "2.31.10", "examples,test"),
+        ("vector-quantize-pytorch", "1.32.0", "examples"),
+        ("litgpt", "0.5.13", "test"),
+    ],
+    ids=lambda value: value if "." not in value else None,
+)
+def test_the_other_extras_install_as_before(ported, tmp_path, distribution, version, extras):
+    """The extras the project had resolve to the same packages from the ported copy as from the original, without
+    torch-npu."""
+    source, copy = ported(distribution, version)
     (tmp_path / "before").mkdir()
     (tmp_path / "after").mkdir()
-    before = _resolve(f"{source}[examples,test]", tmp_path / "before")
-    after = _resolve(f"{copy}[examples,test]", tmp_path / "after")
+    before = _resolve(f"{source}[{extras}]", tmp_path / "before")
+    after = _resolve(f"{copy}[{extras}]", tmp_path / "after")
     assert after == before
     assert "torch-npu" not in after

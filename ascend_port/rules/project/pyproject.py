@@ -120,10 +120,10 @@ def _add_npu_extra(port: TextPort, data: dict[str, Any], spans: dict[tuple[str, 
     values = [found.new_requirement + requirement.marker]
     if where[-1] != "dependencies":
         values.insert(0, requirement.text)  # (the extra brings the torch that the core dependencies do not)
-    at, header = anchor
+    at, header, prefix = anchor
     newline = newline_of(port.text)
     items = ", ".join(f'"{v}"' for v in values)
-    lines = f"{NPU_EXTRA} = [{items}]{newline}"
+    lines = f"{prefix}{NPU_EXTRA} = [{items}]{newline}"
     before = port.text[:at]
     if at and not before.endswith(("\n", "\r")):
         before += newline
@@ -188,29 +188,36 @@ def _table_at(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _anchor(text: str, table: tuple[str, ...], spans: dict[tuple[str, ...], ArraySpan]) -> tuple[int, bool] | None:
-    """Where the new extra's line goes, and whether its table header must go with it: after the last list of the
-    table when each is a line ``name = [...]`` of its own header's table; else, when the document has no such
-    table, before the header that follows the table above it (``[project]``), or at the end. None: a layout this
-    does not address (an inline table, dotted keys)."""
+def _anchor(
+    text: str, table: tuple[str, ...], spans: dict[tuple[str, ...], ArraySpan]
+) -> tuple[int, bool, str] | None:
+    """Where the new extra's line goes, whether its table header must go with it, and the key's prefix: after the
+    last list of the table when each is a line ``name = [...]`` of its own header's table, or each a dotted key
+    ``optional-dependencies.name = [...]`` under ``[project]`` (pyproject-fmt's layout: litgpt's); else, when the
+    document has no such table, before the header that follows the table above it (``[project]``), or at the end.
+    None: a layout this does not address (an inline table, keys quoted or spelled otherwise)."""
     own = [span for path, span in spans.items() if path[:-1] == table and len(path) == len(table) + 1]
     header = re.compile(rf"^\[\s*{re.escape('.'.join(table))}\s*\]", re.MULTILINE)
     if own:
+        last = max(own, key=lambda span: span.end)
+        end = text.find("\n", last.end)
+        after_last = len(text) if end < 0 else end + 1
+        dotted = f"{table[-1]}."
+        if len(table) > 1 and all(text[span.statement_start :].startswith(dotted) for span in own):
+            return after_last, False, dotted  # (`optional-dependencies.gpu = [...]` under [project])
         if not header.search(text) or any(not re.match(r"[\w\"'-]", text[span.statement_start]) for span in own):
             return None
         if any(text[span.statement_start :].lstrip().startswith(table[-1]) for span in own):
-            return None  # (`optional-dependencies.gpu = [...]` under [project])
-        last = max(own, key=lambda span: span.end)
-        end = text.find("\n", last.end)
-        return (len(text) if end < 0 else end + 1), False
+            return None  # (dotted keys mixed with others)
+        return after_last, False, ""
     if header.search(text):
         return None  # (a table without lists, or lists the scanner did not address)
     parent = re.compile(rf"^\[\s*{re.escape('.'.join(table[:-1]))}\s*\]", re.MULTILINE) if len(table) > 1 else None
     start = parent.search(text) if parent else None
     if start is None:
-        return len(text), True
+        return len(text), True, ""
     following = re.compile(r"^\[", re.MULTILINE).search(text, start.end())
-    return (following.start() if following else len(text)), True
+    return (following.start() if following else len(text)), True, ""
 
 
 def _verify(
