@@ -188,9 +188,7 @@ def _table_at(data: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _anchor(
-    text: str, table: tuple[str, ...], spans: dict[tuple[str, ...], ArraySpan]
-) -> tuple[int, bool, str] | None:
+def _anchor(text: str, table: tuple[str, ...], spans: dict[tuple[str, ...], ArraySpan]) -> tuple[int, bool, str] | None:
     """Where the new extra's line goes, whether its table header must go with it, and the key's prefix: after the
     last list of the table when each is a line ``name = [...]`` of its own header's table, or each a dotted key
     ``optional-dependencies.name = [...]`` under ``[project]`` (pyproject-fmt's layout: litgpt's); else, when the
