@@ -10,6 +10,7 @@ import libcst as cst
 
 from ascend_port.core import library_support, npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.device_facts import dotted_ast, resolve_ast
 from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted, dotted, names_in, walk_statements
 from ascend_port.python.scopes import Trigger, imported
@@ -243,6 +244,44 @@ def _matches(path: str, prefix: str) -> bool:
 
 def library_way(path: str) -> str | None:
     return next((way for prefix, way in (*LIBRARIES, *library_support.import_ways()) if _matches(path, prefix)), None)
+
+
+# code of an expression (`w`, `self.linear.weight`) -> (the line it is assigned on, the last line where that holds,
+# the class of the CUDA-only library it is assigned an object of)
+LibraryObjects = dict[str, list[tuple[int, int, str]]]
+
+
+def library_class(path: str | None) -> bool:
+    """Is ``path`` a class of a CUDA-only library (`bitsandbytes.nn.Params4bit`, `bitsandbytes.nn.Linear4bit`)? (A
+    capitalised name: its functions, such as `dequantize_4bit`, return plain torch tensors.)"""
+    return path is not None and path.rsplit(".", 1)[-1][:1].isupper() and library_way(path) is not None
+
+
+def library_objects(facts: ModuleFacts) -> LibraryObjects:
+    """What the module assigns an object of a CUDA-only library's class (`self.linear.weight =
+    bnb.nn.Params4bit(...)`), where: in a function, from the assignment to the function's end; at the module's top,
+    a plain name, to the module's end. Read once per module, by the name the module's imports give the class."""
+    tree = facts.tree
+    found: LibraryObjects = {}
+    if tree is None or not any(map(library_way, facts.imports.aliases.values())):
+        return found
+    aliases = facts.imports.aliases
+    scopes: list[tuple[ast.AST, int]] = [(f, f.end_lineno or f.lineno) for f in facts.statements(ast.FunctionDef)]
+    scopes += [(f, f.end_lineno or f.lineno) for f in facts.statements(ast.AsyncFunctionDef)]
+    end = max((getattr(n, "end_lineno", 0) or 0 for n in tree.body), default=0)
+    for scope, last in [*scopes, (tree, end)]:
+        body = ast.walk(scope) if scope is not tree else iter(tree.body)
+        for node in body:
+            if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+                continue
+            path = resolve_ast(node.value.func, aliases)
+            if not library_class(path):
+                continue
+            for target in node.targets:
+                code = dotted_ast(target)
+                if code is not None and (scope is not tree or "." not in code):
+                    found.setdefault(code, []).append((node.lineno, last, str(path)))
+    return found
 
 
 RMS_NORM_SINCE = (2, 4)  # the first torch with torch.nn.RMSNorm

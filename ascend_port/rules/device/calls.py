@@ -7,9 +7,11 @@ import re
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.names import dotted
 from ascend_port.rules.device.settings import DEVICE_COMPARISON, DEVICE_SETTING, SettingRules
 from ascend_port.rules.device.strings import names_device_option, rewrite_device_expr
 from ascend_port.rules.device.torch_cuda import CUDA_METHOD
+from ascend_port.rules.libraries import library_class, library_objects
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -84,6 +86,8 @@ class CallRules(SettingRules):
                 pass  # made device-neutral by NPU122 (rules/islands.py)
             elif method == "cuda" and qualified is None and self._reaches_user_cuda(func.value, original):
                 pass  # the class's own cuda() (NPU113): there is no npu() on it
+            elif method == "cuda" and qualified is None and self._library_object(func.value, original):
+                pass  # `Params4bit(...).cuda()` quantizes on CUDA: CUDA-only, as the library's TODO says (NPU504)
             elif method == "cuda" and qualified is None and _has_cuda_signature(original):
                 new_func = updated.func.with_changes(attr=cst.Name("npu"))
                 updated = (
@@ -106,6 +110,19 @@ class CallRules(SettingRules):
             updated = self._rewrite_args(original, updated, DEVICE_SETTING, positions={1}, keywords={"argvalues"})
         updated = self._rewrite_args(original, updated, DEVICE_ARGUMENT, keywords=DEVICE_KEYWORDS)
         return self._rewrite_args(original, updated, DEVICE_SETTING, keyword_filter=self._device_name)
+
+    def _library_object(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """Is ``receiver`` (statically) an object of a CUDA-only library's class (libraries.library_objects):
+        `bnb.nn.Params4bit(...)` itself, or what the module assigned one to before ``call`` in the same function?
+        Its `.cuda()` stays: moved to the NPU, it would run none of the library's CUDA code there."""
+        if isinstance(receiver, cst.Call):
+            return library_class(self.ctx.imports.resolve(receiver.func))
+        code = dotted(receiver)
+        held = self.ctx.fact(library_objects).get(code) if code is not None else None
+        if not held:
+            return False
+        line = self.ctx.line_of(call)
+        return any(first < line <= last for first, last, _ in held)
 
     def _parametrizes_device(self, call: cst.Call) -> bool:
         """Does ``pytest.mark.parametrize`` give a test one argument, named for a device (`"device"`)?"""

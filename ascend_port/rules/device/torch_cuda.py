@@ -25,7 +25,10 @@ CUDA_METHOD = rule(
     "`.cuda(...)` -> `.npu(...)` on tensors and modules, with the same arguments.",
     """
     `Tensor.npu` and `Module.npu` take the same arguments as `.cuda` (`device`, `non_blocking`, `memory_format`).
-    Only calls are rewritten: an attribute that merely reads `.cuda` (`cfg.cuda`) is user data and stays.
+    Only calls are rewritten: an attribute that merely reads `.cuda` (`cfg.cuda`) is user data and stays. So does
+    the `.cuda()` of an object of a CUDA-only library's class (NPU504's table: `bnb.nn.Params4bit(...)`, or what the
+    function assigned one to before): it quantizes or runs the library's CUDA code, which the NPU does not have,
+    and the library's TODO says so.
 
     Before:
         model.cuda(local_rank)

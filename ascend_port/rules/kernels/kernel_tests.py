@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import libcst as cst
@@ -54,8 +54,12 @@ CUDA_KERNEL_TEST = rule(
     and failed on the kernel. Such a test is left whole as it is, its CUDA lines and a CUDA skip guard it has
     (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipUnless(...)`, `if not
     torch.cuda.is_available(): pytest.skip(...)`, a call of the kernel under a CUDA test) with them: on an NPU host
-    it is skipped. A test without such a guard gets one, closest to its `def`: `@pytest.mark.skipif(not
-    torch.cuda.is_available(), reason="tests the CUDA kernel <name>: none on the NPU")` in a module that imports
+    it is skipped. So is the CUDA skip guard of its class (a skip decorator: the class stays whole, its `setUp`
+    too) or module (`pytestmark = pytest.mark.skipif(...)`, `if not torch.cuda.is_available(): pytest.skip(...,
+    allow_module_level=True)`) when all the class's (the module's) tests are such tests: its tests need no guard
+    of their own (where other tests share it, it is ported for them and each kernel test gets its own). A test
+    without such a guard gets one, closest to its `def`: `@pytest.mark.skipif(not torch.cuda.is_available(),
+    reason="tests the CUDA kernel <name>: none on the NPU")` in a module that imports
     pytest, `@unittest.skipUnless(torch.cuda.is_available(), ...)` on a `unittest.TestCase` method in a module that
     imports unittest (or `skipUnless` from it); elsewhere a TODO says to skip it. The finding names what would port
     it (the kernel's NPU replacement). A test that reaches the kernel only through a function of the project (which
@@ -108,10 +112,13 @@ class KernelTest:
     # "the CUDA-only library <its package>"
     subject: str
     why: str  # what the kernel is and what would port it
-    # How it keeps off the kernel on an NPU host already ("": it does not): a CUDA skip guard of its own, or a CUDA
-    # test around its call of the kernel.
+    # How it keeps off the kernel on an NPU host already ("": it does not): a CUDA skip guard of its own, or its
+    # class's or module's, or a CUDA test around its call of the kernel.
     guard: str
     unittest: bool  # a method of a unittest.TestCase
+    # The lines (first, last) of the class or module skip guards that stay CUDA's with it (a class's decorators,
+    # `pytestmark = ...`, `if not torch.cuda.is_available(): pytest.skip(..., allow_module_level=True)`).
+    outer: tuple[tuple[int, int], ...] = ()
 
 
 # What a module that tests a CUDA-only kernel says (a launch `](`, an extension, a custom op, a library): a test
@@ -166,28 +173,44 @@ class _Reader:
         return self._python_ops
 
     def tests(self) -> Iterator[KernelTest]:
-        for function, in_test_case, setup in _test_functions(self.tree):
-            if not _cuda_only(function, setup):
+        """The kernel tests. Those of a class (a module) whose tests are all kernel tests keep its CUDA skip guard:
+        ported to ask the NPU, it would let them run there; with it, they need none of their own. (A class or module
+        with other tests too gets its guard ported as before, and each kernel test in it a guard of its own.)"""
+        every = [(self._kernel_test(f, in_case, setup), cls) for f, in_case, setup, cls in _test_functions(self.tree)]
+        found = [(test, cls) for test, cls in every if test is not None]
+        module = _module_guards(self.tree) if found and all(test is not None for test, _ in every) else []
+        for test, cls in found:
+            whole = cls is not None and all(other is not None for other, c in every if c is cls)
+            held = _class_guards(cls) if cls is not None and whole else []
+            if not held and not module:
+                yield test
                 continue
-            subject = next(
-                ((found, guarded) for call, guarded in _calls(function.body, False) if (found := self._kernel(call))),
-                None,
-            )
-            if subject is None:
-                continue
-            (subject_name, why), under_test = subject
-            guard = "its CUDA skip guard skips it on the NPU" if _guarded(function) else ""
-            yield KernelTest(
-                first=min([function.lineno, *(d.lineno for d in function.decorator_list)]),
-                last=function.end_lineno or function.lineno,
-                line=function.lineno,
-                name=function.name,
-                subject=subject_name,
-                why=why,
-                guard=guard
-                or ("it calls the kernel only under a CUDA test, which the NPU does not pass" if under_test else ""),
-                unittest=in_test_case,
-            )
+            guard = test.guard or f"{'its class' if held else 'its module'}'s CUDA skip guard skips it on the NPU"
+            yield replace(test, guard=guard, outer=tuple(held + module))
+
+    def _kernel_test(self, function: Function, in_test_case: bool, setup: list[Function]) -> KernelTest | None:
+        """The kernel test ``function`` is, if it is one."""
+        if not _cuda_only(function, setup):
+            return None
+        subject = next(
+            ((found, guarded) for call, guarded in _calls(function.body, False) if (found := self._kernel(call))),
+            None,
+        )
+        if subject is None:
+            return None
+        (subject_name, why), under_test = subject
+        guard = "its CUDA skip guard skips it on the NPU" if _guarded(function) else ""
+        return KernelTest(
+            first=min([function.lineno, *(d.lineno for d in function.decorator_list)]),
+            last=function.end_lineno or function.lineno,
+            line=function.lineno,
+            name=function.name,
+            subject=subject_name,
+            why=why,
+            guard=guard
+            or ("it calls the kernel only under a CUDA test, which the NPU does not pass" if under_test else ""),
+            unittest=in_test_case,
+        )
 
     def _is_triton_decorator(self, decorator: ast.expr) -> bool:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -236,19 +259,49 @@ _SETUPS = frozenset(("setUp", "setUpClass", "setup_method", "setup_class"))
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _test_functions(tree: ast.Module) -> Iterator[tuple[Function, bool, list[Function]]]:
-    """The module's test functions, each with whether it is a method of a unittest.TestCase and its class's setup
-    methods: `test*` functions at its top and in its classes (pytest collects those of `Test*` classes, unittest
-    those of TestCase's)."""
+def _test_functions(tree: ast.Module) -> Iterator[tuple[Function, bool, list[Function], ast.ClassDef | None]]:
+    """The module's test functions, each with whether it is a method of a unittest.TestCase, its class's setup
+    methods and its class: `test*` functions at its top and in its classes (pytest collects those of `Test*`
+    classes, unittest those of TestCase's)."""
     for node in tree.body:
         if isinstance(node, FUNCTIONS) and node.name.startswith("test"):
-            yield node, False, []
+            yield node, False, [], None
         elif isinstance(node, ast.ClassDef):
             test_case = any((dotted_ast(base) or "").endswith("TestCase") for base in node.bases)
             if test_case or node.name.startswith("Test"):
                 methods = [m for m in node.body if isinstance(m, FUNCTIONS)]
                 setup = [m for m in methods if m.name in _SETUPS]
-                yield from ((m, test_case, setup) for m in methods if m.name.startswith("test"))
+                yield from ((m, test_case, setup, node) for m in methods if m.name.startswith("test"))
+
+
+def _class_guards(cls: ast.ClassDef) -> list[tuple[int, int]]:
+    """The lines of the whole class (its decorators first) when a decorator of it is a CUDA skip guard
+    (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipIf(...)`), else none: its setup
+    methods stay CUDA's with its tests (an NPU host never runs them)."""
+    if not any(map(_skip_decorator, cls.decorator_list)):
+        return []
+    return [(min(d.lineno for d in cls.decorator_list), cls.end_lineno or cls.lineno)]
+
+
+def _module_guards(tree: ast.Module) -> list[tuple[int, int]]:
+    """The lines of the module's CUDA skip guards: `pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
+    ...)` (or a list with one), `if not torch.cuda.is_available(): pytest.skip(..., allow_module_level=True)` (or
+    `raise unittest.SkipTest(...)`)."""
+    guards = []
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            marks = any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets)
+            if marks and node.value is not None and any(map(_skip_decorator, ast.walk(node.value))):
+                guards.append(_lines(node))
+        elif isinstance(node, ast.If) and _asks_cuda(node.test) and _skips(node.body[0]):
+            guards.append(_lines(node))
+    return guards
+
+
+def _lines(node: ast.AST) -> tuple[int, int]:
+    first = getattr(node, "lineno", 0)
+    return first, getattr(node, "end_lineno", None) or first
 
 
 def _cuda_only(function: Function, setup: list[Function]) -> bool:
@@ -297,12 +350,18 @@ def _guarded(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does a CUDA guard of the test's own skip it where CUDA is not: a decorator that skips or requires and names
     CUDA (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipUnless(...)`,
     `@require_cuda`), or an `if` on CUDA in its body that skips or returns?"""
-    for decorator in function.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        name = (dotted_ast(target) or "").rsplit(".", 1)[-1]
-        if _SKIP_WORD.search(name) and _asks_cuda(decorator):
-            return True
+    if any(map(_skip_decorator, function.decorator_list)):
+        return True
     return any(isinstance(node, ast.If) and _asks_cuda(node.test) and _skips(node.body[0]) for node in function.body)
+
+
+def _skip_decorator(node: ast.AST) -> bool:
+    """Is ``node`` a decorator (a mark) that skips or requires and names CUDA?"""
+    if not isinstance(node, (ast.Call, ast.Name, ast.Attribute)):
+        return False
+    target = node.func if isinstance(node, ast.Call) else node
+    name = (dotted_ast(target) or "").rsplit(".", 1)[-1]
+    return bool(_SKIP_WORD.search(name)) and _asks_cuda(node)
 
 
 def _asks_cuda(test: ast.AST) -> bool:
@@ -336,6 +395,8 @@ def keep_kernel_tests(model: DeviceModel, text: str, options: PortOptions, suppr
     if not tests:
         return model
     model.kept.extend(Span(t.first, t.last) for t in tests)
+    # (a class's or module's CUDA skip guard that its kernel tests keep)
+    model.kept.extend(Span(first, last) for t in tests for first, last in t.outer)
     model.kernel_tests.update(t.line for t in tests)
     return model.finish()
 

@@ -7,7 +7,8 @@ TorchScript or torch.compile (Megatron's `bias_activation_fusion`, `bias_dropout
 `cross_entropy_loss_fusion`) run anywhere and are not here, nor are those the NPU serves: transformers'
 `attn_implementation: flash_attention_2` (torch_npu's flash attention on an NPU host) and LLaMA-Factory's
 `flash_attn: fa2` (its Ascend examples set it), nor `use_flash_attn`, whose flash-attn calls the port may have
-rewritten to torch_npu in code it cannot see from the config.
+rewritten to torch_npu in code it cannot see from the config. Megatron-LM's launch arguments turn four of these
+fusions on unless told (``MEGATRON_DEFAULT_ON``): its launch scripts get the `--no-...` flags they do not give.
 """
 
 from __future__ import annotations
@@ -33,10 +34,16 @@ CUDA_KERNEL_SWITCH = rule(
     (xformers) stop the program on an NPU host; off, the PyTorch path runs. A YAML `true` becomes `false` in the
     file's spelling, with a comment at the end of the line (above it where the line has one) naming what runs
     instead; JSON `true` becomes `false` (the finding says it); a shell flag is removed, the continuation lines kept
-    valid, with a comment line above the command. Only in a config or launch script the port changes for another
-    reason (a device, a backend): the file is the one meant for the NPU. Fusions compiled by TorchScript
-    (`bias_activation_fusion`, `bias_dropout_fusion`) and switches an NPU serves (`attn_implementation:
-    flash_attention_2`) stay.
+    valid, with a comment line above the command. Megatron-LM's launch arguments turn these fusions on unless told
+    (`--no-gradient-accumulation-fusion`, `--no-masked-softmax-fusion`, `--no-persist-layer-norm`, and
+    `--no-rope-fusion` where the script uses RoPE): a command that runs its entry point (`pretrain_gpt.py`, ...)
+    gets the flags the script does not give anywhere, after the entry point, each with a comment line above the
+    command. Only in a config or launch script the port changes for another reason (a device, a backend): the file
+    is the one meant for the NPU. Fusions compiled by TorchScript
+    (`bias_activation_fusion`, `bias_dropout_fusion`: no `--no-bias-gelu-fusion` is added) and switches an NPU
+    serves (`attn_implementation: flash_attention_2`) stay, and so do precision choices (`--fp8-format`,
+    LLaMA-Factory's `fp8: true`: off, the run trains in another precision than it was written for) and `--xformers`
+    (whose program the script does not show).
 
     Before:
         dist_backend: nccl
@@ -111,6 +118,37 @@ OFF = {"true": "false", "True": "False", "TRUE": "FALSE"}  # YAML's spellings of
 _WORD_GAP = re.compile(r"[ \t]*(?:\\\r?\n[ \t]*)*")
 
 
+@dataclass(frozen=True)
+class DefaultOn:
+    """A Megatron-LM fusion that is on unless the launch arguments turn it off (`--no-...`), and that stops the
+    program without its CUDA kernel: the port adds the flag where the command does not give it."""
+
+    flag: str
+    switch: Switch
+    only_with: re.Pattern[str] | None = None  # it matters only where the script also says this (else None: always)
+
+
+# Read in Megatron-LM's training/arguments.py (core_r0.12): these `--no-...` flags are `store_false` (or, for the
+# layer norm, `store_true` read as `persist_layer_norm = not args.no_persist_layer_norm`), so the fusion is on unless
+# given. Megatron-LM's validate_args turns rope fusion off itself where the position embedding is not RoPE. The
+# fusions compiled by TorchScript/torch.compile (`--no-bias-gelu-fusion`, `--no-bias-swiglu-fusion`,
+# `--no-bias-dropout-fusion`) run anywhere and are left on.
+MEGATRON_DEFAULT_ON: tuple[DefaultOn, ...] = (
+    DefaultOn("--no-gradient-accumulation-fusion", _BY_KEY["gradient_accumulation_fusion"]),
+    DefaultOn("--no-masked-softmax-fusion", _BY_KEY["masked_softmax_fusion"]),
+    DefaultOn("--no-persist-layer-norm", _BY_KEY["persist_layer_norm"]),
+    DefaultOn(
+        "--no-rope-fusion",
+        _BY_KEY["apply_rope_fusion"],
+        re.compile(r"--position-embedding-type(?:=|[ \t]+)[\"']?rope\b|--use-rotary-position-embeddings"),
+    ),
+)
+# A Megatron-LM entry point (pretrain_gpt.py, pretrain_bert.py, pretrain_t5.py, pretrain_mamba.py, ...), as a word.
+_MEGATRON_ENTRY = re.compile(r"(?:^|[/\"'])pretrain_\w+\.py[\"']?$")
+_NOT_RUNS = frozenset(("echo", "printf", "ls", "cat", "cp", "test", "[", "wget", "curl"))  # commands that name it
+_CONTINUATION = re.compile(r"[ \t]*\\(\r?\n)([ \t]*)")
+
+
 def switch_for_key(key: object) -> Switch | None:
     return _BY_KEY.get(key) if isinstance(key, str) else None
 
@@ -126,10 +164,11 @@ def note(switch: Switch, what: str) -> str:
 def port_shell_switches(port: TextPort, code: str) -> None:
     """Remove the flags of ``SWITCHES`` from the commands of a script the port edits (``port.edits``), each with a
     comment line above its command (never between continuation lines, which would end the command there)."""
-    if not port.edits or not _FLAG_PREFILTER.search(code):
+    if not port.edits or not (_FLAG_PREFILTER.search(code) or "pretrain_" in code):
         return  # a script the port leaves alone is not edited for a switch alone
     lexed = lex(code)
     written: set[tuple[int, str]] = set()
+    _megatron_defaults(port, code, lexed.commands, lexed.safe_line_starts)
     for words in lexed.commands:
         for k, word in enumerate(words):
             switch = _BY_FLAG.get(code[word.start : word.end])
@@ -150,6 +189,35 @@ def port_shell_switches(port: TextPort, code: str) -> None:
                 written.add((above, comment))
                 edits.append(Edit(above, above, port.lines.indent_at(above) + comment + newline_of(code)))
             port.fix(CUDA_KERNEL_SWITCH, word.start, edits, message)
+
+
+def _megatron_defaults(port: TextPort, code: str, commands: list[list[Word]], line_starts: list[int]) -> None:
+    """Add the `--no-...` flag of each fusion of ``MEGATRON_DEFAULT_ON`` that the script does not give (anywhere: in
+    the command, an array or a variable) to each command that runs a Megatron-LM entry point, right after it (on
+    lines of their own where a continuation follows it), each with a comment line above the command."""
+    missing = [
+        d for d in MEGATRON_DEFAULT_ON if d.flag not in code and (d.only_with is None or d.only_with.search(code))
+    ]
+    if not missing:
+        return
+    newline = newline_of(code)
+    for words in commands:
+        entry = next((w for w in words if not w.redirect and _MEGATRON_ENTRY.search(code[w.start : w.end])), None)
+        if entry is None or code[words[0].start : words[0].end] in _NOT_RUNS:
+            continue
+        above = max(s for s in line_starts if s <= entry.start)
+        follows = _CONTINUATION.match(code, entry.end)
+        for default in missing:
+            key = default.switch.keys[0]
+            message = note(default.switch, f"{default.flag} added (Megatron-LM turns {key} on unless told)")
+            comment = port.lines.indent_at(above) + todo_comment(CUDA_KERNEL_SWITCH, message) + newline
+            if follows is not None:  # `pretrain_gpt.py \` + newline: a line of its own, with the next line's indent
+                added = Edit(
+                    follows.start(2), follows.start(2), f"{follows.group(2)}{default.flag} \\{follows.group(1)}"
+                )
+            else:
+                added = Edit(entry.end, entry.end, f" {default.flag}")
+            port.fix(CUDA_KERNEL_SWITCH, entry.start, [Edit(above, above, comment), added], message)
 
 
 def _removal(code: str, words: list[Word], k: int) -> Edit | None:
