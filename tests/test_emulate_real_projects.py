@@ -41,17 +41,9 @@ X_TRANSFORMERS = ("x-transformers", "2.31.10", "x_transformers")
 PALM = ("PaLM-rlhf-pytorch", "0.8.0", "palm_rlhf_pytorch")
 VECTOR_QUANTIZE = ("vector-quantize-pytorch", "1.32.0", "vector_quantize_pytorch")
 
-# One driver for every project: argv is MODEL DEVICE DTYPE. The model is built on CPU under seed 0 and moved to the
-# device; the batch is drawn on CPU from its own generator, so both sides see the same weights and tokens.
-DRIVER = """
-import json, sys
-
-import torch
-
-model_name, device, dtype = sys.argv[1:4]
-extra = {}
-
-
+# The tiny models, shared by the drivers below: build() -> (the project's package, the model, loss_of(module, ids)),
+# where module is the model or its DistributedDataParallel wrapper (whose forward must run for its gradient hooks).
+BUILD = """
 def build():
     if model_name == "llama":
         import transformers
@@ -60,7 +52,7 @@ def build():
         config = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
         model = LlamaForCausalLM(config)
-        return transformers, model, lambda ids: model(input_ids=ids, labels=ids).loss
+        return transformers, model, lambda module, ids: module(input_ids=ids, labels=ids).loss
     if model_name == "gpt2":
         import transformers
         from transformers import GPT2Config, GPT2LMHeadModel
@@ -68,7 +60,7 @@ def build():
         config = GPT2Config(vocab_size=128, n_embd=64, n_layer=2, n_head=4, n_positions=64, bos_token_id=0,
                             eos_token_id=0)
         model = GPT2LMHeadModel(config)
-        return transformers, model, lambda ids: model(input_ids=ids, labels=ids).loss
+        return transformers, model, lambda module, ids: module(input_ids=ids, labels=ids).loss
     if model_name == "x-transformers":
         import x_transformers
         from x_transformers import AutoregressiveWrapper, Decoder, TransformerWrapper
@@ -78,13 +70,16 @@ def build():
         decoder = Decoder(dim=64, depth=2, heads=4, attn_kv_heads=2, rotary_pos_emb=True, attn_flash=True,
                           use_rmsnorm=True, ff_glu=True)
         model = AutoregressiveWrapper(TransformerWrapper(num_tokens=128, max_seq_len=64, attn_layers=decoder))
-        return x_transformers, model, model
+        return x_transformers, model, lambda module, ids: module(ids)
     if model_name.startswith("palm"):
-        import palm_rlhf_pytorch
+        import palm_rlhf_pytorch.attention
         from palm_rlhf_pytorch import PaLM
 
         model = PaLM(num_tokens=128, dim=64, depth=2, dim_head=16, heads=4, flash_attn=model_name == "palm-flash")
-        return palm_rlhf_pytorch, model, lambda ids: model(ids, return_loss=True)
+        # the SDPA kernels its attention picked for the accelerator at init (None: no accelerator, the CPU's kernels)
+        configs = {str(m.cuda_config) for m in model.modules() if isinstance(m, palm_rlhf_pytorch.attention.Attention)}
+        extra["accelerator_config"] = sorted(configs)
+        return palm_rlhf_pytorch, model, lambda module, ids: module(ids, return_loss=True)
     if model_name == "vq":  # a VQ-VAE bottleneck: a learnable codebook beside residual FSQ, an autoencoder's loss
         import vector_quantize_pytorch
         from vector_quantize_pytorch import ResidualFSQ, VectorQuantize
@@ -104,9 +99,23 @@ def build():
                 return torch.nn.functional.mse_loss(self.out(quantized + residual), x) + commitment.sum()
 
         model = Bottleneck()
-        return vector_quantize_pytorch, model, model
+        return vector_quantize_pytorch, model, lambda module, ids: module(ids)
     raise SystemExit(f"unknown model {model_name}")
+"""
 
+# One driver for every project: argv is MODEL DEVICE DTYPE. The model is built on CPU under seed 0 and moved to the
+# device; the batch is drawn on CPU from its own generator, so both sides see the same weights and tokens.
+DRIVER = (
+    """
+import json, sys
+
+import torch
+
+model_name, device, dtype = sys.argv[1:4]
+extra = {}
+"""
+    + BUILD
+    + """
 
 torch.manual_seed(0)
 package, model, loss_of = build()
@@ -116,7 +125,7 @@ ids = torch.randint(1, 128, (2, 17), generator=torch.Generator().manual_seed(1))
 losses = []
 for _ in range(STEPS):
     with torch.autocast(device, dtype=torch.bfloat16, enabled=dtype == "bf16"):
-        loss = loss_of(ids)
+        loss = loss_of(model, ids)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     grads = [p.grad for p in model.parameters() if p.grad is not None]
@@ -131,6 +140,7 @@ print(json.dumps({
     **extra,
 }))
 """
+)
 
 
 run = run_on_path
@@ -151,18 +161,18 @@ def port(tmp_path_factory):
 def emulate_and_reference(tmp_path: Path, ported: Path, package: str, model: str, dtype: str = "fp32"):
     """The driver under the emulator on the ported copy, and on CPU on the original: (npu result, CPU result,
     emulate report, emulate process)."""
-    driver = tmp_path / "driver.py"
-    driver.write_text(textwrap.dedent(DRIVER).replace("STEPS", str(STEPS)), "utf-8")
+    script = tmp_path / "driver.py"
+    script.write_text(textwrap.dedent(DRIVER).replace("STEPS", str(STEPS)), "utf-8")
     report = tmp_path / "report.json"
     start = time.perf_counter()
     emulated = run(
-        [*CLI, "emulate", "--report", str(report), "--", sys.executable, str(driver), model, "npu", dtype],
+        [*CLI, "emulate", "--report", str(report), "--", sys.executable, str(script), model, "npu", dtype],
         cwd=tmp_path,
         pythonpath=ported,
     )
     print(f"emulated {model} ({dtype}) in {time.perf_counter() - start:.1f}s")
     start = time.perf_counter()
-    reference = last_json(check(run([sys.executable, str(driver), model, "cpu", dtype], cwd=tmp_path)))
+    reference = last_json(check(run([sys.executable, str(script), model, "cpu", dtype], cwd=tmp_path)))
     print(f"reference {model} ({dtype}) on CPU in {time.perf_counter() - start:.1f}s")
     assert Path(reference["package"]).is_relative_to(installed(*PROJECTS[package])), reference["package"]
     data = json.loads(report.read_text("utf-8")) if report.exists() else {}
@@ -271,7 +281,15 @@ def test_palm_trains_under_the_emulator_like_the_original(tmp_path, port, flash)
     # SM gate) is ported to False (NPU112), so no device properties are read on the NPU.
     assert calls(report).get("torch.npu.is_available", 0) > 0, calls(report)
     assert "torch.npu.get_device_properties" not in calls(report), calls(report)
+    # (the original under the emulator asks torch.npu.is_available() too, through accelerate: what tells the port
+    # apart is the kernel choice it makes for the npu, where the original, seeing no CUDA, keeps none)
+    assert emulated["accelerator_config"] == ([FLASH_ON_NPU] if flash else ["None"]), emulated
+    assert reference["accelerator_config"] == ["None"], reference
     assert not report.get("not_implemented"), report
+
+
+# PaLM's Attention(flash_attn=True) on an accelerator that is not an A100: the math and memory-efficient SDPA kernels
+FLASH_ON_NPU = "EfficientAttentionConfig(enable_flash=False, enable_math=True, enable_mem_efficient=True)"
 
 
 @pytest.mark.slow
