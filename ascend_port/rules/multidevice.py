@@ -23,6 +23,7 @@ from ascend_port.python import device_model
 from ascend_port.python.calls import code_of
 from ascend_port.python.device_facts import DEVICE_OPERAND
 from ascend_port.python.names import ImportIndex
+from ascend_port.python.parsing import parse_quietly
 from ascend_port.python.scopes import Trigger, statement
 from ascend_port.python.transformer import ALL_OTHERS, PortTransformer
 from ascend_port.rules.device.base import switches_cuda_only_feature
@@ -46,8 +47,11 @@ NPU_BESIDE_CUDA = rule(
     In a module that gains NPU branches, the checks on the way to them accept "npu" too: a literal list of devices
     with `"cuda"` and another device gets `"npu"` after `"cuda"` in a membership test of a device
     (`assert device in [...]`, `if device not in (...): raise`), the `choices=` of a `--device` option and the
-    `Literal[...]` of a device parameter; never in a test that switches a CUDA-only feature (FP8, mxfp4, CUDA
-    graphs, ...: it stays off on the NPU), nor Lightning's `accelerator` names, which reject "npu".
+    `Literal[...]` of a device parameter (a `None` in the list is no device: `accelerator not in ["auto", "cuda",
+    "mps", None]` is widened too); never in a test that switches a CUDA-only feature (FP8, mxfp4, CUDA graphs, ...:
+    it stays off on the NPU), nor Lightning's `accelerator` names, which reject "npu". In any module, the test of a
+    branch that serves the listed devices by the value's name (`elif accelerator in ["cuda", "mps"]:` whose body
+    reads `accelerator` and names no device: `f"{accelerator}:{i}"`) gets "npu" too, wherever the value comes from.
     A name bound once to `torch.cuda.is_available()` (`HAS_CUDA = ...`) keeps its meaning on both sides: where
     such chains are its only uses, its binding stays CUDA's and the NPU branch beside `if HAS_CUDA:` asks
     `torch.npu.is_available()` itself; where other code uses it too (and the port moves that code and the binding
@@ -300,10 +304,14 @@ class MultiDeviceTransformer(PortTransformer):
     # --- the checks on the way to the NPU branch: allow-lists of devices accept "npu" beside "cuda" ------------------
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
-        """``assert device in ["cuda", "mps", "cpu"]``, ``if device not in (...): raise``."""
-        if not self._forks() or not self._device_operand.search(code_of(original.left)):
+        """``assert device in ["cuda", "mps", "cpu"]``, ``if device not in (...): raise``; in a module without NPU
+        branches, the test of a branch that serves the listed devices alike, by the value (_serves_by_name)."""
+        if not self._device_operand.search(code_of(original.left)):
             return updated
         statements = self.ctx.enclosing_statements()
+        by_name = not self._forks()
+        if by_name and not _serves_by_name(original, statements[-1] if statements else None):
+            return updated
         if switches_cuda_only_feature(original, statements[-1] if statements else None):
             return updated  # the feature stays off on the NPU (as NPU105 keeps such a test)
         targets = list(updated.comparisons)
@@ -316,6 +324,9 @@ class MultiDeviceTransformer(PortTransformer):
                     changed = True
         if not changed:
             return updated
+        if by_name:
+            message = '"npu" accepted beside "cuda" (the branch serves each listed device by its name)'
+            return self.fix(NPU_BESIDE_CUDA, original, updated.with_changes(comparisons=targets), message) or updated
         return self._accepts(original, updated.with_changes(comparisons=targets)) or updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -405,11 +416,16 @@ def _npu_twin(cuda: cst.BaseExpression | None) -> cst.SimpleString:
 
 
 def _cuda_at(values: Sequence[cst.BaseExpression | None]) -> int | None:
-    """Where "cuda" is in a literal list of device names with another device but no "npu", else None."""
-    names = [_string(v) if v is not None else None for v in values]
+    """Where "cuda" is in a literal list of device names with another device but no "npu", else None. A `None` in
+    the list is no name (`accelerator not in ["auto", "cuda", "mps", None]`: the value may be left unset)."""
+    names = [_string(v) if v is not None else None for v in values if not _is_none(v)]
     if None in names or names.count("cuda") != 1 or "npu" in names or not _OTHER_DEVICE_TYPES & set(names):
         return None
-    return names.index("cuda")
+    return next(i for i, v in enumerate(values) if v is not None and _string(v) == "cuda")
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _with_npu_after(elements: list, at: int, npu):
@@ -432,6 +448,26 @@ def _with_npu(container: cst.BaseExpression) -> cst.BaseExpression | None:
         return None
     npu = cst.Element(_npu_twin(elements[at].value))
     return container.with_changes(elements=_with_npu_after(elements, at, npu))
+
+
+def _serves_by_name(test: cst.Comparison, statement: cst.CSTNode | None) -> bool:
+    """``elif accelerator in ["cuda", "mps"]: devices = [f"{accelerator}:{i}" for i in ...]``: an `if` whose test
+    is ``test``, a membership test of the value, and whose body reads the value and names no device itself serves
+    each listed device by its name, as it would serve "npu" (LitServe's server.py builds its workers' device strings
+    so): "npu" may join the list wherever the value may come from. A body that names a device (`torch.cuda...`,
+    `"cuda"`) does that device's work, and a body that does not read the value sets something for those devices
+    alone (`pin_memory = True`): neither says what the NPU needs."""
+    if not isinstance(statement, cst.If) or statement.test is not test or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.In):
+        return False
+    tree = parse_quietly("if 1:" + code_of(statement.body))  # (the body alone, in a wrapper that names nothing)
+    value = code_of(test.left)
+    return (
+        tree is not None
+        and not device_model.devices_in(tree)
+        and any(ast.unparse(n) == value for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute)))
+    )
 
 
 def _key(element: cst.BaseDictElement) -> str | None:
