@@ -344,6 +344,48 @@ def runs_nvidia_smi(function: ast.AST) -> bool:
 
 
 NVIDIA_SMI = "nvidia-smi"
+# What of torch.cuda describes the NVIDIA GPUs (as nvidia-smi does) without putting work on them.
+_DESCRIBES = frozenset(
+    ("device_count", "is_available", "get_device_name", "get_device_properties", "get_device_capability")
+)
+
+
+def _only_describes_cuda(function: ast.AST) -> bool:
+    """Does the function use CUDA only to describe the NVIDIA GPUs (`torch.cuda.device_count()`, a variable like
+    `CUDA_VISIBLE_DEVICES`), no `.cuda()`, `"cuda"` device or other `torch.cuda` call (a `main()` that logs
+    `nvidia-smi` and trains on CUDA is ported as any code)?"""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Attribute):
+            if node.attr in _DESCRIBES and isinstance(node.value, ast.Attribute) and node.value.attr == "cuda":
+                continue
+            if node.attr in ("cuda", "is_cuda"):
+                return False
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _string_device(node.value) == "cuda":
+            return False
+        stack.extend(ast.iter_child_nodes(node))
+    return True
+
+
+def nvidia_smi_counts(module: ast.Module) -> frozenset[str]:
+    """The module's functions (at its top) that count the NVIDIA GPUs by running nvidia-smi: each runs it itself and
+    returns only ``len(...)`` or an integer (LitServe's ``check_cuda_with_nvidia_smi``, 0 where it fails). A CUDA
+    availability/count probe of the project's own, whose NPU counterpart is ``torch.npu.device_count()``."""
+    found = set()
+    for node in module.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not runs_nvidia_smi(node):
+            continue
+        returned = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
+        if returned and all(_is_count(value) for value in returned):
+            found.add(node.name)
+    return frozenset(found)
+
+
+def _is_count(value: ast.expr | None) -> bool:
+    if isinstance(value, ast.Constant):
+        return type(value.value) is int
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "len"
 
 
 def _is_question(node: ast.AST | None) -> bool:
@@ -403,7 +445,7 @@ class _Reader(ast.NodeVisitor):
         if self.npu_aware and isinstance(node, ast.ClassDef) and "cuda" in words(node.name):
             self.keep(node)  # `class CUDAOpBuilder` in a project that has its NPU counterpart
             return
-        if not isinstance(node, ast.ClassDef) and runs_nvidia_smi(node):
+        if not isinstance(node, ast.ClassDef) and runs_nvidia_smi(node) and _only_describes_cuda(node):
             # It describes the NVIDIA GPUs (LitServe's check_cuda_with_nvidia_smi counts those `nvidia-smi -L` lists,
             # filtered by CUDA_VISIBLE_DEVICES): its CUDA names are NVIDIA's, with no NPU form.
             self.keep(node)
