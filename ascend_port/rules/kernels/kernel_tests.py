@@ -232,8 +232,8 @@ class _Reader:
         return f"the CUDA-only library {qualified.split('.')[0]}", f"{code}() runs a CUDA-only library: {way}"
 
 
-# An identifier named for NVIDIA's tools (`check_cuda_with_nvidia_smi`, `pynvml`, `nvmlInit`), a word of its own.
-_NVIDIA_NAME = re.compile(r"(?i)(?:^|_|(?<=[a-z]))(?:nvidia|nvml)(?=$|_|[A-Z0-9])|^(?:py)?nvml")
+# An identifier named for NVIDIA's tools (`check_cuda_with_nvidia_smi`, `pynvml`, `nvmlInit`).
+_NVIDIA_NAME = re.compile(r"(?i)nvidia|nvml")
 
 
 def _nvidia_tool(function: Function) -> str | None:
