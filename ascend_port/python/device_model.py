@@ -329,6 +329,65 @@ def _devices_beside_guards(function: ast.AST, devices: SubtreeDevices) -> frozen
     return found
 
 
+def runs_nvidia_smi(function: ast.AST) -> bool:
+    """Does the function run NVIDIA's `nvidia-smi` itself (a call whose command, a string or a list's first item,
+    starts with it: `subprocess.check_output(["nvidia-smi", "-L"])`, `os.popen("nvidia-smi topo -m")`)?"""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and node.args:
+            command = node.args[0]
+            if isinstance(command, (ast.List, ast.Tuple)) and command.elts:
+                command = command.elts[0]
+            if isinstance(command, ast.Constant) and isinstance(command.value, str):
+                if command.value.startswith(NVIDIA_SMI):
+                    return True
+    return False
+
+
+NVIDIA_SMI = "nvidia-smi"
+# What of torch.cuda describes the NVIDIA GPUs (as nvidia-smi does) without putting work on them.
+_DESCRIBES = frozenset(
+    ("device_count", "is_available", "get_device_name", "get_device_properties", "get_device_capability")
+)
+
+
+def _only_describes_cuda(function: ast.AST) -> bool:
+    """Does the function use CUDA only to describe the NVIDIA GPUs (`torch.cuda.device_count()`, a variable like
+    `CUDA_VISIBLE_DEVICES`), no `.cuda()`, `"cuda"` device or other `torch.cuda` call (a `main()` that logs
+    `nvidia-smi` and trains on CUDA is ported as any code)?"""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Attribute):
+            if node.attr in _DESCRIBES and isinstance(node.value, ast.Attribute) and node.value.attr == "cuda":
+                continue
+            if node.attr in ("cuda", "is_cuda"):
+                return False
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _string_device(node.value) == "cuda":
+            return False
+        stack.extend(ast.iter_child_nodes(node))
+    return True
+
+
+def nvidia_smi_counts(module: ast.Module) -> frozenset[str]:
+    """The module's functions (at its top) that count the NVIDIA GPUs by running nvidia-smi: each runs it itself and
+    returns only ``len(...)`` or an integer (LitServe's ``check_cuda_with_nvidia_smi``, 0 where it fails). A CUDA
+    availability/count probe of the project's own, whose NPU counterpart is ``torch.npu.device_count()``."""
+    found = set()
+    for node in module.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not runs_nvidia_smi(node):
+            continue
+        returned = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
+        if returned and all(_is_count(value) for value in returned):
+            found.add(node.name)
+    return frozenset(found)
+
+
+def _is_count(value: ast.expr | None) -> bool:
+    if isinstance(value, ast.Constant):
+        return type(value.value) is int
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "len"
+
+
 def _is_question(node: ast.AST | None) -> bool:
     """``torch.cuda.is_available()``, ``x == "cuda"``, ``get_device_capability() >= (8, 0)``: a yes/no answer."""
     if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
@@ -385,6 +444,11 @@ class _Reader(ast.NodeVisitor):
             return
         if self.npu_aware and isinstance(node, ast.ClassDef) and "cuda" in words(node.name):
             self.keep(node)  # `class CUDAOpBuilder` in a project that has its NPU counterpart
+            return
+        if not isinstance(node, ast.ClassDef) and runs_nvidia_smi(node) and _only_describes_cuda(node):
+            # It describes the NVIDIA GPUs (LitServe's check_cuda_with_nvidia_smi counts those `nvidia-smi -L` lists,
+            # filtered by CUDA_VISIBLE_DEVICES): its CUDA names are NVIDIA's, with no NPU form.
+            self.keep(node)
             return
         if not isinstance(node, ast.ClassDef) and (
             {"cuda", "npu"} <= _devices_beside_guards(node, self.devices)
@@ -648,6 +712,10 @@ def _find_keeping_offsets(text: str) -> Iterator[int]:
         at = text.find("device_types", at + 1)
     for match in _CUDA_KEY.finditer(text):
         yield match.start()
+    at = text.find(NVIDIA_SMI)
+    while at >= 0:  # (a function that runs it stays CUDA's: _Reader.visit_FunctionDef)
+        yield at
+        at = text.find(NVIDIA_SMI, at + 1)
     if "get_device_properties" in text and (at := text.find("device_count")) >= 0:
         yield at  # (a count that bounds a loop over CUDA probes: _keep_counts_of_cuda_probes)
     lowered = text.lower()

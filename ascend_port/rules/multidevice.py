@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import libcst as cst
 
 from ascend_port.core import library_support
 from ascend_port.core.catalogue import Confidence, Rule, rule
 from ascend_port.core.findings import Finding
+from ascend_port.core.sources import python_lines
 from ascend_port.python import device_model
 from ascend_port.python.calls import code_of
 from ascend_port.python.device_facts import DEVICE_OPERAND
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import ImportIndex
+from ascend_port.python.parsing import parse_quietly
 from ascend_port.python.scopes import Trigger, statement
-from ascend_port.python.transformer import ALL_OTHERS, PortTransformer
+from ascend_port.python.transformer import ALL_OTHERS, PortContext, PortTransformer
 from ascend_port.rules.device.base import switches_cuda_only_feature
 from ascend_port.rules.device.strings import DEVICE_NAME, names_device_option
 
@@ -46,8 +49,18 @@ NPU_BESIDE_CUDA = rule(
     In a module that gains NPU branches, the checks on the way to them accept "npu" too: a literal list of devices
     with `"cuda"` and another device gets `"npu"` after `"cuda"` in a membership test of a device
     (`assert device in [...]`, `if device not in (...): raise`), the `choices=` of a `--device` option and the
-    `Literal[...]` of a device parameter; never in a test that switches a CUDA-only feature (FP8, mxfp4, CUDA
-    graphs, ...: it stays off on the NPU), nor Lightning's `accelerator` names, which reject "npu".
+    `Literal[...]` of a device parameter (a `None` in the list is no device: `accelerator not in ["auto", "cuda",
+    "mps", None]` is widened too); never in a test that switches a CUDA-only feature (FP8, mxfp4, CUDA graphs, ...:
+    it stays off on the NPU), nor Lightning's `accelerator` names, which reject "npu". In any module (of a project
+    that does not support the NPU on its own: there such a list is its choice), the test of a branch that serves
+    the listed devices by the value's name (`elif accelerator in ["cuda", "mps"]:` whose body reads `accelerator`
+    and names no device: `f"{accelerator}:{i}"`) gets "npu" too, wherever the value comes from.
+    A function of the module that counts the NVIDIA GPUs by running nvidia-smi (it runs it itself and returns only
+    `len(...)` or an integer: LitServe's `check_cuda_with_nvidia_smi`) is the project's own CUDA count probe: in the
+    NPU branch beside a CUDA branch that calls it (`if check_cuda_with_nvidia_smi() > 0: return "cuda"`), the call
+    becomes `_npu_device_count()`, which the port writes once after that function (the NPUs torch_npu sees, 0
+    without it; its imports are its own, for a module that imports torch only where it needs it). The probe itself
+    and the CUDA branch keep their calls.
     A name bound once to `torch.cuda.is_available()` (`HAS_CUDA = ...`) keeps its meaning on both sides: where
     such chains are its only uses, its binding stays CUDA's and the NPU branch beside `if HAS_CUDA:` asks
     `torch.npu.is_available()` itself; where other code uses it too (and the port moves that code and the binding
@@ -196,7 +209,9 @@ class MultiDeviceTransformer(PortTransformer):
             span = model.fork_at(line)
             if span is None or model.keeps(line):
                 chain.append(after)
-            elif (
+                continue
+            after = self._counting_npus(after)  # (a call of the project's nvidia-smi count: the NPU count)
+            if (
                 isinstance(before.test, cst.Name)
                 and before.test.value in model.cuda_predicates
                 and code_of(before.body) != code_of(after.body)
@@ -217,7 +232,10 @@ class MultiDeviceTransformer(PortTransformer):
                 )
             else:
                 chain.append(before)
-                if self.fix(NPU_BESIDE_CUDA, before, True, "an NPU branch added beside the CUDA one"):
+                message = "an NPU branch added beside the CUDA one"
+                if NPU_COUNT_CALL in code_of(after.test) + code_of(after.body):
+                    message += f" (nvidia-smi's count of NVIDIA GPUs -> {NPU_COUNT_CALL}: {_NPU_COUNT_SAYS})"
+                if self.fix(NPU_BESIDE_CUDA, before, True, message):
                     test = self._where_npu(after.test, lambda code: f"{self._has_npu()} and {code}")
                     chain.append(_npu_branch(after, test))
         node: cst.If | cst.Else | None = final
@@ -226,6 +244,36 @@ class MultiDeviceTransformer(PortTransformer):
         for branch in reversed(chain[1:]):
             node = branch.with_changes(orelse=node)
         return chain[0].with_changes(orelse=node)
+
+    def _counting_npus(self, branch: cst.If) -> cst.If:
+        """The ported CUDA branch with each call of the module's nvidia-smi count (device_model.nvidia_smi_counts)
+        in its test and body made a call of the NPU count (``_npu_device_count()``, which finish() writes): the NPU
+        form of a CUDA count or availability probe, in the NPU branch only (the CUDA one keeps its call)."""
+        probes = self.ctx.fact(_nvidia_smi_counts)
+        if not probes:
+            return branch
+        counts = _CountsNpus(probes)
+        return branch.with_changes(test=branch.test.visit(counts), body=branch.body.visit(counts))
+
+    @classmethod
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
+        """The NPU count that NPU branches call (_counting_npus), written after the nvidia-smi count it stands
+        beside, once."""
+        if not any(f.rule is NPU_BESIDE_CUDA and NPU_COUNT_CALL in f.message for f in ctx.findings):
+            return text
+        if f"def {NPU_COUNT}(" in text:
+            return text
+        module = tree()
+        probes = nvidia_smi_counts_of(module)
+        after = next((n.end_lineno for n in module.body if isinstance(n, _FUNCTIONS) and n.name in probes), None)
+        if after is None:
+            return text
+        lines = python_lines(text)
+        newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+        if not lines[after - 1].endswith(("\n", "\r")):
+            lines[after - 1] += newline
+        lines.insert(after, newline.join(["", "", *_NPU_COUNT_HELPER.splitlines()]) + newline)
+        return "".join(lines)
 
     def _npu_before_fallback(self, original: cst.If, old: cst.Else, new: cst.Else) -> cst.If | cst.Else:
         """`if xpu: ... else: <cuda>`: the CUDA fallback stays, and its port goes in an `elif` that asks the NPU
@@ -300,10 +348,17 @@ class MultiDeviceTransformer(PortTransformer):
     # --- the checks on the way to the NPU branch: allow-lists of devices accept "npu" beside "cuda" ------------------
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
-        """``assert device in ["cuda", "mps", "cpu"]``, ``if device not in (...): raise``."""
-        if not self._forks() or not self._device_operand.search(code_of(original.left)):
+        """``assert device in ["cuda", "mps", "cpu"]``, ``if device not in (...): raise``; in a module without NPU
+        branches, the test of a branch that serves the listed devices alike, by the value (_serves_by_name)."""
+        if not self._device_operand.search(code_of(original.left)):
             return updated
         statements = self.ctx.enclosing_statements()
+        by_name = not self._forks()
+        # (in a project that supports the NPU on its own, a list without it is its authors' choice: kept)
+        if by_name and (
+            self.ctx.reports_only() or not _serves_by_name(original, statements[-1] if statements else None)
+        ):
+            return updated
         if switches_cuda_only_feature(original, statements[-1] if statements else None):
             return updated  # the feature stays off on the NPU (as NPU105 keeps such a test)
         targets = list(updated.comparisons)
@@ -316,6 +371,9 @@ class MultiDeviceTransformer(PortTransformer):
                     changed = True
         if not changed:
             return updated
+        if by_name:
+            message = '"npu" accepted beside "cuda" (the branch serves each listed device by its name)'
+            return self.fix(NPU_BESIDE_CUDA, original, updated.with_changes(comparisons=targets), message) or updated
         return self._accepts(original, updated.with_changes(comparisons=targets)) or updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -379,6 +437,45 @@ class MultiDeviceTransformer(PortTransformer):
             )
 
 
+# The NPU count that the NPU branch beside a call of a project's nvidia-smi count calls instead: imports of its own
+# (the module may import torch only where it needs it: LitServe's connector), 0 where torch_npu is not installed.
+NPU_COUNT = "_npu_device_count"
+NPU_COUNT_CALL = f"{NPU_COUNT}()"
+_NPU_COUNT_SAYS = "the NPUs torch_npu sees"
+_NPU_COUNT_HELPER = f'''def {NPU_COUNT}() -> int:
+    """NPU counterpart of the nvidia-smi count above (by ascend-port): {_NPU_COUNT_SAYS}, 0 without it."""
+    try:
+        import torch
+        import torch_npu  # noqa: F401
+    except ImportError:
+        return 0
+    return torch.npu.device_count()'''
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def nvidia_smi_counts_of(module: ast.Module | None) -> frozenset[str]:
+    return device_model.nvidia_smi_counts(module) if module is not None else frozenset()
+
+
+def _nvidia_smi_counts(facts: ModuleFacts) -> frozenset[str]:
+    """(a module fact: read once per module)"""
+    return nvidia_smi_counts_of(facts.tree)
+
+
+class _CountsNpus(cst.CSTTransformer):
+    """``check_cuda_with_nvidia_smi()`` -> ``_npu_device_count()`` (a call with no arguments of a name in
+    ``probes``)."""
+
+    def __init__(self, probes: frozenset[str]) -> None:
+        super().__init__()
+        self.probes = probes
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if isinstance(updated.func, cst.Name) and updated.func.value in self.probes and not updated.args:
+            return updated.with_changes(func=cst.Name(NPU_COUNT))
+        return updated
+
+
 # The devices an allow-list names beside CUDA's (what makes a list of strings a list of devices).
 _OTHER_DEVICE_TYPES = frozenset({"cpu", "mps", "xpu", "hpu", "mlu", "musa", "xla", "tpu", "ipu", "meta"})
 _LITERALS = {"typing.Literal", "typing_extensions.Literal"}
@@ -405,11 +502,16 @@ def _npu_twin(cuda: cst.BaseExpression | None) -> cst.SimpleString:
 
 
 def _cuda_at(values: Sequence[cst.BaseExpression | None]) -> int | None:
-    """Where "cuda" is in a literal list of device names with another device but no "npu", else None."""
-    names = [_string(v) if v is not None else None for v in values]
+    """Where "cuda" is in a literal list of device names with another device but no "npu", else None. A `None` in
+    the list is no name (`accelerator not in ["auto", "cuda", "mps", None]`: the value may be left unset)."""
+    names = [_string(v) if v is not None else None for v in values if not _is_none(v)]
     if None in names or names.count("cuda") != 1 or "npu" in names or not _OTHER_DEVICE_TYPES & set(names):
         return None
-    return names.index("cuda")
+    return next(i for i, v in enumerate(values) if v is not None and _string(v) == "cuda")
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _with_npu_after(elements: list, at: int, npu):
@@ -432,6 +534,26 @@ def _with_npu(container: cst.BaseExpression) -> cst.BaseExpression | None:
         return None
     npu = cst.Element(_npu_twin(elements[at].value))
     return container.with_changes(elements=_with_npu_after(elements, at, npu))
+
+
+def _serves_by_name(test: cst.Comparison, statement: cst.CSTNode | None) -> bool:
+    """``elif accelerator in ["cuda", "mps"]: devices = [f"{accelerator}:{i}" for i in ...]``: an `if` whose test
+    is ``test``, a membership test of the value, and whose body reads the value and names no device itself serves
+    each listed device by its name, as it would serve "npu" (LitServe's server.py builds its workers' device strings
+    so): "npu" may join the list wherever the value may come from. A body that names a device (`torch.cuda...`,
+    `"cuda"`) does that device's work, and a body that does not read the value sets something for those devices
+    alone (`pin_memory = True`): neither says what the NPU needs."""
+    if not isinstance(statement, cst.If) or statement.test is not test or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.In):
+        return False
+    tree = parse_quietly("if 1:" + code_of(statement.body))  # (the body alone, in a wrapper that names nothing)
+    value = code_of(test.left)
+    return (
+        tree is not None
+        and not device_model.devices_in(tree)
+        and any(ast.unparse(n) == value for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute)))
+    )
 
 
 def _key(element: cst.BaseDictElement) -> str | None:

@@ -90,7 +90,9 @@ CUDA_ENV_VAR = rule(
     A string that is exactly the name of a CUDA runtime variable, read or set from Python (`os.environ[...]`,
     `os.getenv(...)`, an `env={...}` dict), becomes the Ascend name: `CUDA_VISIBLE_DEVICES` ->
     `ASCEND_RT_VISIBLE_DEVICES`, `CUDA_LAUNCH_BLOCKING` -> `ASCEND_LAUNCH_BLOCKING`, `PYTORCH_CUDA_ALLOC_CONF` ->
-    `PYTORCH_NPU_ALLOC_CONF`, `PYTORCH_NO_CUDA_MEMORY_CACHING` -> `PYTORCH_NO_NPU_MEMORY_CACHING`. Docstrings stay.
+    `PYTORCH_NPU_ALLOC_CONF`, `PYTORCH_NO_CUDA_MEMORY_CACHING` -> `PYTORCH_NO_NPU_MEMORY_CACHING`. Docstrings stay,
+    and so does a function that runs `nvidia-smi` (python/device_model.py keeps it whole): there
+    `CUDA_VISIBLE_DEVICES` filters the NVIDIA GPUs nvidia-smi lists, which no Ascend variable names.
 
     Before:
         os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"

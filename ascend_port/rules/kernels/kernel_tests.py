@@ -23,7 +23,7 @@ from ascend_port.core.options import ExtensionOps, PortOptions
 from ascend_port.core.sources import line_offsets, python_lines
 from ascend_port.core.suppression import Suppressions
 from ascend_port.python.device_facts import PROBE_NAMES, dotted_ast, resolve_ast
-from ascend_port.python.device_model import ACCELERATORS, OTHER_VENDORS, DeviceModel, Span, devices_in
+from ascend_port.python.device_model import ACCELERATORS, NVIDIA_SMI, OTHER_VENDORS, DeviceModel, Span, devices_in
 from ascend_port.python.module_facts import statement_blocks
 from ascend_port.python.names import ImportIndex, walk_statements
 from ascend_port.python.parsing import parse_quietly
@@ -44,7 +44,8 @@ CUDA_KERNEL_TEST = rule(
     "cuda-kernel-test",
     Confidence.MEDIUM,
     "A test whose subject is a CUDA-only kernel (an extension op, a Triton kernel, a CUDA-only library) keeps its "
-    "CUDA code and is skipped on the NPU: a CUDA skip guard is added where it has none.",
+    "CUDA code and is skipped on the NPU: a CUDA skip guard is added where it has none (a test of NVIDIA's tools, "
+    "nvidia-smi, keeps its own guards).",
     """
     A test function or method (`test_*`, at the top of a module or in a test class) that runs on CUDA (it names
     CUDA, or its class's `setUp` does, and no other device) and calls an op of a C++/CUDA extension itself (the
@@ -65,7 +66,10 @@ CUDA_KERNEL_TEST = rule(
     it (the kernel's NPU replacement). A test that reaches the kernel only through a function of the project (which
     may have an NPU path), that is given its device (`def test_op(device)`) or names another device (the NPU, CPU
     in a decorator, another vendor's) is ported as before, and so is a test whose `def` line says
-    `# ascend-port: ignore[NPU517]`.
+    `# ascend-port: ignore[NPU517]`. A test that refers to NVIDIA's tools (a name for them, `check_cuda_with_nvidia_smi`,
+    `pynvml`, or the `nvidia-smi` command; in its body or decorators) and not to the NPU tests them: it is kept whole
+    too, with the CUDA guards it has (`skipif(torch.cuda.device_count() == 0)` skips it on an NPU host, `> 0` runs a
+    mocked nvidia-smi there), and gets none (its CPU cases run anywhere).
 
     Before:
         import pytest
@@ -126,7 +130,7 @@ class KernelTest:
 # `torch.cuda`.)
 _LIBRARY_ROOTS = sorted({prefix.split(".")[0] for prefix, _ in (*LIBRARIES, *library_support.import_ways())} - {"cuda"})
 _SIGNS = re.compile(
-    r"\]\s*\(|_cuda|torch\.ops\.|cpp_extension|(?:from|import)[ \t]+cuda\b|(?<![.\w])(?:"
+    r"(?i:nvidia|nvml)|\]\s*\(|_cuda|torch\.ops\.|cpp_extension|(?:from|import)[ \t]+cuda\b|(?<![.\w])(?:"
     + "|".join(map(re.escape, _LIBRARY_ROOTS))
     + r")\b"
 )
@@ -189,7 +193,10 @@ class _Reader:
             yield replace(test, guard=guard, outer=tuple(held + module))
 
     def _kernel_test(self, function: Function, in_test_case: bool, setup: list[Function]) -> KernelTest | None:
-        """The kernel test ``function`` is, if it is one."""
+        """The kernel test ``function`` is, if it is one (a test of NVIDIA's tools is kept as one)."""
+        tool = _nvidia_tool(function)
+        if tool is not None:
+            return _nvidia_test(function, tool, in_test_case)
         if not _cuda_only(function, setup):
             return None
         subject = next(
@@ -245,6 +252,40 @@ class _Reader:
         if qualified is None or way is None:
             return None
         return f"the CUDA-only library {qualified.split('.')[0]}", f"{code}() runs a CUDA-only library: {way}"
+
+
+# An identifier named for NVIDIA's tools (`check_cuda_with_nvidia_smi`, `pynvml`, `nvmlInit`).
+_NVIDIA_NAME = re.compile(r"(?i)nvidia|nvml")
+
+
+def _nvidia_tool(function: Function) -> str | None:
+    """What of NVIDIA's tools the test (its decorators included) refers to: a name for NVIDIA (LitServe's
+    `check_cuda_with_nvidia_smi`, pynvml) or the `nvidia-smi` command; None when it refers to none, or names the
+    NPU."""
+    found = None
+    for node in ast.walk(function):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name is not None and _NVIDIA_NAME.search(name):
+            found = found or name
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(NVIDIA_SMI):
+            found = found or NVIDIA_SMI
+    return found if found is not None and "npu" not in devices_in(function) else None
+
+
+def _nvidia_test(function: Function, tool: str, unittest: bool) -> KernelTest:
+    """A test whose subject is NVIDIA's tools: kept whole with the guards it has (a CUDA skip guard skips it on an
+    NPU host, `skipif(torch.cuda.device_count() > 0)` runs it there, with its mocks), and given none (it may run
+    where no NVIDIA GPU is: a mocked nvidia-smi, a CPU case)."""
+    return KernelTest(
+        first=min([function.lineno, *(d.lineno for d in function.decorator_list)]),
+        last=function.end_lineno or function.lineno,
+        line=function.lineno,
+        name=function.name,
+        subject=f"NVIDIA's tools ({tool})",
+        why=f"it tests NVIDIA's tools ({tool}), which describe NVIDIA GPUs: its CUDA names are theirs",
+        guard="its guards, if any, stay CUDA's",
+        unittest=unittest,
+    )
 
 
 def _from_project(node: ast.expr, aliases: Mapping[str, str]) -> bool:

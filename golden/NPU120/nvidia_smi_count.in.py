@@ -1,7 +1,8 @@
 # A serving library's device connector (LitServe's shape): the accelerator is a value the module lets be "cuda" or
 # "mps", so `self._accelerator == "cuda"` is a choice between devices, and so are the `if` statements of one block
-# where a `try` that imports torch holds the next test. Their CUDA branches stay CUDA's (a CUDA host keeps working);
-# what the port cannot write beside them is a TODO.
+# where a `try` that imports torch holds the next test. nvidia_smi_count() counts the NVIDIA GPUs by running
+# nvidia-smi: a CUDA count probe of the project's own, whose NPU form is the NPUs torch_npu sees. Each CUDA branch
+# stays as it is and gains an NPU branch that asks _npu_device_count(), written after the probe (which stays CUDA's).
 import subprocess
 
 
@@ -17,7 +18,7 @@ class Connector:
         if accelerator in ("cpu", "cuda", "mps"):
             self._accelerator = accelerator
         else:
-            self._accelerator = self._choose_gpu_backend()
+            self._accelerator = self._choose_gpu_accelerator_backend()
         if self._accelerator not in ("cuda", "mps", "cpu"):
             raise ValueError(f"accelerator must be one of (cuda, mps, cpu), got {self._accelerator}")
 
@@ -27,7 +28,7 @@ class Connector:
         return 1
 
     @staticmethod
-    def _choose_gpu_backend():
+    def _choose_gpu_accelerator_backend():
         if nvidia_smi_count() > 0:
             return "cuda"
 

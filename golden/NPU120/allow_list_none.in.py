@@ -1,0 +1,12 @@
+import torch
+
+
+def pick(accelerator=None):
+    # a None in the list (the value may be left unset) does not keep "npu" out of it
+    if accelerator not in ["auto", "cpu", "mps", "cuda", "gpu", None]:
+        raise ValueError(accelerator)
+    if accelerator == "cuda":
+        torch.cuda.set_device(0)
+    elif accelerator == "mps":
+        pass
+    return accelerator
