@@ -73,12 +73,18 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def run_on_path(
-    argv: list[str], cwd: Path, pythonpath: Path | None = None, *, threads: int | None = None
+    argv: list[str],
+    cwd: Path,
+    pythonpath: Path | None = None,
+    *,
+    threads: int | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
     """``argv`` with only ``pythonpath`` (a ported copy, or nothing: the installed original) on PYTHONPATH, and this
     checkout after it when ``argv`` is the CLI (whose ascend_port is then this one, even where the virtualenv's
-    editable install is another checkout's); ``threads``: OMP_NUM_THREADS (tiny runs on CI's 2 shared cores)."""
-    env = environment()
+    editable install is another checkout's); ``threads``: OMP_NUM_THREADS (tiny runs on CI's 2 shared cores);
+    ``env``: variables to add."""
+    env = {**environment(), **(env or {})}
     env.pop("PYTHONPATH", None)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
@@ -118,13 +124,15 @@ class PortedCopies:
         return self.ported[package]
 
 
-def emulate(cwd: Path, ported: Path, command: list[str], devices: int = 1) -> tuple[subprocess.CompletedProcess, dict]:
+def emulate(
+    cwd: Path, ported: Path, command: list[str], devices: int = 1, env: Mapping[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess, dict]:
     """``command`` under `ascend-port emulate` with the ported copy first on PYTHONPATH, one thread (the start
     tests' runs are tiny: more threads only make them slower): (the process, its report)."""
     report = cwd / f"report-{len(list(cwd.glob('report-*.json')))}.json"
     argv = [*CLI, "emulate", "--devices", str(devices), "--report", str(report), "--", *command]
     start = time.perf_counter()
-    result = run_on_path(argv, cwd, ported, threads=1)
+    result = run_on_path(argv, cwd, ported, threads=1, env=env)
     print(f"emulated {' '.join(command[1:])} in {time.perf_counter() - start:.1f}s")
     return result, json.loads(report.read_text("utf-8")) if report.exists() else {}
 
@@ -153,3 +161,58 @@ def outcomes(junit: Path) -> dict[str, str]:
             elif child.tag in ("failure", "error"):
                 found[name] = "failed: " + (child.get("message") or "").splitlines()[0][:200]
     return found
+
+
+def torchrun() -> str:
+    """This interpreter's torchrun; skips where there is none."""
+    found = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or shutil.which("torchrun")
+    if found is None:
+        pytest.skip("no torchrun")
+    return found
+
+
+def launch(world: int, port: int, script: str, *args: str) -> list[str]:
+    """The command that starts ``script`` in ``world`` processes: torchrun beyond one (on ``port``), else a plain
+    interpreter (the drivers then default RANK, WORLD_SIZE and the master's address themselves)."""
+    if world == 1:
+        return [sys.executable, script, *args]
+    return [torchrun(), "--nproc-per-node", str(world), "--master-port", str(port), script, *args]
+
+
+def rank_results(folder: Path, stem: str, world: int) -> list[dict]:
+    """Each rank's result, written by the driver to ``folder/STEM-RANK.json`` (torchrun interleaves stdout)."""
+    return [json.loads((folder / f"{stem}-{rank}.json").read_text("utf-8")) for rank in range(world)]
+
+
+def own_tests(
+    folders: pytest.TempPathFactory,
+    sdist: Path,
+    ported: Path,
+    selection: list[str],
+    *,
+    extra: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[dict[str, str], dict[str, str], dict]:
+    """A project's own tests (``sdist``'s tests/ and its pyproject.toml, for the project's pytest settings; its
+    sources come from the path), ported as a port of the repository ports them (`ascend-port apply` on tests/),
+    run with pytest's arguments ``selection`` under the emulator on the ported copy ``ported``, and, unported, on
+    the installed original on CPU. ``extra``: files (name -> text) written beside tests/ on both sides; ``env``:
+    the runs' extra environment. -> (emulated outcomes, original outcomes, emulate report)."""
+    sides = {}
+    for side in ("original", "ported"):
+        sides[side] = folders.mktemp(f"{sdist.name}-tests-{side}")
+        shutil.copytree(sdist / "tests", sides[side] / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(sdist / "pyproject.toml", sides[side])
+        for name, text in (extra or {}).items():
+            (sides[side] / name).write_text(text, "utf-8")
+    ported_tests = sides["ported"] / "tests"
+    check(run_on_path([*CLI, "apply", str(ported_tests), "--no-git", "--no-cache"], cwd=sides["ported"]))
+    pytest_argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "junit.xml"]
+    result, report = emulate(sides["ported"], ported, [*pytest_argv, *selection], env=env)
+    print(result.stdout[-3000:])
+    start = time.perf_counter()
+    reference = run_on_path([*pytest_argv, *selection], sides["original"], threads=1, env=env)
+    print(f"original tests on CPU in {time.perf_counter() - start:.1f}s")
+    print(reference.stdout[-1500:])
+    check(reference)
+    return outcomes(sides["ported"] / "junit.xml"), outcomes(sides["original"] / "junit.xml"), report

@@ -12,9 +12,13 @@ extra, copied from site-packages at test time (never committed) and ported once 
   test harness (`diffusers.utils.testing_utils.torch_device`), the dtype from `maybe_adjust_dtype_for_device`; and
   the process group of `diffusers run --context-parallel` (`_enable_context_parallel`: `init_process_group` on
   "cpu:gloo,cuda:nccl", then Ulysses attention over the ranks) with one and two processes.
+  Its sdist ships no tests (tests/ holds testing_utils.py alone), so none of its own unit tests run.
 - peft 0.21.2 (fine-tuning): `infer_device()`, `prepare_model_for_kbit_training` (it clears the device's cache),
-  `get_peft_model` with LoRA on a tiny transformers Llama, fp32 and a bf16 base with fp32 adapters; and DoRA with
-  ephemeral GPU offload (`LoraRuntimeConfig(ephemeral_gpu_offload=True)`).
+  `get_peft_model` with LoRA on a tiny transformers Llama, fp32 and a bf16 base with fp32 adapters; DoRA with
+  ephemeral GPU offload (`LoraRuntimeConfig(ephemeral_gpu_offload=True)`); the LoRA model in DDP on hccl with one
+  and two processes (peft has no process group of its own: a user's script starts it); and its own unit tests of
+  the modules the port changed (from its sdist: prepare_model_for_kbit_training, the LoRA variants, MonteCLoRA),
+  ported with the package and run under the emulator, the tests that need the Hub left out.
 
 Each path starts: the three that did not when these tests were written are fixed (a device string returned by
 `diffusers run`'s `_resolve_device_map`, NPU104; DoRA's `if is_xpu_available(): ... else: .to("cuda")`, NPU120's
@@ -25,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -36,7 +39,23 @@ import pytest
 
 pytest.importorskip("torch")
 
-from emulation import CLI, PortedCopies, calls, check, installed, last_json, needs_compiler, run_on_path
+from emulation import (
+    CLI,
+    PortedCopies,
+    calls,
+    check,
+    installed,
+    last_json,
+    launch,
+    needs_compiler,
+    own_tests,
+    rank_results,
+    run_on_path,
+    torchrun,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import corpora
 
 STEPS = 3
 # (distribution, pinned version, import package): the pins of pyproject.toml's `test` extra.
@@ -250,6 +269,81 @@ print(json.dumps({"device": infer_device(), "magnitude": layer.lora_magnitude_ve
 """
 
 
+# argv: OUTPUT: each rank writes OUTPUT-RANK.json. Rank and world from torchrun's environment, else one process. A
+# LoRA model (random A and B: both get gradients) on peft's infer_device(), in DDP on the process group a ported
+# script starts (hccl on the npu; gloo for the original on CPU); each rank one forward/backward on its own batch,
+# then an optimizer step. Before the DDP wrapper, the same rank computes without it the mean of every rank's
+# gradients (what DDP's all-reduce must give); after the step, the loss is all-reduced.
+PEFT_DDP = """
+import json, os, sys
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+import peft
+from peft import LoraConfig, get_peft_model
+from peft.utils.other import infer_device
+from transformers import LlamaConfig, LlamaForCausalLM
+
+output = sys.argv[1]
+for key, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29541", "RANK": "0", "WORLD_SIZE": "1",
+                   "LOCAL_RANK": "0"}.items():
+    os.environ.setdefault(key, value)
+rank, world, local_rank = (int(os.environ[key]) for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+device_type = infer_device()
+if device_type == "npu":
+    torch.npu.set_device(local_rank)
+device = torch.device(device_type, local_rank) if device_type != "cpu" else torch.device("cpu")
+dist.init_process_group("hccl" if device_type == "npu" else "gloo")
+
+torch.manual_seed(0)
+config = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+lora = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], lora_dropout=0.0,
+                  init_lora_weights=False)
+model = get_peft_model(LlamaForCausalLM(config), lora).to(device)
+trainable = [p for p in model.parameters() if p.requires_grad]
+
+
+def batch(r):
+    return torch.randint(1, 128, (2, 17), generator=torch.Generator().manual_seed(100 + r)).to(device)
+
+
+expected = [torch.zeros_like(p) for p in trainable]
+for r in range(world):
+    ids = batch(r)
+    for total, grad in zip(expected, torch.autograd.grad(model(input_ids=ids, labels=ids).loss, trainable)):
+        total += grad / world
+ddp = DistributedDataParallel(model, device_ids=[local_rank] if device_type == "npu" else None)
+optimizer = torch.optim.SGD(trainable, lr=0.5)
+ids = batch(rank)
+loss = ddp(input_ids=ids, labels=ids).loss
+loss.backward()
+grads = [p.grad for p in trainable]
+result = {
+    "package": peft.__file__,
+    "rank": rank,
+    "device": device_type,
+    "backend": dist.get_backend(),
+    "trainable": len(trainable),
+    "grads": sum(g is not None for g in grads),
+    "grad_devices": sorted({g.device.type for g in grads if g is not None}),
+    "param_devices": sorted({p.device.type for p in model.parameters()}),
+    "grad_error": max(float((g - e).abs().max()) for g, e in zip(grads, expected)),
+    "grad_norm": float(torch.stack([g.double().norm() for g in grads]).norm()),
+}
+optimizer.step()
+mean = loss.detach().clone()
+dist.all_reduce(mean)
+result["mean_loss"] = float(mean) / world
+result["param_sum"] = float(sum(p.detach().double().abs().sum().cpu() for p in trainable))
+dist.barrier()  # (no rank tears the group down while another still uses it)
+dist.destroy_process_group()
+with open(f"{output}-{rank}.json", "w") as stream:
+    json.dump(result, stream)
+"""
+
 run = run_on_path
 
 
@@ -294,13 +388,6 @@ def original(tmp_path: Path, project: tuple[str, str, str], argv: list[str]) -> 
     print(f"original {project[0]} on CPU in {time.perf_counter() - start:.1f}s")
     assert Path(result["package"]).is_relative_to(installed(*project)), result["package"]
     return result
-
-
-def torchrun() -> str:
-    found = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or shutil.which("torchrun")
-    if found is None:
-        pytest.skip("no torchrun")
-    return found
 
 
 def compare_training(npu: dict, cpu: dict, tolerance: float) -> None:
@@ -465,3 +552,105 @@ def test_peft_dora_ephemeral_offload_under_the_emulator(tmp_path, port):
     # DoRA's norm computed on the npu, its magnitude placed back with the offloaded base
     assert result == {"device": "npu", "magnitude": "cpu"}, result
     assert not report.get("stayed_on_cpu"), report
+
+
+# The project's own tests of the modules the port changed, from its sdist (which ships tests/; the wheel does not),
+# the tiny ones that run on CPU without the Hub: prepare_model_for_kbit_training's cache clearing (utils/other.py);
+# the LoRA variants (tuners/lora/variants.py: DoRA, aLoRA, ...); MonteCLoRA (tuners/lora/monteclora.py, whose
+# Cholesky runs outside autocast) through the common tests of custom models, which run on peft's infer_device(): the
+# npu under the emulator. The port's other changes are TODOs (bitsandbytes, Transformer Engine, LoftQ) or code that
+# only runs under DeepSpeed ZeRO-3 (trainable_tokens/layer.py), which these tests cannot reach.
+PEFT_UNIT_TESTS = [
+    "tests/test_other.py::TestPrepareModelForKbitTraining",
+    "tests/test_lora_variants.py",
+    "tests/test_custom_models.py::TestPeftCustomModel",
+    "-k",
+    "not test_custom_models or Monteclora",  # of the ~18,000 custom-model cases, MonteCLoRA's
+    # (these two load a model from the Hub)
+    "--deselect",
+    "tests/test_lora_variants.py::TestActivatedLora::test_gradient_checkpointing_double_forward_raises",
+    "--deselect",
+    "tests/test_lora_variants.py::TestActivatedLora::test_gradient_checkpointing_dpo_doesnt_raise",
+    "-o",
+    "addopts=",  # (pyproject.toml's addopts ask for pytest-cov)
+]
+# The sdist lacks the repository's tests/__init__.py (its tests import each other relatively), and its
+# testing_utils.py imports `datasets` (not installed here) for helpers that download data sets, which these tests
+# do not call.
+PEFT_TEST_FILES = {
+    "tests/__init__.py": "",
+    "datasets.py": "def load_dataset(*args, **kwargs):\n    raise RuntimeError('datasets is not installed')\n",
+}
+
+
+@pytest.fixture(scope="module")
+def peft_unit_tests(port, tmp_path_factory):
+    """-> (emulated outcomes, original outcomes, emulate report) of PEFT_UNIT_TESTS."""
+    sdist = corpora.fetch(*PEFT[:2], sdist=True) / f"peft-{PEFT[1]}"
+    return own_tests(
+        tmp_path_factory, sdist, port(PEFT), PEFT_UNIT_TESTS, extra=PEFT_TEST_FILES, env={"HF_HUB_OFFLINE": "1"}
+    )
+
+
+@pytest.mark.slow
+def test_peft_own_tests_of_the_ported_modules_pass_on_the_npu(peft_unit_tests):
+    emulated, reference, report = peft_unit_tests
+    # The original passes them on CPU (one MonteCLoRA case skips: it tests LoRA's bias warnings only).
+    assert len(reference) >= 80 and all(outcome in ("passed", "skipped") for outcome in reference.values()), reference
+    assert sum(outcome == "skipped" for outcome in reference.values()) <= 1, reference
+    assert any("Monteclora" in test for test in reference) and any("dora" in test for test in reference)
+    # The ported tests (their patches of torch.cuda.is_available/empty_cache are torch.npu's: the port's npu
+    # branch in prepare_model_for_kbit_training answers them) pass on the ported copy, on the npu.
+    assert emulated.keys() == reference.keys()
+    assert {test: outcome for test, outcome in emulated.items() if outcome != reference[test]} == {}
+    # the custom models ran on the npu: autocast asked for its dtypes; the port's empty_cache branch ran
+    assert calls(report).get("torch.npu.get_amp_supported_dtype", 0) > 0, calls(report)
+    assert calls(report).get("torch.npu.empty_cache", 0) == 1, calls(report)
+    assert not report.get("not_implemented"), report
+
+
+_PEFT_DDP: dict[int, tuple[list[dict], list[dict], dict]] = {}
+
+
+@pytest.fixture(scope="module")
+def peft_process_group(port, tmp_path_factory):
+    """peft_process_group(world) -> (the emulated ranks, the original's ranks on CPU with gloo, emulate report)."""
+
+    def ran(world: int) -> tuple[list[dict], list[dict], dict]:
+        if world not in _PEFT_DDP:
+            folder = tmp_path_factory.mktemp(f"peft-ddp-{world}")
+            driver = str(script(folder, "lora_ddp.py", PEFT_DDP))
+            process, report = emulate(folder, port(PEFT), launch(world, 29542, driver, "npu"), devices=world)
+            check(process)
+            start = time.perf_counter()
+            check(run(launch(world, 29542, driver, "cpu"), cwd=folder))
+            print(f"original peft on CPU, {world} process(es), in {time.perf_counter() - start:.1f}s")
+            _PEFT_DDP[world] = rank_results(folder, "npu", world), rank_results(folder, "cpu", world), report
+        return _PEFT_DDP[world]
+
+    return ran
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("world", [1, 2])
+def test_peft_lora_in_ddp_on_hccl_with_one_and_two_processes(port, peft_process_group, world):
+    emulated, reference, report = peft_process_group(world)
+    assert [rank["rank"] for rank in emulated] == [rank["rank"] for rank in reference] == list(range(world))
+    for npu, cpu in zip(emulated, reference, strict=True):
+        assert Path(npu["package"]).is_relative_to(port(PEFT)), npu["package"]
+        assert Path(cpu["package"]).is_relative_to(installed(*PEFT)), cpu["package"]
+        assert (npu["device"], npu["backend"]) == ("npu", "hccl") and (cpu["device"], cpu["backend"]) == ("cpu", "gloo")
+        assert npu["param_devices"] == npu["grad_devices"] == ["npu"], npu
+        # the 8 LoRA matrices (2 layers x q_proj, v_proj x A, B) have gradients: the mean of every rank's
+        print("emulated", npu, "original", cpu)
+        assert npu["trainable"] == npu["grads"] == cpu["grads"] == 8
+        assert npu["grad_error"] <= 1e-6 and cpu["grad_error"] <= 1e-6, (npu, cpu)
+        # the original's values (fp32 on the CPU's kernels: only the order of a sum may differ)
+        for key in ("grad_norm", "mean_loss", "param_sum"):
+            assert abs(npu[key] - cpu[key]) <= FP32_TOLERANCE * max(1.0, abs(cpu[key])), (key, npu, cpu)
+    # every rank's step gives the same parameters; with two, DDP averaged two batches' gradients
+    assert len({rank["param_sum"] for rank in emulated}) == 1, emulated
+    if world == 2:
+        assert emulated[0]["grad_norm"] == emulated[1]["grad_norm"]
+    assert calls(report).get("torch.npu.set_device", 0) == world, calls(report)
+    assert not report.get("not_implemented") and not report.get("stayed_on_cpu"), report

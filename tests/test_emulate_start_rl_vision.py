@@ -12,14 +12,16 @@ here), ports the copy with `ascend-port apply --no-git`, runs a driver on the po
   CartPole-v1) and SAC (off-policy with a replay buffer, Pendulum-v1) learn a few steps with tiny networks. Its sdist
   ships its tests: the ones of the ported functions (get_device: test_predict, test_device_buffer, test_save_load;
   set_random_seed: test_deterministic) are ported with the package and run under the emulator. It has no process
-  group and computes in fp32 only.
+  group of its own and computes in fp32 only: the process group with one and two processes is a user's, the PPO
+  policy network in DDP on hccl (one gradient step on a fixed batch, as on gloo on CPU).
 - MONAI 1.6.1 (medical imaging, a vision training framework): `get_devices_spec()` (engines/utils.py) lists the CUDA
   devices; SupervisedTrainer (engines/trainer.py) trains with `torch.autocast("cuda")` and a
   `torch.cuda.amp.GradScaler` under amp=True; utils/dist.py picks the gather device from the process group's backend
   (`get_dist_device()`: "nccl" -> the current CUDA device) for `evenly_divisible_all_gather` and the metrics. A 2D
-  UNet trains with DiceLoss in fp32 and under amp; the process group runs with one and two processes (torchrun). Its
-  wheel ships no tests, and `pip download` of its sdist fails here (pip builds the sdist's metadata first, which needs
-  torch and versioneer in the build environment), so none of its own unit tests run.
+  UNet trains with DiceLoss in fp32 and under amp; the process group runs with one and two processes (torchrun). None
+  of its own unit tests run: neither its wheel nor its sdist ships tests/ (the sdist holds the package alone; and
+  `pip download --no-binary :all:` of it fails here, for pip then builds its build dependencies from source too;
+  `--no-binary monai` downloads it, in ~5 minutes, for its metadata needs torch in the build environment).
 
 Where a ported project does not start, the test says why in its strict xfail: the hunk of the port at fault.
 """
@@ -28,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 import sys
 import time
@@ -39,7 +40,6 @@ import pytest
 pytest.importorskip("torch")
 
 from emulation import (
-    CLI,
     PortedCopies,
     calls,
     check,
@@ -47,8 +47,10 @@ from emulation import (
     emulate,
     installed,
     last_json,
+    launch,
     needs_compiler,
-    outcomes,
+    own_tests,
+    rank_results,
     run_on_path,
 )
 
@@ -59,7 +61,6 @@ import corpora
 SB3 = ("stable-baselines3", "2.9.2", "stable_baselines3")
 MONAI = ("monai", "1.6.1", "monai")
 PROJECTS = {project[2]: project for project in (SB3, MONAI)}
-TORCHRUN = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
 
 
 def run(argv: list[str], cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
@@ -192,24 +193,11 @@ SB3_UNIT_TESTS = [
 
 @pytest.fixture(scope="module")
 def sb3_unit_tests(port, tmp_path_factory):
-    """The project's tests of the ported functions: ported with the package (`ascend-port apply` on the sdist's
-    tests/, as a port of the repository does) and run under the emulator on the ported copy; the original tests on
-    the original package, on CPU. -> (emulated outcomes, original outcomes, emulate report)."""
-    ported = port(SB3)
+    """The project's tests of the ported functions, ported with the package and run under the emulator on the
+    ported copy; the original tests on the original package, on CPU. -> (emulated outcomes, original outcomes,
+    emulate report)."""
     sdist = corpora.fetch(*SB3[:2], sdist=True) / f"stable_baselines3-{SB3[1]}"
-    folders = {}
-    for side in ("original", "ported"):
-        # tests/ and pyproject.toml (the project's pytest settings), not the sources: the package comes from the path
-        folders[side] = tmp_path_factory.mktemp(f"sb3-tests-{side}")
-        shutil.copytree(sdist / "tests", folders[side] / "tests")
-        shutil.copy(sdist / "pyproject.toml", folders[side])
-    check(run([*CLI, "apply", str(folders["ported"] / "tests"), "--no-git", "--no-cache"], cwd=folders["ported"]))
-    pytest_argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "junit.xml"]
-    result, report = emulate(folders["ported"], ported, [*pytest_argv, *SB3_UNIT_TESTS])
-    print(result.stdout[-3000:])
-    reference = original(folders["original"], [*pytest_argv, *SB3_UNIT_TESTS])
-    check(reference)
-    return outcomes(folders["ported"] / "junit.xml"), outcomes(folders["original"] / "junit.xml"), report
+    return own_tests(tmp_path_factory, sdist, port(SB3), SB3_UNIT_TESTS)
 
 
 def _as_ported(test: str) -> str:
@@ -236,6 +224,124 @@ def test_sb3_own_tests_of_the_ported_functions_pass_on_the_npu(sb3_unit_tests):
     failed = {test: outcome for test, outcome in emulated.items() if outcome != "passed"}
     assert not failed, failed
     assert calls(report).get("torch.npu.is_available", 0) > 0, calls(report)
+
+
+# argv: OUTPUT: each rank writes OUTPUT-RANK.json. Stable-baselines3 has no distributed code of its own: as a user
+# who scales PPO out would, the driver wraps the policy network (model.policy) of a PPO built on the project's device
+# choice (get_device("auto") on the rank's index) in DDP on the process group a ported script starts (hccl on the
+# npu, gloo for the original on CPU), and takes one gradient step of the policy's optimizer on a fixed batch per
+# rank (a policy-gradient and a value term). Before the DDP wrapper, the rank computes without it the mean of every
+# rank's gradients (what DDP's all-reduce must give); after the step, the loss is all-reduced.
+SB3_DDP = """
+import json, os, sys
+
+import numpy as np
+import torch as th
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+import stable_baselines3
+from stable_baselines3 import PPO
+from stable_baselines3.common.utils import get_device
+
+output = sys.argv[1]
+for key, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29551", "RANK": "0", "WORLD_SIZE": "1",
+                   "LOCAL_RANK": "0"}.items():
+    os.environ.setdefault(key, value)
+rank, world, local_rank = (int(os.environ[key]) for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+auto = get_device("auto")
+if auto.type == "npu":
+    th.npu.set_device(local_rank)
+device = th.device(auto.type, local_rank) if auto.type != "cpu" else auto
+dist.init_process_group("hccl" if auto.type == "npu" else "gloo")
+model = PPO("MlpPolicy", "CartPole-v1", device=device, seed=0, policy_kwargs=dict(net_arch=[16]))
+policy = model.policy
+params = [p for p in policy.parameters() if p.requires_grad]
+
+
+def loss_of(module, r):
+    obs = th.as_tensor(np.random.default_rng(r).standard_normal((8, 4)), dtype=th.float32, device=device)
+    _, values, log_prob = module(obs, deterministic=True)
+    return -log_prob.mean() + values.pow(2).mean()
+
+
+expected = [th.zeros_like(p) for p in params]
+for r in range(world):
+    for total, grad in zip(expected, th.autograd.grad(loss_of(policy, r), params)):
+        total += grad / world
+ddp = DistributedDataParallel(policy, device_ids=[local_rank] if auto.type == "npu" else None)
+policy.optimizer.zero_grad()
+loss = loss_of(ddp, rank)
+loss.backward()
+grads = [p.grad for p in params]
+result = {
+    "package": stable_baselines3.__file__,
+    "rank": rank,
+    "auto": auto.type,
+    "policy_device": str(policy.device),
+    "backend": dist.get_backend(),
+    "grads": sum(g is not None for g in grads),
+    "grad_devices": sorted({g.device.type for g in grads if g is not None}),
+    "param_devices": sorted({p.device.type for p in params}),
+    "grad_error": max(float((g - e).abs().max()) for g, e in zip(grads, expected)),
+    "grad_norm": float(th.stack([g.double().norm() for g in grads]).norm()),
+}
+policy.optimizer.step()
+mean = loss.detach().clone()
+dist.all_reduce(mean)
+result["mean_loss"] = float(mean) / world
+result["param_sum"] = float(sum(p.detach().double().abs().sum().cpu() for p in params))
+dist.barrier()  # (no rank tears the group down while another still uses it)
+dist.destroy_process_group()
+with open(f"{output}-{rank}.json", "w") as stream:
+    json.dump(result, stream)
+"""
+
+_SB3_DDP: dict[int, tuple[list[dict], list[dict], dict]] = {}
+
+
+@pytest.fixture(scope="module")
+def sb3_process_group(port, tmp_path_factory):
+    """sb3_process_group(world) -> (the emulated ranks, the original's ranks on CPU with gloo, emulate report)."""
+
+    def ran(world: int) -> tuple[list[dict], list[dict], dict]:
+        if world not in _SB3_DDP:
+            folder = tmp_path_factory.mktemp(f"sb3-ddp-{world}")
+            script = driver(folder, "ppo_ddp.py", SB3_DDP)
+            result, report = emulate(folder, port(SB3), launch(world, 29552, script, "npu"), devices=world)
+            check(result)
+            check(original(folder, launch(world, 29552, script, "cpu")))
+            _SB3_DDP[world] = rank_results(folder, "npu", world), rank_results(folder, "cpu", world), report
+        return _SB3_DDP[world]
+
+    return ran
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("world", [1, 2])
+def test_sb3_policy_in_ddp_on_hccl_with_one_and_two_processes(port, sb3_process_group, world):
+    emulated, reference, report = sb3_process_group(world)
+    assert [rank["rank"] for rank in emulated] == [rank["rank"] for rank in reference] == list(range(world))
+    for npu, cpu in zip(emulated, reference, strict=True):
+        ran_the_copy(npu, port(SB3), "stable_baselines3")
+        ran_the_original(cpu, "stable_baselines3")
+        # the project's choice, on the rank's npu; the process group the port's hccl
+        assert (npu["auto"], npu["policy_device"], npu["backend"]) == ("npu", f"npu:{npu['rank']}", "hccl"), npu
+        assert (cpu["auto"], cpu["policy_device"], cpu["backend"]) == ("cpu", "cpu", "gloo"), cpu
+        assert npu["param_devices"] == npu["grad_devices"] == ["npu"], npu
+        print("emulated", npu, "original", cpu)
+        # every parameter has its gradient, the mean of every rank's (DDP's all-reduce), as the original's
+        assert npu["grads"] == cpu["grads"] > 0
+        assert npu["grad_error"] <= 1e-6 and cpu["grad_error"] <= 1e-6, (npu, cpu)
+        for key in ("grad_norm", "mean_loss", "param_sum"):
+            assert close(npu[key], cpu[key], SB3_TOLERANCE), (key, npu, cpu)
+    # the ranks step to the same parameters; with two, DDP averaged two batches' gradients
+    assert len({rank["param_sum"] for rank in emulated}) == 1, emulated
+    if world == 2:
+        assert emulated[0]["grad_norm"] == emulated[1]["grad_norm"]
+        assert emulated[0]["mean_loss"] == emulated[1]["mean_loss"]
+    assert calls(report).get("torch.npu.set_device", 0) == world, calls(report)
+    assert not report.get("not_implemented") and not report.get("stayed_on_cpu"), report
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -443,12 +549,10 @@ def monai_process_group(port, tmp_path_factory):
         if world not in _MONAI_DIST:
             folder = tmp_path_factory.mktemp(f"monai-dist-{world}")
             script = driver(folder, "monai_dist.py", MONAI_DIST_DRIVER)
-            command = [sys.executable, script, "npu", "npu"]
-            if world > 1:
-                command = [TORCHRUN, "--nproc_per_node", str(world), "--master_port", "29532", script, "npu", "npu"]
+            command = launch(world, 29532, script, "npu", "npu")
             result, report = emulate(folder, port(MONAI), command, devices=world)
             check(result)
-            ranks = [json.loads((folder / f"npu-{rank}.json").read_text("utf-8")) for rank in range(world)]
+            ranks = rank_results(folder, "npu", world)
             if world == 1:
                 check(original(folder, [sys.executable, script, "cpu", "cpu"]))
                 reference = json.loads((folder / "cpu-0.json").read_text("utf-8"))
