@@ -45,7 +45,8 @@ DEVICE_NEUTRAL_ISLAND = rule(
     `set_device_index(i)` (2.7), `empty_cache()` and the memory statistics (2.9), and
     `x.to(torch.accelerator.current_accelerator())` for `x.cuda()`. Left as reported: code in a dispatch or under a
     CUDA test, in a function named or decorated for CUDA or GPUs (`require_multi_gpu`), on a line marked
-    `# ignore-cuda` (DeepSpeed's mark for CUDA on purpose), calls with keyword arguments (torch.accelerator's are
+    `# ignore-cuda` (DeepSpeed's mark for CUDA on purpose), after a CUDA guard that returns (`if not
+    torch.cuda.is_available(): return False`), calls with keyword arguments (torch.accelerator's are
     positional-only), `x.cuda(i)` (`i` may be a device), a module with a `cuda()` method of its own, streams,
     device strings without DeepSpeed. Medium: `.cuda()` is taken for torch's (as NPU101 does), and a library's users need the
     target's torch for torch.accelerator.
@@ -124,6 +125,20 @@ def _cuda_ifs(facts: ModuleFacts) -> list[tuple[int, int]]:
         for node in facts.statements(ast.If)
         if _FOR_CUDA.search(ast.unparse(node.test))
     ]
+
+
+def _guarded_for_cuda(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> bool:
+    """Does ``function`` leave early, before ``line``, where CUDA is not there (`if not torch.cuda.is_available():
+    return False`, transformers' SDPA probes)? What follows is CUDA's alone."""
+    return any(
+        isinstance(statement, ast.If)
+        and statement.end_lineno is not None
+        and statement.end_lineno < line
+        and not statement.orelse
+        and isinstance(statement.body[-1], (ast.Return, ast.Raise))
+        and _FOR_CUDA.search(ast.unparse(statement.test)) is not None
+        for statement in function.body
+    )
 
 
 def _definitions(facts: ModuleFacts) -> Definitions | None:
@@ -299,6 +314,8 @@ class IslandTransformer(PortTransformer):
         if definitions is None:
             return False
         return not any(
-            _FOR_CUDA.search(function.name) or any(_FOR_CUDA.search(ast.unparse(d)) for d in function.decorator_list)
+            _FOR_CUDA.search(function.name)
+            or any(_FOR_CUDA.search(ast.unparse(d)) for d in function.decorator_list)
+            or _guarded_for_cuda(function, line)
             for function, _ in definitions.around(line)
         )
