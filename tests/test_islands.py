@@ -77,3 +77,34 @@ def test_a_library_whose_users_run_an_older_torch_keeps_torch_cuda(tmp_path: Pat
     result = run([tmp_path], RunConfig(cache=False, jobs=1))
     (train,) = [f for f in result.files if f.path.endswith("train.py")]
     assert train.new_bytes is not None and b"torch.accelerator.empty_cache()" in train.new_bytes
+
+
+def _project(tmp_path: Path, modules: dict[str, str]) -> dict[str, str]:
+    """``modules`` (path -> text) written as a package, ported; each file's new text (its old one when unchanged)."""
+    for name, text in {"setup.py": "", **modules}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, "utf-8")
+    result = run([tmp_path], RunConfig(cache=False, jobs=1))
+    new = {Path(f.path).as_posix(): (f.new_bytes or b"").decode() for f in result.files}
+    return {name: next(text for path, text in new.items() if path.endswith(name)) for name in modules}
+
+
+def test_an_island_goes_through_the_device_helper_its_module_imports(tmp_path: Path) -> None:
+    helper = (
+        "import torch\n\n\ndef get_device():\n    if torch.cuda.is_available():\n        return torch.device('cuda')\n"
+        "    if torch.npu.is_available():\n        return torch.device('npu')\n    return torch.device('cpu')\n"
+    )
+    ported = _project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/npu.py": "import torch_npu\n",  # (the project supports the NPU)
+            "pkg/utils.py": helper,
+            "pkg/train.py": "from pkg.utils import get_device\n\n\ndef step(model):\n    return model.cuda()\n",
+            # (no import of the helper: torch.accelerator)
+            "pkg/other.py": "import torch\n\n\ndef step(model):\n    return model.cuda()\n",
+        },
+    )
+    assert "return model.to(get_device())" in ported["pkg/train.py"]
+    assert "return model.to(torch.accelerator.current_accelerator())" in ported["pkg/other.py"]
+    assert not ported["pkg/utils.py"]  # (the helper, a dispatch, unchanged)
