@@ -1,6 +1,7 @@
 """The device objects NPU122 (rules/islands.py) may route a CUDA island's device through: accelerate's state, and a
-device helper of the project's own; and the project step that finds the project's device helpers. Light (plain ast
-and text, no LibCST): rules/registry.py imports it on runs the cache answers.
+device helper of the project's own; and the project step that finds what one module of a project tells the others
+(its device helpers, its names bound to `torch.cuda.is_available()` that others import). Light (plain ast and
+text, no LibCST): rules/registry.py imports it on runs the cache answers.
 
 accelerate: `PartialState().device` (and `Accelerator().device`, which is `self.state.device`) is the device
 accelerate chose for the process, and accelerate chooses the NPU where torch_npu is installed:
@@ -194,8 +195,11 @@ def own_helpers(facts: ModuleFacts) -> list[tuple[str, int]]:
 
 # --- the project step -----------------------------------------------------------------------------------------------
 
+# `HAS_CUDA = torch.cuda.is_available()` at a module's top level (python/device_model.py routes these in a module)
+_TOP_PREDICATE = re.compile(rb"^(\w+)[ \t]*=[ \t]*[\w.]*\bcuda\.is_available\(\)[ \t]*(?:#.*)?$", re.MULTILINE)
 _DEF_NAME = re.compile(rb"def (\w+)\(")
 _TOP_LEVEL = re.compile(rb"^(?=[^\s#)\]}])", re.MULTILINE)  # a line that starts a top-level statement
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
 
 
 def _module_name(path: Path) -> str | None:
@@ -206,6 +210,41 @@ def _module_name(path: Path) -> str | None:
         parts.append(folder.name)
         folder = folder.parent
     return ".".join(reversed(parts)) or None
+
+
+def _imported_names(text: bytes) -> set[tuple[bytes, bytes]]:
+    """(the last part of the module, the name) of what the `from X import ...` statements of ``text`` import."""
+    names: set[tuple[bytes, bytes]] = set()
+    for match in _FROM_IMPORT.finditer(text):
+        module = match.group(1).rsplit(b".", 1)[-1]
+        listed = re.sub(rb"#[^\n]*", b"", match.group(2)).strip(b"() \t\n\\")
+        for item in listed.split(b","):  # (`X as y`: X is the name imported)
+            if words := item.split():
+                names.add((module, words[0]))
+    return names
+
+
+def shared_predicates(texts: Iterable[tuple[Path, bytes]]) -> tuple[str, ...]:
+    """The names a module binds to `torch.cuda.is_available()` at its top level that another module imports from
+    it (`from pkg.env import HAS_CUDA`, `from .env import ...`; a package's `__init__` that passes it on is not
+    followed)."""
+    bound: dict[tuple[bytes, bytes], set[Path]] = {}  # (the module's file stem, the name) -> its files
+    read = list(texts)
+    for path, text in read:
+        if b"is_available()" in text:
+            for name in _TOP_PREDICATE.findall(text):
+                bound.setdefault((path.stem.encode(), name), set()).add(path)
+    if not bound:
+        return ()
+    names = {name for _, name in bound}
+    shared = {
+        imported[1]
+        for path, text in read
+        if b"import" in text and any(name in text for name in names)
+        for imported in _imported_names(text) & bound.keys()
+        if bound[imported] - {path}
+    }
+    return tuple(sorted(name.decode() for name in shared))
 
 
 def _top_level_defs(text: bytes) -> Iterable[re.Match[bytes]]:
@@ -238,14 +277,19 @@ def device_helpers(texts: Iterable[tuple[Path, bytes]]) -> tuple[str, ...]:
 
 
 class ProjectDevices(ProjectStep):
-    """The device helpers of a project that supports the NPU already (PortOptions.device_helpers): read once for the
-    run, from the Python files whose text may hold one (a search of their bytes; the definitions found parsed)."""
+    """What a module tells the others of the project, read once for the run from the Python files whose text may
+    hold it (a search of their bytes; the definitions found parsed): in a project that supports the NPU already, its
+    device helpers (PortOptions.device_helpers); in one that is ported in place, its names bound to
+    `torch.cuda.is_available()` that other modules import (PortOptions.shared_cuda_predicates: an NPU-aware port
+    keeps both sides of them as they are)."""
 
     def facts(self, project: Project, options: PortOptions) -> PortOptions:
-        if not options.npu_aware:
-            return options
-        helpers = device_helpers(_texts(path for path in project.files if path.suffix == ".py"))
-        return replace(options, device_helpers=helpers) if helpers else options
+        texts = _texts(path for path in project.files if path.suffix == ".py")
+        if options.npu_aware:
+            helpers = device_helpers(texts)
+            return replace(options, device_helpers=helpers) if helpers else options
+        shared = shared_predicates(texts)
+        return replace(options, shared_cuda_predicates=shared) if shared else options
 
 
 def _texts(paths: Iterable[Path]) -> Iterable[tuple[Path, bytes]]:
