@@ -10,7 +10,7 @@ from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.reports import effort
-from ascend_port.rules.island_routes import shared_predicates
+from ascend_port.rules.island_routes import device_helpers, shared_predicates
 from ascend_port.run.engine import RunConfig, run
 
 ISLAND = "import torch\n\ntorch.cuda.synchronize()\nn = torch.cuda.current_device()\n"
@@ -144,3 +144,18 @@ def test_a_shared_cuda_predicate_is_imported_from_its_own_module() -> None:
     relative = [(Path("pkg/env.py"), binding), (Path("pkg/c.py"), b"from .env import (\n    HAS_CUDA as cuda_ok,\n)\n")]
     assert shared_predicates(relative) == ("HAS_CUDA",)
     assert shared_predicates([(Path("pkg/env.py"), binding)]) == ()
+
+
+def test_a_device_helper_is_known_by_the_packages_that_pass_it_on(tmp_path: Path) -> None:
+    """peft's `infer_device`, defined in peft/utils/other.py, imported as `from peft.utils import infer_device`."""
+    helper = b"def infer_device():\n    if cuda():\n        return 'cuda'\n    elif npu():\n        return 'npu'\n    return 'cpu'\n"
+    files = {
+        "peft/__init__.py": b"",
+        "peft/utils/__init__.py": b"from .other import (\n    infer_device,\n)\n",
+        "peft/utils/other.py": helper,
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(text)
+    found = device_helpers((tmp_path / name, text) for name, text in files.items())
+    assert found == ("peft.utils.infer_device", "peft.utils.other.infer_device")

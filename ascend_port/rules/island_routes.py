@@ -257,9 +257,11 @@ def _top_level_defs(text: bytes) -> Iterable[re.Match[bytes]]:
 
 
 def device_helpers(texts: Iterable[tuple[Path, bytes]]) -> tuple[str, ...]:
-    """The device helpers of the project's modules, qualified (``pkg.utils.get_device``)."""
+    """The device helpers of the project's modules, qualified (``pkg.utils.other.infer_device``), and as the
+    packages above that name them in their ``__init__.py`` pass them on (``pkg.utils.infer_device``: peft's)."""
+    read = dict(texts)
     found: list[str] = []
-    for path, text in texts:
+    for path, text in read.items():
         if b"device" not in text or b"npu" not in text:
             continue
         for match in _top_level_defs(text):
@@ -272,8 +274,22 @@ def device_helpers(texts: Iterable[tuple[Path, bytes]]) -> tuple[str, ...]:
             except (SyntaxError, ValueError):
                 continue
             if (helpers := module_helpers(tree)) and (module := _module_name(path)) is not None:
-                found += [f"{module}.{name}" for name, _ in helpers]
-    return tuple(sorted(found))
+                for name, _ in helpers:
+                    found.append(f"{module}.{name}")
+                    found += _passed_on(path, module, name, read)
+    return tuple(sorted(set(found)))
+
+
+def _passed_on(path: Path, module: str, name: str, read: dict[Path, bytes]) -> list[str]:
+    """The names of ``name`` (defined in ``module`` at ``path``) in the packages above whose ``__init__.py`` names
+    it (`from .other import infer_device`), up to the first that does not."""
+    names = []
+    parts = module.split(".")[:-1]  # (the package above `module`, whose folder is:)
+    folder = path.parent if path.stem != "__init__" else path.parent.parent
+    while parts and re.search(rb"\b%s\b" % re.escape(name.encode()), read.get(folder / "__init__.py", b"")):
+        names.append(".".join([*parts, name]))
+        parts, folder = parts[:-1], folder.parent
+    return names
 
 
 class ProjectDevices(ProjectStep):

@@ -294,9 +294,12 @@ class IslandTransformer(PortTransformer):
         if accelerator is None and project_device is None:
             return None
         func = node.func
-        first = self.ctx.imports.resolve(func) == "torch.device" or (
+        device_call = self.ctx.imports.resolve(func) == "torch.device"
+        first = device_call or (
             isinstance(func, cst.Attribute) and func.attr.value == "to" and self.ctx.imports.resolve(func) is None
         )
+        if project_device is not None and device_call and len(node.args) > 1:
+            return None  # `torch.device("cuda", i)`: the project's device may be a torch.device, which takes no index
         devices: list[tuple[int, cst.BaseExpression]] = []
         for i, arg in enumerate(node.args):
             keyword = arg.keyword.value if arg.keyword is not None else None
