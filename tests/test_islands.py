@@ -102,11 +102,14 @@ def test_an_island_goes_through_the_device_helper_its_module_imports(tmp_path: P
             "pkg/npu.py": "import torch_npu\n",  # (the project supports the NPU)
             "pkg/utils.py": helper,
             "pkg/train.py": "from pkg.utils import get_device\n\n\ndef step(model):\n    return model.cuda()\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/eval.py": "from ..utils import get_device as dev\n\n\ndef step(model):\n    return model.cuda()\n",
             # (no import of the helper: torch.accelerator)
             "pkg/other.py": "import torch\n\n\ndef step(model):\n    return model.cuda()\n",
         },
     )
     assert "return model.to(get_device())" in ported["pkg/train.py"]
+    assert "return model.to(dev())" in ported["pkg/sub/eval.py"]
     assert "return model.to(torch.accelerator.current_accelerator())" in ported["pkg/other.py"]
     assert not ported["pkg/utils.py"]  # (the helper, a dispatch, unchanged)
 

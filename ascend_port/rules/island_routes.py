@@ -185,6 +185,21 @@ def module_helpers(tree: ast.Module) -> list[tuple[str, int]]:
     ]
 
 
+def imported_helpers(facts: ModuleFacts, helpers: tuple[str, ...]) -> list[str]:
+    """The local names of the project's device helpers (``helpers``, qualified) that the module imports: by an
+    absolute import, or a relative one whose module ends the helper's (`from ..extras.misc import
+    get_current_device`: LLaMA-Factory's)."""
+    if not helpers:
+        return []
+    found = {local for local, target in facts.imports.aliases.items() if target in helpers}
+    for statement in facts.statements(ast.ImportFrom):
+        if statement.level and statement.module:
+            for alias in statement.names:
+                if any(h.endswith(f".{statement.module}.{alias.name}") for h in helpers):
+                    found.add(alias.asname or alias.name)
+    return sorted(found)
+
+
 def own_helpers(facts: ModuleFacts) -> list[tuple[str, int]]:
     """The device helpers the module itself defines (a fact of the module: rules/islands.py)."""
     tree = facts.head

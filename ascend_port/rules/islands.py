@@ -25,7 +25,7 @@ from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted
 from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.device.methods import user_cuda_classes
-from ascend_port.rules.island_routes import accelerate_device, own_helpers
+from ascend_port.rules.island_routes import accelerate_device, imported_helpers, own_helpers
 
 DEVICE_NEUTRAL_ISLAND = rule(
     "NPU122",
@@ -324,8 +324,7 @@ class IslandTransformer(PortTransformer):
         line = self.ctx.line_of(node)
         if (device := accelerate_device(self.ctx.facts(), line)) is not None:
             return device
-        helpers = self.ctx.options.device_helpers
-        imported = sorted(local for local, target in self.ctx.imports.aliases.items() if target in helpers)
+        imported = imported_helpers(self.ctx.facts(), self.ctx.options.device_helpers)
         own = [name for name, defined in self.ctx.fact(own_helpers) if defined < line]
         found = imported or own
         return f"{found[0]}()" if found else None
