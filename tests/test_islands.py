@@ -10,6 +10,7 @@ from ascend_port.core.options import PortOptions
 from ascend_port.core.selection import Selection
 from ascend_port.port.handlers import handler_for
 from ascend_port.reports import effort
+from ascend_port.rules.island_routes import device_helpers, shared_predicates
 from ascend_port.run.engine import RunConfig, run
 
 ISLAND = "import torch\n\ntorch.cuda.synchronize()\nn = torch.cuda.current_device()\n"
@@ -77,3 +78,87 @@ def test_a_library_whose_users_run_an_older_torch_keeps_torch_cuda(tmp_path: Pat
     result = run([tmp_path], RunConfig(cache=False, jobs=1))
     (train,) = [f for f in result.files if f.path.endswith("train.py")]
     assert train.new_bytes is not None and b"torch.accelerator.empty_cache()" in train.new_bytes
+
+
+def _project(tmp_path: Path, modules: dict[str, str]) -> dict[str, str]:
+    """``modules`` (path -> text) written as a package, ported; each file's new text (its old one when unchanged)."""
+    for name, text in {"setup.py": "", **modules}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, "utf-8")
+    result = run([tmp_path], RunConfig(cache=False, jobs=1))
+    new = {Path(f.path).as_posix(): (f.new_bytes or b"").decode() for f in result.files}
+    return {name: next(text for path, text in new.items() if path.endswith(name)) for name in modules}
+
+
+def test_an_island_goes_through_the_device_helper_its_module_imports(tmp_path: Path) -> None:
+    helper = (
+        "import torch\n\n\ndef get_device():\n    if torch.cuda.is_available():\n        return torch.device('cuda')\n"
+        "    if torch.npu.is_available():\n        return torch.device('npu')\n    return torch.device('cpu')\n"
+    )
+    ported = _project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/npu.py": "import torch_npu\n",  # (the project supports the NPU)
+            "pkg/utils.py": helper,
+            "pkg/train.py": "from pkg.utils import get_device\n\n\ndef step(model):\n    return model.cuda()\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/eval.py": "from ..utils import get_device as dev\n\n\ndef step(model):\n    return model.cuda()\n",
+            # (no import of the helper: torch.accelerator)
+            "pkg/other.py": "import torch\n\n\ndef step(model):\n    return model.cuda()\n",
+        },
+    )
+    assert "return model.to(get_device())" in ported["pkg/train.py"]
+    assert "return model.to(dev())" in ported["pkg/sub/eval.py"]
+    assert "return model.to(torch.accelerator.current_accelerator())" in ported["pkg/other.py"]
+    assert not ported["pkg/utils.py"]  # (the helper, a dispatch, unchanged)
+
+
+def test_a_cuda_predicate_another_module_imports_is_ported_on_both_sides(tmp_path: Path) -> None:
+    """`HAS_CUDA = torch.cuda.is_available()` tested in its module by multi-device chains alone would keep its
+    meaning and gain NPU branches (golden/NPU120/cuda_predicate_name), but the module that imports it ports its
+    users to the NPU: the binding moves with them, and so do the chains that test it, in both modules."""
+    env = (
+        "import torch\n\nHAS_CUDA = torch.cuda.is_available()\nHAS_MPS = torch.backends.mps.is_available()\n\n\n"
+        "def preferred():\n    if HAS_CUDA:\n        return torch.device('cuda')\n    if HAS_MPS:\n"
+        "        return torch.device('mps')\n    return torch.device('cpu')\n"
+    )
+    use = "from pkg.env import HAS_CUDA\n\nDEVICE = 'cuda' if HAS_CUDA else 'cpu'\n"
+    ported = _project(tmp_path, {"pkg/__init__.py": "", "pkg/env.py": env, "pkg/use.py": use})
+    assert "HAS_CUDA = torch.npu.is_available()" in ported["pkg/env.py"]
+    assert "return torch.device('npu')" in ported["pkg/env.py"] and "elif" not in ported["pkg/env.py"]
+    assert "DEVICE = 'npu' if HAS_CUDA else 'cpu'" in ported["pkg/use.py"]
+    # Imported by no other module: the name keeps its meaning, its chain gains an NPU branch (as before).
+    alone = _project(tmp_path / "alone", {"pkg/__init__.py": "", "pkg/env.py": env})
+    assert "HAS_CUDA = torch.cuda.is_available()" in alone["pkg/env.py"] and "elif" in alone["pkg/env.py"]
+
+
+def test_a_shared_cuda_predicate_is_imported_from_its_own_module() -> None:
+    """`from pkg.env import HAS_CUDA`, `from .env import (HAS_CUDA as cuda_ok,)` share env.py's name; torch's
+    TEST_CUDA imported beside a TEST_CUDA of the project's utils.py does not."""
+    binding = b"import torch\n\nHAS_CUDA = torch.cuda.is_available()\nTEST_CUDA = torch.cuda.is_available()\n"
+    texts = [
+        (Path("pkg/env.py"), binding),
+        (Path("pkg/a.py"), b"from pkg.env import HAS_CUDA\n"),
+        (Path("pkg/utils.py"), b"import torch\n\nTEST_CUDA = torch.cuda.is_available()  # (its own)\n"),
+        (Path("pkg/b.py"), b"from torch.testing._internal.common_utils import TEST_CUDA\n"),
+    ]
+    assert shared_predicates(texts) == ("HAS_CUDA",)
+    relative = [(Path("pkg/env.py"), binding), (Path("pkg/c.py"), b"from .env import (\n    HAS_CUDA as cuda_ok,\n)\n")]
+    assert shared_predicates(relative) == ("HAS_CUDA",)
+    assert shared_predicates([(Path("pkg/env.py"), binding)]) == ()
+
+
+def test_a_device_helper_is_known_by_the_packages_that_pass_it_on(tmp_path: Path) -> None:
+    """peft's `infer_device`, defined in peft/utils/other.py, imported as `from peft.utils import infer_device`."""
+    helper = b"def infer_device():\n    if cuda():\n        return 'cuda'\n    elif npu():\n        return 'npu'\n    return 'cpu'\n"
+    files = {
+        "peft/__init__.py": b"",
+        "peft/utils/__init__.py": b"from .other import (\n    infer_device,\n)\n",
+        "peft/utils/other.py": helper,
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(text)
+    found = device_helpers((tmp_path / name, text) for name, text in files.items())
+    assert found == ("peft.utils.infer_device", "peft.utils.other.infer_device")

@@ -183,6 +183,7 @@ def test_project_steps_are_declared_by_rule_modules_and_all_listed() -> None:
     assert [type(step).__name__ for step in project_steps()] == [
         "ExtensionOps",
         "OwnPackages",
+        "ProjectDevices",
         "SharedHelpers",
         "TransformersPin",
         "FlashReason",

@@ -53,6 +53,12 @@ class PortOptions:
     # The project's own top-level packages among the CUDA-only libraries of NPU504's table (`liger_kernel` in
     # Liger-Kernel itself): imports of them are the project's own modules, not a CUDA-only dependency.
     own_packages: tuple[str, ...] = ()
+    # The names a module of the project binds to `torch.cuda.is_available()` at its top level and another module
+    # imports (rules/island_routes.py): both sides of such a name are ported (python/device_model.py).
+    shared_cuda_predicates: tuple[str, ...] = ()
+    # In a project that supports the NPU already: its device helpers (`pkg.utils.get_device`, qualified), functions
+    # with no required argument whose every return is a device among CUDA's and the NPU's (NPU122 routes through them).
+    device_helpers: tuple[str, ...] = ()
     # The module's per-device family (python/device_model.module_family: cuda_accelerator.py beside
     # npu_accelerator.py): an option of one file, part of that file's cache key rather than the run's.
     family: str = ""

@@ -345,14 +345,18 @@ def _device_model(
     """What the module's devices allow; None (port everything) when the module cannot be read whole. With NPU517
     selected, it keeps the module's tests of CUDA-only kernels too (rules/kernels/kernel_tests.py), but those where
     a comment suppresses it."""
-    model = _devices(facts, options.family, options.npu_aware, head_end)
+    model = _devices(facts, options.family, options.npu_aware, head_end, frozenset(options.shared_cuda_predicates))
     if model is None or not selection.enabled(CUDA_KERNEL_TEST):
         return model
     return keep_kernel_tests(model, facts.text, options, suppressions)
 
 
 def _devices(
-    facts: ModuleFacts, family: str, aware: bool = False, head_end: int | None = None
+    facts: ModuleFacts,
+    family: str,
+    aware: bool = False,
+    head_end: int | None = None,
+    shared: frozenset[str] = frozenset(),
 ) -> device_model.DeviceModel | None:
     """The module's device model (python/device_model.py). A module whose words name no device but CUDA's has an
     empty model, known from its source without its tree. ``head_end``: where the module's head ends in its text
@@ -365,7 +369,9 @@ def _devices(
     # The head holds every statement the rules port, each top-level statement whole (see _cut): what the model
     # says of them does not depend on the rest.
     tree = facts.head
-    return device_model.read(tree, family, aware, head_text or None, facts.line_starts) if tree is not None else None
+    if tree is None:
+        return None
+    return device_model.read(tree, family, aware, head_text or None, facts.line_starts, shared)
 
 
 def port_module(

@@ -752,11 +752,14 @@ def read(
     npu_aware: bool = False,
     text: str | None = None,
     line_starts: Sequence[int] | None = None,
+    shared: AbstractSet[str] = frozenset(),
 ) -> DeviceModel:
     """The device model of ``module``; ``family``: what :func:`module_family` said of its file; ``npu_aware``: the
     project supports the NPU already (:func:`supports_npu`); ``text``: the module's source, when the caller has it
     (then the top-level statements that name no other device are not read: see _Reader.visit_Module), and
-    ``line_starts`` the offsets its lines start at (core/sources.line_offsets), when the caller has them."""
+    ``line_starts`` the offsets its lines start at (core/sources.line_offsets), when the caller has them;
+    ``shared``: the names bound to `torch.cuda.is_available()` in one module of the project that another imports
+    (PortOptions.shared_cuda_predicates)."""
     model = DeviceModel(kept_module=family_reason(family), reports_only=npu_aware)
     if model.kept_module is None:
         hot = None
@@ -767,8 +770,12 @@ def read(
         if text is None or _ALLOW_LIST.search(text):
             reader.allowed = _allow_lists(module)
         reader.visit(module)
-        if reader.named_tests and (text is None or _may_bind_cuda_predicates(text, reader.named_tests)):
-            _route_cuda_predicates(module, model, reader.named_tests)
+        if reader.named_tests and (
+            text is None
+            or _may_bind_cuda_predicates(text, reader.named_tests)
+            or any(name in shared for name, _ in reader.named_tests)
+        ):
+            _route_cuda_predicates(module, model, reader.named_tests, shared)
         if text is None or ("get_device_properties" in text and "device_count" in text):
             _keep_counts_of_cuda_probes(module, model)
     return model.finish()
@@ -880,12 +887,18 @@ def _may_bind_cuda_predicates(text: str, named_tests: list[tuple[str, Span | Non
     return bool({name for name, _ in named_tests} & set(_PREDICATE_BINDING.findall(text)))
 
 
-def _route_cuda_predicates(module: ast.Module, model: DeviceModel, named_tests: list[tuple[str, Span | None]]) -> None:
+def _route_cuda_predicates(
+    module: ast.Module,
+    model: DeviceModel,
+    named_tests: list[tuple[str, Span | None]],
+    shared: AbstractSet[str] = frozenset(),
+) -> None:
     """Forks that test a name bound to ``torch.cuda.is_available()`` (``HAS_CUDA = ...``; ``if HAS_CUDA:``): the
     name keeps its meaning on both sides of the port. Where the forks are its only uses, its binding stays CUDA's
     and each fork gains an NPU branch that asks the NPU (cuda_predicates); where other code uses it too (or binds
     it again), which the port moves to the NPU with its binding, its forks move with them (the name then asks
-    about the NPU)."""
+    about the NPU). So too where another module of the project imports the name (``shared``), whose users the port
+    moves with it: in the module that binds it and in those that import it, its forks move with the binding."""
     stores: dict[str, int] = {}
     loads: dict[str, int] = {}
     predicates: dict[str, ast.Assign] = {}  # `HAS_CUDA = torch.cuda.is_available()`
@@ -900,6 +913,10 @@ def _route_cuda_predicates(module: ast.Module, model: DeviceModel, named_tests: 
     for name, span in named_tests:
         tests_by_name.setdefault(name, []).append(span)
     for name, spans in tests_by_name.items():
+        if name in shared and (name in predicates or not stores.get(name)):
+            # (bound here and imported elsewhere, or imported here: not a local of the same name)
+            model.forks[:] = [f for f in model.forks if f not in spans]
+            continue
         if name not in predicates:
             continue  # (`use_cuda` from the command line: a fork like any other)
         if stores.get(name) == 1 and loads.get(name, 0) == len(spans):

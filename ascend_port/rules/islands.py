@@ -4,9 +4,10 @@ In such a project (python/device_model.supports_npu: DeepSpeed, accelerate, tran
 code and change nothing: its dispatches, tables and settings name CUDA on purpose. What the device model keeps is
 that code; a CUDA call outside it (`torch.cuda.synchronize()` with no test around it) is an island, which breaks on
 the NPU. A rewrite to the NPU would break it on CUDA; a device-neutral one runs on both: through the project's own
-accelerator where the module has it (DeepSpeed's `get_accelerator()`), else through `torch.accelerator` where the
-target's torch has the name. Anything else (streams, `.cuda(i)`, a device string outside DeepSpeed) keeps today's
-report.
+accelerator where the module has it (DeepSpeed's `get_accelerator()`; for the device a call places on,
+accelerate's state or a device helper of the project's: rules/island_routes.py), else through `torch.accelerator`
+where the target's torch has the name. Anything else (streams, `.cuda(i)`, a device string outside DeepSpeed and
+accelerate) keeps today's report.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import build_dotted
 from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.device.methods import user_cuda_classes
+from ascend_port.rules.island_routes import accelerate_device, imported_helpers, own_helpers
 
 DEVICE_NEUTRAL_ISLAND = rule(
     "NPU122",
     "device-neutral-island",
     Confidence.MEDIUM,
     "In a project that supports the NPU already, a CUDA call outside its device dispatch -> its own accelerator "
-    "(DeepSpeed's `get_accelerator()`) or `torch.accelerator`, which CUDA runs as before.",
+    "(DeepSpeed's `get_accelerator()`, accelerate's device) or `torch.accelerator`, which CUDA runs as before.",
     """
     A project that runs on the NPU already keeps its CUDA code (the other rules only report it), but a CUDA call
     with no device dispatch around it still fails on an NPU. Such a call becomes device-neutral, so that CUDA runs
@@ -40,15 +42,21 @@ DEVICE_NEUTRAL_ISLAND = rule(
     DeepSpeed's abstract accelerator with torch.cuda's positional arguments), `x.cuda()` becomes
     `x.to(get_accelerator().current_device_name())` and a device string given as a device (`device=`,
     `torch.device(...)`, `.to(...)`) becomes `get_accelerator().device_name()` (`"cuda:1"`, `f"cuda:{i}"`:
-    `device_name(1)`, `device_name(i)`, which CUDA's accelerator spells the same); elsewhere, where the target's torch has them,
-    `torch.accelerator.synchronize()`, `device_count()` (torch 2.6), `current_device_index()`,
-    `set_device_index(i)` (2.7), `empty_cache()` and the memory statistics (2.9), and
+    `device_name(1)`, `device_name(i)`, which CUDA's accelerator spells the same); where the module has accelerate's
+    device (an `Accelerator(...)` bound in reach: `accelerator.device`; else the `PartialState` or
+    `AcceleratorState` it imports: `PartialState().device`, the device accelerate chose, the NPU where torch_npu is
+    installed), or else a device helper of the project's that the module imports or defines above (a function with
+    no required argument whose every return spells out a device, CUDA's and the NPU's among them: `get_device()`),
+    `x.cuda()` becomes `x.to(<that device>)` and the device string `"cuda"` that device; elsewhere,
+    where the target's torch has them, `torch.accelerator.synchronize()`, `device_count()` (torch 2.6),
+    `current_device_index()`, `set_device_index(i)` (2.7), `empty_cache()` and the memory statistics (2.9), and
     `x.to(torch.accelerator.current_accelerator())` for `x.cuda()`. Left as reported: code in a dispatch or under a
     CUDA test, in a function named or decorated for CUDA or GPUs (`require_multi_gpu`), on a line marked
-    `# ignore-cuda` (DeepSpeed's mark for CUDA on purpose), calls with keyword arguments (torch.accelerator's are
+    `# ignore-cuda` (DeepSpeed's mark for CUDA on purpose), after a CUDA guard that returns (`if not
+    torch.cuda.is_available(): return False`), calls with keyword arguments (torch.accelerator's are
     positional-only), `x.cuda(i)` (`i` may be a device), a module with a `cuda()` method of its own, streams,
-    device strings without DeepSpeed. Medium: `.cuda()` is taken for torch's (as NPU101 does), and a library's users need the
-    target's torch for torch.accelerator.
+    device strings without DeepSpeed (but `"cuda"` with accelerate's device or a device helper). Medium: `.cuda()`
+    is taken for torch's (as NPU101 does), and a library's users need the target's torch for torch.accelerator.
 
     Before:
         import torch
@@ -126,6 +134,20 @@ def _cuda_ifs(facts: ModuleFacts) -> list[tuple[int, int]]:
     ]
 
 
+def _guarded_for_cuda(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> bool:
+    """Does ``function`` leave early, before ``line``, where CUDA is not there (`if not torch.cuda.is_available():
+    return False`, transformers' SDPA probes)? What follows is CUDA's alone."""
+    return any(
+        isinstance(statement, ast.If)
+        and statement.end_lineno is not None
+        and statement.end_lineno < line
+        and not statement.orelse
+        and isinstance(statement.body[-1], (ast.Return, ast.Raise))
+        and _FOR_CUDA.search(ast.unparse(statement.test)) is not None
+        for statement in function.body
+    )
+
+
 def _definitions(facts: ModuleFacts) -> Definitions | None:
     """The module's functions (every statement a rule ports is in its head)."""
     return Definitions(facts.head) if facts.head is not None else None
@@ -165,6 +187,13 @@ def _device_string(value: cst.BaseExpression, accelerator: str) -> cst.BaseExpre
         cst.Attribute(cst.Call(cst.Name(accelerator)), cst.Name("device_name")),
         [cst.Arg(index)] if index is not None else [],
     )
+
+
+def _plain_cuda(value: cst.BaseExpression, device: str | None) -> cst.BaseExpression | None:
+    """``device`` (code) for the string `"cuda"`, the current CUDA device; None for anything else."""
+    if device is None or not (isinstance(value, cst.SimpleString) and value.evaluated_value == "cuda"):
+        return None
+    return cst.parse_expression(device)
 
 
 class IslandTransformer(PortTransformer):
@@ -248,6 +277,8 @@ class IslandTransformer(PortTransformer):
         torch = self.ctx.imports.local_name_for("torch")
         if accelerator is not None:
             code = f"{accelerator}().current_device_name()"
+        elif (device := self._project_device(node)) is not None:
+            code = device
         elif torch is not None and self._target_has(_CURRENT_ACCELERATOR):
             code = f"{torch}.accelerator.current_accelerator()"
         else:
@@ -256,19 +287,28 @@ class IslandTransformer(PortTransformer):
 
     def _device_arguments(self, node: cst.Call) -> _Plan | None:
         """In a module with DeepSpeed's `get_accelerator`: the CUDA device strings a call is given as a device (its
-        `device=`, the device of `torch.device(...)` and of `.to(...)`)."""
+        `device=`, the device of `torch.device(...)` and of `.to(...)`); in a module with accelerate's state, the
+        string `"cuda"` among them."""
         accelerator = self.ctx.imports.local_name_for(_GET_ACCELERATOR)
-        if accelerator is None:
+        project_device = None if accelerator is not None else self._project_device(node)
+        if accelerator is None and project_device is None:
             return None
         func = node.func
-        first = self.ctx.imports.resolve(func) == "torch.device" or (
+        device_call = self.ctx.imports.resolve(func) == "torch.device"
+        first = device_call or (
             isinstance(func, cst.Attribute) and func.attr.value == "to" and self.ctx.imports.resolve(func) is None
         )
+        if project_device is not None and device_call and len(node.args) > 1:
+            return None  # `torch.device("cuda", i)`: the project's device may be a torch.device, which takes no index
         devices: list[tuple[int, cst.BaseExpression]] = []
         for i, arg in enumerate(node.args):
             keyword = arg.keyword.value if arg.keyword is not None else None
             if keyword == "device" or (i == 0 and first and keyword is None and not arg.star):
-                if (device := _device_string(arg.value, accelerator)) is not None:
+                if accelerator is not None:
+                    device = _device_string(arg.value, accelerator)
+                else:  # (`"cuda"` alone: the project's device has no index to give it)
+                    device = _plain_cuda(arg.value, project_device)
+                if device is not None:
                     devices.append((i, device))
         if not devices:
             return None
@@ -276,6 +316,18 @@ class IslandTransformer(PortTransformer):
         was = ", ".join(code(node.args[i].value) for i, _ in devices)
         becomes = ", ".join(code(device) for _, device in devices)
         return _Plan(None, f"device {was} -> {becomes}", devices=tuple(devices))
+
+    def _project_device(self, node: cst.Call) -> str | None:
+        """The code of the device the project's own abstraction chose, where the module has one (accelerate's
+        state, else a device helper of the project's that the module imports or defines above: rules/island_routes.py),
+        for a call that places something on CUDA's device."""
+        line = self.ctx.line_of(node)
+        if (device := accelerate_device(self.ctx.facts(), line)) is not None:
+            return device
+        imported = imported_helpers(self.ctx.facts(), self.ctx.options.device_helpers)
+        own = [name for name, defined in self.ctx.fact(own_helpers) if defined < line]
+        found = imported or own
+        return f"{found[0]}()" if found else None
 
     def _target_has(self, since: tuple[int, ...]) -> bool:
         """Does the target release's torch have what came with torch ``since`` (no target known: the newest), and
@@ -299,6 +351,8 @@ class IslandTransformer(PortTransformer):
         if definitions is None:
             return False
         return not any(
-            _FOR_CUDA.search(function.name) or any(_FOR_CUDA.search(ast.unparse(d)) for d in function.decorator_list)
+            _FOR_CUDA.search(function.name)
+            or any(_FOR_CUDA.search(ast.unparse(d)) for d in function.decorator_list)
+            or _guarded_for_cuda(function, line)
             for function, _ in definitions.around(line)
         )

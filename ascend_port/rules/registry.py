@@ -20,6 +20,7 @@ from ascend_port.core.porting import ProjectStep
 STEP_MODULES = (
     "ascend_port.rules.cuda_sources",
     "ascend_port.rules.library_packages",
+    "ascend_port.rules.island_routes",
     "ascend_port.rules.attention.shared",
     "ascend_port.rules.project.requirements",
     "ascend_port.rules.project.pyproject",

@@ -27,3 +27,11 @@ def launch(state):
 def probe():
     device = torch.cuda.current_device()  #ignore-cuda
     return device
+
+
+def flash_ok():
+    if not torch.cuda.is_available():
+        return False
+    q = torch.empty(1, 16, device="cuda").cuda()
+    torch.cuda.synchronize()
+    return q
