@@ -179,6 +179,64 @@ def launch(world: int, port: int, script: str, *args: str) -> list[str]:
     return [torchrun(), "--nproc-per-node", str(world), "--master-port", str(port), script, *args]
 
 
+# A module the process-group drivers import (ddp_driver writes it beside them): torchrun's ranks (one process without
+# torchrun), and one step of a model in DDP checked against the mean of every rank's gradients computed without it.
+DDP_STEP = """
+import os
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+# (rank, world size, local rank) from torchrun's environment, else one process.
+def ranks(port):
+    for key, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "WORLD_SIZE": "1",
+                       "LOCAL_RANK": "0"}.items():
+        os.environ.setdefault(key, value)
+    return tuple(int(os.environ[key]) for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+
+
+# One optimizer step of `module` wrapped in DDP on this rank's batch (`loss_of(module, r)`: rank r's loss). Before
+# the wrapper, the rank computes without it the mean of every rank's gradients (what DDP's all-reduce must give);
+# after the step, the loss is all-reduced and the process group torn down. -> what the tests compare.
+def ddp_step(module, params, loss_of, optimizer, rank, world, device_ids):
+    expected = [torch.zeros_like(p) for p in params]
+    for r in range(world):
+        for total, grad in zip(expected, torch.autograd.grad(loss_of(module, r), params)):
+            total += grad / world
+    ddp = DistributedDataParallel(module, device_ids=device_ids)
+    optimizer.zero_grad()
+    loss = loss_of(ddp, rank)
+    loss.backward()
+    grads = [p.grad for p in params]
+    result = {
+        "rank": rank,
+        "backend": dist.get_backend(),
+        "grads": sum(g is not None for g in grads),
+        "grad_devices": sorted({g.device.type for g in grads if g is not None}),
+        "param_devices": sorted({p.device.type for p in module.parameters()}),
+        "grad_error": max(float((g - e).abs().max()) for g, e in zip(grads, expected)),
+        "grad_norm": float(torch.stack([g.double().norm() for g in grads]).norm()),
+    }
+    optimizer.step()
+    mean = loss.detach().clone()
+    dist.all_reduce(mean)
+    result["mean_loss"] = float(mean) / world
+    result["param_sum"] = float(sum(p.detach().double().abs().sum().cpu() for p in params))
+    dist.barrier()  # (no rank tears the group down while another still uses it)
+    dist.destroy_process_group()
+    return result
+"""
+
+
+def ddp_driver(folder: Path, name: str, text: str) -> str:
+    """A process-group driver written into ``folder``, with the module ``ddp_step`` (DDP_STEP) beside it; its
+    path."""
+    (folder / "ddp_step.py").write_text(DDP_STEP, "utf-8")
+    return driver(folder, name, text)
+
+
 def rank_results(folder: Path, stem: str, world: int) -> list[dict]:
     """Each rank's result, written by the driver to ``folder/STEM-RANK.json`` (torchrun interleaves stdout)."""
     return [json.loads((folder / f"{stem}-{rank}.json").read_text("utf-8")) for rank in range(world)]

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from emulation import CLI, check, needs_compiler, run
+from emulation import CLI, check, needs_compiler, run, torchrun
 
 # What the probes share: `same(name, fn, *shapes)` runs fn on CPU tensors and on npu copies of them (fn gets the
 # device too, for modules and factories), seeded alike, and checks that the outputs and the input gradients agree
@@ -54,13 +54,6 @@ def emulate(tmp_path: Path, code: str, *options: str, command: list[str] | None 
     script.write_text(COMPARE + textwrap.dedent(code), "utf-8")
     argv = [*CLI, "emulate", *options, "--", *(command or [sys.executable]), str(script)]
     return run(argv, timeout=timeout, cwd=tmp_path)
-
-
-def torchrun() -> str:
-    found = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or shutil.which("torchrun")
-    if found is None:
-        pytest.skip("torchrun is not installed")
-    return found
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import sys
 import textwrap
 import time
@@ -66,6 +65,7 @@ from emulation import (
     last_json,
     needs_compiler,
     run_on_path,
+    torchrun,
 )
 
 STEPS = 3
@@ -419,13 +419,6 @@ with open(f"{output}-{rank}.json", "w") as stream:
 """
 )
 PG_STEPS = 2
-
-
-def torchrun() -> str:
-    found = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or shutil.which("torchrun")
-    if found is None:
-        pytest.skip("no torchrun")
-    return found
 
 
 def process_group(folder: Path, ported: Path, package: str, model: str, world: int) -> tuple[list, list, dict]:

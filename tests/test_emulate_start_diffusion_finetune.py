@@ -44,6 +44,7 @@ from emulation import (
     PortedCopies,
     calls,
     check,
+    ddp_driver,
     installed,
     last_json,
     launch,
@@ -275,22 +276,19 @@ print(json.dumps({"device": infer_device(), "magnitude": layer.lora_magnitude_ve
 # then an optimizer step. Before the DDP wrapper, the same rank computes without it the mean of every rank's
 # gradients (what DDP's all-reduce must give); after the step, the loss is all-reduced.
 PEFT_DDP = """
-import json, os, sys
+import json, sys
 
 import torch
 import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
 
 import peft
+from ddp_step import ddp_step, ranks
 from peft import LoraConfig, get_peft_model
 from peft.utils.other import infer_device
 from transformers import LlamaConfig, LlamaForCausalLM
 
 output = sys.argv[1]
-for key, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29541", "RANK": "0", "WORLD_SIZE": "1",
-                   "LOCAL_RANK": "0"}.items():
-    os.environ.setdefault(key, value)
-rank, world, local_rank = (int(os.environ[key]) for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+rank, world, local_rank = ranks(29541)
 device_type = infer_device()
 if device_type == "npu":
     torch.npu.set_device(local_rank)
@@ -306,40 +304,15 @@ model = get_peft_model(LlamaForCausalLM(config), lora).to(device)
 trainable = [p for p in model.parameters() if p.requires_grad]
 
 
-def batch(r):
-    return torch.randint(1, 128, (2, 17), generator=torch.Generator().manual_seed(100 + r)).to(device)
+def loss_of(module, r):
+    ids = torch.randint(1, 128, (2, 17), generator=torch.Generator().manual_seed(100 + r)).to(device)
+    return module(input_ids=ids, labels=ids).loss
 
 
-expected = [torch.zeros_like(p) for p in trainable]
-for r in range(world):
-    ids = batch(r)
-    for total, grad in zip(expected, torch.autograd.grad(model(input_ids=ids, labels=ids).loss, trainable)):
-        total += grad / world
-ddp = DistributedDataParallel(model, device_ids=[local_rank] if device_type == "npu" else None)
 optimizer = torch.optim.SGD(trainable, lr=0.5)
-ids = batch(rank)
-loss = ddp(input_ids=ids, labels=ids).loss
-loss.backward()
-grads = [p.grad for p in trainable]
-result = {
-    "package": peft.__file__,
-    "rank": rank,
-    "device": device_type,
-    "backend": dist.get_backend(),
-    "trainable": len(trainable),
-    "grads": sum(g is not None for g in grads),
-    "grad_devices": sorted({g.device.type for g in grads if g is not None}),
-    "param_devices": sorted({p.device.type for p in model.parameters()}),
-    "grad_error": max(float((g - e).abs().max()) for g, e in zip(grads, expected)),
-    "grad_norm": float(torch.stack([g.double().norm() for g in grads]).norm()),
-}
-optimizer.step()
-mean = loss.detach().clone()
-dist.all_reduce(mean)
-result["mean_loss"] = float(mean) / world
-result["param_sum"] = float(sum(p.detach().double().abs().sum().cpu() for p in trainable))
-dist.barrier()  # (no rank tears the group down while another still uses it)
-dist.destroy_process_group()
+device_ids = [local_rank] if device_type == "npu" else None
+result = ddp_step(model, trainable, loss_of, optimizer, rank, world, device_ids)
+result.update(package=peft.__file__, device=device_type, trainable=len(trainable))
 with open(f"{output}-{rank}.json", "w") as stream:
     json.dump(result, stream)
 """
@@ -619,7 +592,7 @@ def peft_process_group(port, tmp_path_factory):
     def ran(world: int) -> tuple[list[dict], list[dict], dict]:
         if world not in _PEFT_DDP:
             folder = tmp_path_factory.mktemp(f"peft-ddp-{world}")
-            driver = str(script(folder, "lora_ddp.py", PEFT_DDP))
+            driver = ddp_driver(folder, "lora_ddp.py", PEFT_DDP)
             process, report = emulate(folder, port(PEFT), launch(world, 29542, driver, "npu"), devices=world)
             check(process)
             start = time.perf_counter()

@@ -43,6 +43,7 @@ from emulation import (
     PortedCopies,
     calls,
     check,
+    ddp_driver,
     driver,
     emulate,
     installed,
@@ -233,22 +234,19 @@ def test_sb3_own_tests_of_the_ported_functions_pass_on_the_npu(sb3_unit_tests):
 # rank (a policy-gradient and a value term). Before the DDP wrapper, the rank computes without it the mean of every
 # rank's gradients (what DDP's all-reduce must give); after the step, the loss is all-reduced.
 SB3_DDP = """
-import json, os, sys
+import json, sys
 
 import numpy as np
 import torch as th
 import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
 
 import stable_baselines3
+from ddp_step import ddp_step, ranks
 from stable_baselines3 import PPO
 from stable_baselines3.common.utils import get_device
 
 output = sys.argv[1]
-for key, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29551", "RANK": "0", "WORLD_SIZE": "1",
-                   "LOCAL_RANK": "0"}.items():
-    os.environ.setdefault(key, value)
-rank, world, local_rank = (int(os.environ[key]) for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+rank, world, local_rank = ranks(29551)
 auto = get_device("auto")
 if auto.type == "npu":
     th.npu.set_device(local_rank)
@@ -265,34 +263,9 @@ def loss_of(module, r):
     return -log_prob.mean() + values.pow(2).mean()
 
 
-expected = [th.zeros_like(p) for p in params]
-for r in range(world):
-    for total, grad in zip(expected, th.autograd.grad(loss_of(policy, r), params)):
-        total += grad / world
-ddp = DistributedDataParallel(policy, device_ids=[local_rank] if auto.type == "npu" else None)
-policy.optimizer.zero_grad()
-loss = loss_of(ddp, rank)
-loss.backward()
-grads = [p.grad for p in params]
-result = {
-    "package": stable_baselines3.__file__,
-    "rank": rank,
-    "auto": auto.type,
-    "policy_device": str(policy.device),
-    "backend": dist.get_backend(),
-    "grads": sum(g is not None for g in grads),
-    "grad_devices": sorted({g.device.type for g in grads if g is not None}),
-    "param_devices": sorted({p.device.type for p in params}),
-    "grad_error": max(float((g - e).abs().max()) for g, e in zip(grads, expected)),
-    "grad_norm": float(th.stack([g.double().norm() for g in grads]).norm()),
-}
-policy.optimizer.step()
-mean = loss.detach().clone()
-dist.all_reduce(mean)
-result["mean_loss"] = float(mean) / world
-result["param_sum"] = float(sum(p.detach().double().abs().sum().cpu() for p in params))
-dist.barrier()  # (no rank tears the group down while another still uses it)
-dist.destroy_process_group()
+device_ids = [local_rank] if auto.type == "npu" else None
+result = ddp_step(policy, params, loss_of, policy.optimizer, rank, world, device_ids)
+result.update(package=stable_baselines3.__file__, auto=auto.type, policy_device=str(policy.device))
 with open(f"{output}-{rank}.json", "w") as stream:
     json.dump(result, stream)
 """
@@ -307,7 +280,7 @@ def sb3_process_group(port, tmp_path_factory):
     def ran(world: int) -> tuple[list[dict], list[dict], dict]:
         if world not in _SB3_DDP:
             folder = tmp_path_factory.mktemp(f"sb3-ddp-{world}")
-            script = driver(folder, "ppo_ddp.py", SB3_DDP)
+            script = ddp_driver(folder, "ppo_ddp.py", SB3_DDP)
             result, report = emulate(folder, port(SB3), launch(world, 29552, script, "npu"), devices=world)
             check(result)
             check(original(folder, launch(world, 29552, script, "cpu")))
