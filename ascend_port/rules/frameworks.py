@@ -11,7 +11,7 @@ import libcst as cst
 from ascend_port.core import library_support
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.names import build_dotted, dotted, names_in
-from ascend_port.python.scopes import Trigger
+from ascend_port.python.scopes import Trigger, imported
 from ascend_port.python.transformer import PortTransformer
 
 MEDIUM, LOW = Confidence.MEDIUM, Confidence.LOW
@@ -270,6 +270,8 @@ class FrameworkTransformer(PortTransformer):
         r"BitsAndBytesConfig",
         r"prepare_model_for_(?:int8|kbit)_training",
         Trigger(r"bitsandbytes|\bbnb\b", imports=("bitsandbytes",)),
+        # (a class imported by its name, `from bitsandbytes.nn import Int8Params`: every name of theirs is capitalised)
+        Trigger(r"\b[A-Z]\w*", scope=imported("bitsandbytes.nn", "bitsandbytes.optim")),
         r"MMDataParallel|MMDistributedDataParallel",
         r"lm_eval|\bHFLM\b",
     )

@@ -26,6 +26,7 @@ class LoRALinear(torch.nn.Module):
 def quantize(w):
     # TODO(ascend-port): NPU804 [low] bitsandbytes.nn.Linear4bit: bitsandbytes is CUDA-only here: load the weights in bf16 (torch_npu.npu_weight_quant_batchmatmul for low-bit weights, msModelSlim to quantise for inference) and use torch_npu.optim.NpuFusedAdamW or torch.optim.AdamW(foreach=True) instead of 8-bit optimizers
     layer = bnb.nn.Linear4bit(16, 16).cuda()
+    # TODO(ascend-port): NPU804 [low] bitsandbytes.nn.Int8Params: bitsandbytes is CUDA-only here: load the weights in bf16 (torch_npu.npu_weight_quant_batchmatmul for low-bit weights, msModelSlim to quantise for inference) and use torch_npu.optim.NpuFusedAdamW or torch.optim.AdamW(foreach=True) instead of 8-bit optimizers
     int8 = Int8Params(w, requires_grad=False)
     int8 = int8.cuda()
     return layer, int8, w.npu()
