@@ -192,6 +192,21 @@ def test_project_steps_are_declared_by_rule_modules_and_all_listed() -> None:
     ]
 
 
+def test_the_functions_a_rule_writes_are_defined_in_its_module() -> None:
+    """Rule.writes names the functions a rule writes into ported modules (a review applies them with their calls):
+    each is named in the rule's module (its `def` in the text it writes, or the constant that text is built on), and
+    the review knows it."""
+    from ascend_port.rules.registry import all_rules, written_definitions
+
+    writing = [r for r in all_rules() if r.writes]
+    assert writing  # (NPU120's _npu_device_count, NPU700's range stack)
+    for r in writing:
+        source = (PACKAGE.parent / r.path).read_text("utf-8")
+        for name in r.writes:
+            assert f"def {name}(" in source or f'"{name}"' in source, (r.id, name)
+            assert name in written_definitions(), (r.id, name)
+
+
 # What run/, reports/ and git/ still import of specific rule modules (issue 28): nothing. Nothing may be added here:
 # what those layers need of the rules goes through rules/registry.py (the project steps, the catalogue).
 RULE_IMPORTS_LEFT: dict[str, set[str]] = {}

@@ -151,3 +151,21 @@ def test_a_helper_hunk_accepted_alone_brings_import_torch_npu() -> None:
     assert len(change.groups()) == 2
     result, shown = run_review(change, "n\ny\n")
     assert result == new and "`import torch_npu` is applied too" in shown
+
+
+def test_a_helper_a_rule_writes_is_applied_with_an_accepted_call() -> None:
+    """NPU120's NPU branch beside a project's nvidia-smi count calls `_npu_device_count()`, which the port writes
+    after that function (Rule.writes): a review that accepts the branch and refuses the helper's hunk still writes
+    the helper."""
+    golden = (Path(__file__).resolve().parents[1] / "golden" / "NPU120" / "nvidia_smi_count.in.py").read_text("utf-8")
+    filler = "".join(f"V{i} = {i}\n" for i in range(12))
+    old = golden.replace("\n\nclass Connector:", f"\n\n{filler}\n\nclass Connector:").encode()
+    path = Path("connector.py")
+    outcome = handler_for(path).port(old, Selection(), PortOptions())
+    assert outcome.new_text is not None and "def _npu_device_count()" in outcome.new_text
+    change = FileChange("connector.py", old, outcome.new_text.encode(), outcome.findings)
+    assert len(change.groups()) == 2  # the helper after the probe, the branch in pick()
+    new, shown = run_review(change, "n\ny\n")
+    assert new is not None and b"_npu_device_count() > 0" in new and b"def _npu_device_count()" in new
+    assert "the helper _npu_device_count is applied too" in shown
+    assert new_undefined_names(old, new) == set()

@@ -87,6 +87,9 @@ class Rule:
     # Its rewrite puts a faster NPU op in place of code that runs on the NPU as it is (a fused RMSNorm): in a project
     # that runs on the NPU already, an optimisation to weigh, not work left (reports/effort.py).
     speeds_up: bool = False
+    # The module-level functions its rewrites call that the port writes once into the module (NPU120's
+    # `_npu_device_count`): a review applies the definition with any accepted call of it (git/review.py).
+    writes: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:
@@ -131,6 +134,7 @@ def rule(
     example_file: str = "example.py",
     npu_aware: bool = False,
     speeds_up: bool = False,
+    writes: tuple[str, ...] = (),
 ) -> Rule:
     """Define and register a rule; called at import time by the modules that implement the rules."""
     if id in _CATALOGUE:
@@ -153,6 +157,7 @@ def rule(
         example_file=example_file,
         npu_aware=npu_aware,
         speeds_up=speeds_up,
+        writes=writes,
     )
     _CATALOGUE[id] = new
     return new

@@ -108,6 +108,7 @@ NPU_BESIDE_CUDA = rule(
             device = "cpu"
     """,
     follows=("NPU1",),
+    writes=("_npu_device_count",),  # (NPU_COUNT, below)
 )
 MULTI_DEVICE_BY_HAND = rule(
     "NPU121",

@@ -59,8 +59,9 @@ def rule_named(name: str) -> Rule:
 
 def written_definitions() -> dict[str, tuple[str, ...]]:
     """The module-level functions the rules write into ported files, each with those it calls (the project steps'
-    ``definitions``)."""
-    return {name: needs for step in project_steps() for name, needs in step.definitions.items()}
+    ``definitions``, and each rule's ``writes``: functions written whole, in one block)."""
+    written = {name: () for r in all_rules() for name in r.writes}
+    return {**written, **{name: needs for step in project_steps() for name, needs in step.definitions.items()}}
 
 
 def is_kernel_todo(rule_id: str, message: str) -> bool:
@@ -94,7 +95,8 @@ def _load_rule_modules() -> None:
 def snapshot_rules() -> list[dict[str, object]]:
     """Every rule as plain data, for ``use_snapshot`` in a later process."""
     return [
-        {**dataclasses.asdict(r), "confidence": r.confidence.label, "follows": list(r.follows)} for r in all_rules()
+        {**dataclasses.asdict(r), "confidence": r.confidence.label, **{key: list(getattr(r, key)) for key in _TUPLES}}
+        for r in all_rules()
     ]
 
 
@@ -102,6 +104,9 @@ def snapshot_rules() -> list[dict[str, object]]:
 _SNAPSHOT_TYPES = {
     f.name: bool if f.type == "bool" else list if f.type.startswith("tuple") else str for f in dataclasses.fields(Rule)
 }
+
+
+_TUPLES = tuple(name for name, kind in _SNAPSHOT_TYPES.items() if kind is list)  # (stored as lists)
 
 
 def use_snapshot(data: object) -> bool:
@@ -118,11 +123,11 @@ def use_snapshot(data: object) -> bool:
                 not all(type(item[name]) is kind for name, kind in _SNAPSHOT_TYPES.items())
                 or len(item) != len(_SNAPSHOT_TYPES)
                 or item["id"] in rules
-                or not all(type(value) is str for value in item["follows"])
+                or not all(type(value) is str for key in _TUPLES for value in item[key])
             ):
                 return False
-            confidence = Confidence.parse(item["confidence"])
-            rules[item["id"]] = Rule(**{**item, "confidence": confidence, "follows": tuple(item["follows"])})
+            tuples = {key: tuple(item[key]) for key in _TUPLES}
+            rules[item["id"]] = Rule(**{**item, "confidence": Confidence.parse(item["confidence"]), **tuples})
     except (TypeError, KeyError, ValueError):
         return False
     if not rules:
