@@ -99,6 +99,9 @@ def test_shell_script_replaces_or_drops_with_a_note() -> None:
     # A command that gives the plain flag already loses the other one.
     given = _port(SCRIPT.replace("gen.py --xformers", "gen.py --sdpa --xformers"), OPTIONS)
     assert given is not None and "python gen.py --sdpa\n" in given
+    both = PortOptions(launch_flags=(*OPTIONS.launch_flags, ("--use-xformers", "--sdpa", "xformers", "train.py")))
+    twice = _port(SCRIPT.replace("gen.py --xformers", "gen.py --xformers --use-xformers"), both)
+    assert twice is not None and "python gen.py --sdpa\n" in twice
     # The project's code did not show them safe: they stay.
     kept = _port(SCRIPT, PortOptions())
     assert kept is not None and "--xformers" in kept.replace("# ", "") and "--fp8" in kept

@@ -199,6 +199,7 @@ def port_shell_switches(port: TextPort, code: str) -> None:
             if instead and instead not in given:  # (the project's code stops without a flag: the plain one)
                 message = note(switch, f"{flag} -> {instead}")
                 removal: Edit | None = Edit(word.start, word.end, instead)
+                given.add(instead)  # (two spellings of the flag in one command: one plain flag)
             else:
                 message = note(switch, f"{flag} removed")
                 removal = _removal(code, words, k)
