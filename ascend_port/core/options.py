@@ -23,6 +23,9 @@ DEFAULT_ATTENTION_BACKEND = ATTENTION_BACKENDS[0]
 
 # Extension module -> op -> the C++ files that bind it (rules/cuda_sources.extension_ops), as a hashable value.
 ExtensionOps = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+# Launch flags a script may drop (rules/project/launch_flags.py): (option, the plain option that replaces it or "",
+# what it calls: "xformers" or "fp8", the file that defines it).
+LaunchFlags = tuple[tuple[str, str, str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class PortOptions:
     # In a project that supports the NPU already: its device helpers (`pkg.utils.get_device`, qualified), functions
     # with no required argument whose every return is a device among CUDA's and the NPU's (NPU122 routes through them).
     device_helpers: tuple[str, ...] = ()
+    # The project's launch flags that call a CUDA-only library (`--xformers`, `--fp8`) and that its own code shows
+    # a launch script may drop, or replace by a plain one (`--sdpa`): NPU624 does so in the scripts it edits.
+    launch_flags: LaunchFlags = ()
     # The module's per-device family (python/device_model.module_family: cuda_accelerator.py beside
     # npu_accelerator.py): an option of one file, part of that file's cache key rather than the run's.
     family: str = ""

@@ -24,6 +24,7 @@ STEP_MODULES = (
     "ascend_port.rules.attention.shared",
     "ascend_port.rules.project.requirements",
     "ascend_port.rules.project.pyproject",
+    "ascend_port.rules.project.launch_flags",
 )
 
 # The catalogue as an earlier run of this very code recorded it (see use_snapshot), or None. It stands in for the

@@ -1,5 +1,6 @@
 """Config switches that make the program build or call a CUDA kernel at start (NPU624), turned off in the YAML/JSON
-configs and shell launch scripts that the port edits for another reason.
+configs and shell launch scripts that the port edits for another reason; the launch flags of the project's own
+(`--xformers`, `--fp8`) where its code shows them safe to drop (PortOptions.launch_flags).
 
 One table (``SWITCHES``); each row was read in the code that takes the switch: on, it imports a CUDA-built
 extension or a CUDA-only package and stops without it; off, a plain PyTorch path runs. Switches whose fused path is
@@ -42,8 +43,14 @@ CUDA_KERNEL_SWITCH = rule(
     is the one meant for the NPU. Fusions compiled by TorchScript
     (`bias_activation_fusion`, `bias_dropout_fusion`: no `--no-bias-gelu-fusion` is added) and switches an NPU
     serves (`attn_implementation: flash_attention_2`) stay, and so do precision choices (`--fp8-format`,
-    LLaMA-Factory's `fp8: true`: off, the run trains in another precision than it was written for) and `--xformers`
-    (whose program the script does not show).
+    LLaMA-Factory's `fp8: true`: off, the run trains in another precision than it was written for). The project's
+    own `--xformers`, `--use-xformers`, `--fp8`, `--use-fp8` (xformers; Transformer Engine or torchao's float8) go
+    only where its Python code shows what runs without them (read statically: rules/project/launch_flags.py): every
+    definition `action="store_true"`, every `if` on it with a way on when off that does not raise; an `if`/`elif`
+    chain that raises unless one of its flags is given and offers `--sdpa` gets `--sdpa` instead (musubi-tuner).
+    Elsewhere (a chain with no plain flag, `assert args.fp8`, a flag not store_true, the project's code not in the
+    run) they stay, with no finding; so does a config's `attention: flash`, a string whose plain value each program
+    names its own way (`sdpa`, `torch`, `stock`).
 
     Before:
         dist_backend: nccl
@@ -51,6 +58,11 @@ CUDA_KERNEL_SWITCH = rule(
     After:
         dist_backend: hccl
         gradient_accumulation_fusion: false  # TODO(ascend-port): NPU624 [medium] ...
+    Before (train.py defines `--xformers` store_true and raises unless `--sdpa` or `--xformers` is given):
+        torchrun train.py --dist-backend nccl --xformers
+    After:
+        # TODO(ascend-port): NPU624 [medium] --xformers -> --sdpa: needs xformers, ...
+        torchrun train.py --dist-backend hccl --sdpa
     Stays (no other change in the file, and TorchScript fusions run anywhere):
         gradient_accumulation_fusion: true
         bias_dropout_fusion: true
@@ -110,6 +122,11 @@ SWITCHES: tuple[Switch, ...] = (
     ),
 )
 
+# What a launch flag of the project's own calls (rules/project/launch_flags.CUDA_FLAGS).
+_LAUNCH_NEEDS = {
+    "xformers": "xformers, which has no NPU build",
+    "fp8": "an FP8 kernel library (Transformer Engine, torchao's float8) and a CUDA GPU with FP8 units",
+}
 _BY_KEY = {key: switch for switch in SWITCHES for key in switch.keys}
 _BY_FLAG = {flag: switch for switch in SWITCHES for flag in switch.flags}
 _FLAG_PREFILTER = re.compile("|".join(re.escape(flag) for flag in sorted(_BY_FLAG)))
@@ -164,19 +181,28 @@ def note(switch: Switch, what: str) -> str:
 def port_shell_switches(port: TextPort, code: str) -> None:
     """Remove the flags of ``SWITCHES`` from the commands of a script the port edits (``port.edits``), each with a
     comment line above its command (never between continuation lines, which would end the command there)."""
-    if not port.edits or not (_FLAG_PREFILTER.search(code) or "pretrain_" in code):
+    launch = {
+        flag: (plain, _launch_switch(calls, plain, where)) for flag, plain, calls, where in port.options.launch_flags
+    }
+    if not port.edits or not (_FLAG_PREFILTER.search(code) or "pretrain_" in code or any(f in code for f in launch)):
         return  # a script the port leaves alone is not edited for a switch alone
     lexed = lex(code)
     written: set[tuple[int, str]] = set()
     _megatron_defaults(port, code, lexed.commands, lexed.safe_line_starts)
     for words in lexed.commands:
+        given = {code[w.start : w.end] for w in words}
         for k, word in enumerate(words):
-            switch = _BY_FLAG.get(code[word.start : word.end])
+            flag = code[word.start : word.end]
+            instead, switch = launch.get(flag, ("", _BY_FLAG.get(flag)))
             if k == 0 or word.redirect or switch is None:
                 continue
-            removal = _removal(code, words, k)
-            flag = code[word.start : word.end]
-            message = note(switch, f"{flag} removed")
+            if instead and instead not in given:  # (the project's code stops without a flag: the plain one)
+                message = note(switch, f"{flag} -> {instead}")
+                removal: Edit | None = Edit(word.start, word.end, instead)
+                given.add(instead)  # (two spellings of the flag in one command: one plain flag)
+            else:
+                message = note(switch, f"{flag} removed")
+                removal = _removal(code, words, k)
             if removal is None:
                 port.report(
                     CUDA_KERNEL_SWITCH, word.start, f"{message}; remove it by hand (its neighbours are not plain)"
@@ -189,6 +215,18 @@ def port_shell_switches(port: TextPort, code: str) -> None:
                 written.add((above, comment))
                 edits.append(Edit(above, above, port.lines.indent_at(above) + comment + newline_of(code)))
             port.fix(CUDA_KERNEL_SWITCH, word.start, edits, message)
+
+
+def _launch_switch(calls: str, plain: str, where: str) -> Switch:
+    """The switch of a launch flag of the project's own (PortOptions.launch_flags), for its note: what it calls,
+    and what runs without it (the path of its program ``where`` when off, or the plain flag that replaces it)."""
+    if plain:
+        instead = f"torch's scaled_dot_product_attention ({where}'s {plain})"
+    else:
+        instead = f"the path {where} takes without it"
+        if calls == "fp8":
+            instead += " (the precision it is given otherwise)"
+    return Switch((), (), _LAUNCH_NEEDS[calls], instead, where)
 
 
 def _megatron_defaults(port: TextPort, code: str, commands: list[list[Word]], line_starts: list[int]) -> None:
