@@ -93,6 +93,17 @@ def ran_the_original(result: dict) -> None:
     assert Path(result["package"]).is_relative_to(installed(*GPYTORCH)), result["package"]
 
 
+def user_script(folder: Path, name: str, text: str) -> tuple[str, str, str]:
+    """A user's script written for CUDA, and its copy ported with `ascend-port apply` as a user's project would be:
+    (the original's path, the ported copy's path, the ported text)."""
+    script = driver(folder, name, text)
+    scripts = folder / "ported_scripts"
+    scripts.mkdir(exist_ok=True)
+    shutil.copy(script, scripts)
+    check(run([*CLI, "apply", str(scripts / name), "--no-git", "--no-cache"], cwd=folder))
+    return script, str(scripts / name), (scripts / name).read_text("utf-8")
+
+
 def close(npu: float, cpu: float, tolerance: float) -> bool:
     return math.isfinite(npu) and abs(npu - cpu) <= tolerance * max(1.0, abs(cpu))
 
@@ -218,15 +229,10 @@ def gp_training(port, tmp_path_factory):
     def ran(dtype: str) -> tuple[dict, dict, dict, str]:
         if dtype not in _GP_RUNS:
             folder = tmp_path_factory.mktemp(f"gp-{dtype}")
-            script = driver(folder, "gp_driver.py", GP_DRIVER)
-            scripts = folder / "ported_driver"
-            scripts.mkdir()
-            shutil.copy(script, scripts)
-            check(run([*CLI, "apply", str(scripts), "--no-git", "--no-cache"], cwd=folder))
-            ported_script = scripts / "gp_driver.py"
-            result, report = emulate(folder, port(GPYTORCH), [sys.executable, str(ported_script), dtype])
+            script, ported_script, ported_text = user_script(folder, "gp_driver.py", GP_DRIVER)
+            result, report = emulate(folder, port(GPYTORCH), [sys.executable, ported_script, dtype])
             reference = last_json(check(original(folder, [sys.executable, script, dtype])))
-            _GP_RUNS[dtype] = last_json(check(result)), reference, report, ported_script.read_text("utf-8")
+            _GP_RUNS[dtype] = last_json(check(result)), reference, report, ported_text
         return _GP_RUNS[dtype]
 
     return ran
@@ -265,12 +271,12 @@ def test_exact_gp_picks_the_npu_and_trains_like_the_original(port, gp_training, 
     assert not report.get("not_implemented") and not report.get("stayed_on_cpu"), report
 
 
-# argv: DEVICE_TYPE (npu or cpu) and OUTPUT: each rank writes OUTPUT-RANK.json (torchrun interleaves stdout).
-# gpytorch has no distributed code of its own: as a user who shards the data would, each rank builds the ExactGP
-# of the example (its likelihood a submodule) on its shard of 20 points, wraps it in DDP on the process group (hccl
-# on npu:RANK; gloo for the original on CPU) and takes 3 Adam steps on the exact marginal log likelihood, DDP
-# all-reducing the hyperparameters' gradients. Before the DDP wrapper, the rank computes without it the mean of
-# every rank's first gradients (what DDP's all-reduce must give).
+# argv: OUTPUT: each rank writes OUTPUT-RANK.json (torchrun interleaves stdout). gpytorch has no distributed code of
+# its own: as a user who shards the data would, in a script written for CUDA (NCCL on the rank's GPU, else gloo on
+# CPU) and ported like the one above, each rank builds the ExactGP of the example (its likelihood a submodule) on its
+# shard of 20 points, wraps it in DDP on the process group (ported: hccl on npu:RANK) and takes 3 Adam steps on the
+# exact marginal log likelihood, DDP all-reducing the hyperparameters' gradients. Before the DDP wrapper, the rank
+# computes without it the mean of every rank's first gradients (what DDP's all-reduce must give).
 GP_DDP = """
 import json, math, os, sys
 
@@ -280,15 +286,18 @@ from torch.nn.parallel import DistributedDataParallel
 
 import gpytorch
 
-device_type, output = sys.argv[1:3]
+output = sys.argv[1]
 for key, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29561", "RANK": "0", "WORLD_SIZE": "1",
                    "LOCAL_RANK": "0"}.items():
     os.environ.setdefault(key, value)
 rank, world, local_rank = (int(os.environ[key]) for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
-if device_type == "npu":
-    torch.npu.set_device(local_rank)
-device = torch.device(device_type, local_rank) if device_type == "npu" else torch.device("cpu")
-dist.init_process_group("hccl" if device_type == "npu" else "gloo")
+if torch.cuda.is_available():
+    torch.cuda.set_device(local_rank)
+    device = torch.device("cuda", local_rank)
+    dist.init_process_group("nccl")
+else:
+    device = torch.device("cpu")
+    dist.init_process_group("gloo")
 
 torch.manual_seed(0)
 full_x = torch.linspace(0, 1, 20)
@@ -326,7 +335,7 @@ for r in range(world):
     for total, grad in zip(expected, torch.autograd.grad(loss, list(other.parameters()))):
         total += grad / world
 model.train()
-ddp = DistributedDataParallel(model, device_ids=[local_rank] if device_type == "npu" else None)
+ddp = DistributedDataParallel(model, device_ids=[local_rank] if torch.cuda.is_available() else None)
 optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
 losses = []
 for step in range(3):
@@ -360,21 +369,22 @@ with open(f"{output}-{rank}.json", "w") as stream:
     json.dump(result, stream)
 """
 
-_GP_DDP: dict[int, tuple[list[dict], list[dict], dict]] = {}
+_GP_DDP: dict[int, tuple[list[dict], list[dict], dict, str]] = {}
 
 
 @pytest.fixture(scope="module")
 def gp_process_group(port, tmp_path_factory):
-    """gp_process_group(world) -> (the emulated ranks, the original's ranks on CPU with gloo, emulate report)."""
+    """gp_process_group(world) -> (the emulated ranks, the original's ranks on CPU with gloo, emulate report, the
+    ported driver's text)."""
 
-    def ran(world: int) -> tuple[list[dict], list[dict], dict]:
+    def ran(world: int) -> tuple[list[dict], list[dict], dict, str]:
         if world not in _GP_DDP:
             folder = tmp_path_factory.mktemp(f"gp-ddp-{world}")
-            script = driver(folder, "gp_ddp.py", GP_DDP)
-            result, report = emulate(folder, port(GPYTORCH), launch(world, 29562, script, "npu", "npu"), devices=world)
+            script, ported_script, ported_text = user_script(folder, "gp_ddp.py", GP_DDP)
+            result, report = emulate(folder, port(GPYTORCH), launch(world, 29562, ported_script, "npu"), devices=world)
             check(result)
-            check(original(folder, launch(world, 29562, script, "cpu", "cpu")))
-            _GP_DDP[world] = rank_results(folder, "npu", world), rank_results(folder, "cpu", world), report
+            check(original(folder, launch(world, 29562, script, "cpu")))
+            _GP_DDP[world] = rank_results(folder, "npu", world), rank_results(folder, "cpu", world), report, ported_text
         return _GP_DDP[world]
 
     return ran
@@ -383,7 +393,10 @@ def gp_process_group(port, tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("world", [1, 2])
 def test_exact_gp_in_ddp_on_hccl_with_one_and_two_processes(port, gp_process_group, world):
-    emulated, reference, report = gp_process_group(world)
+    emulated, reference, report, ported_driver = gp_process_group(world)
+    # the user's process group, ported: hccl on the rank's npu
+    assert "if torch.npu.is_available():\n    torch.npu.set_device(local_rank)" in ported_driver
+    assert 'device = torch.device("npu", local_rank)\n    dist.init_process_group("hccl")' in ported_driver
     assert [rank["rank"] for rank in emulated] == [rank["rank"] for rank in reference] == list(range(world))
     for npu, cpu in zip(emulated, reference, strict=True):
         ran_the_copy(npu, port(GPYTORCH))
