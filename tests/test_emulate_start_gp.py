@@ -447,7 +447,9 @@ def gp_unit_tests(port, tmp_path_factory):
 
 # The priors' *_to_gpu cases: the original skips their body without CUDA (and passes); the port runs it on the npu.
 # Five fail because of the port: it rewrites the test's `.cuda()` to `.npu()` and torch.cuda.is_available() to
-# torch.npu's, but keeps the "cuda" of `self.assertEqual(prior.<attr>.device.type, "cuda")` beside them.
+# torch.npu's, but keeps the "cuda" of `self.assertEqual(prior.<attr>.device.type, "cuda")` beside them. (Measured,
+# with "npu" there: four pass; the MultivariateNormalPrior's then reads its covariance_matrix, a lazy property that
+# .cuda() deleted, which recurses without end with this torch, on the CPU after .cpu() as well.)
 LEFT_CUDA = "AssertionError: 'npu' != 'cuda'"
 PORT_FAILS = {
     f"{case}_to_gpu": LEFT_CUDA
