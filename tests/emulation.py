@@ -250,20 +250,22 @@ def own_tests(
     *,
     extra: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
+    folder: str = "tests",
 ) -> tuple[dict[str, str], dict[str, str], dict]:
-    """A project's own tests (``sdist``'s tests/ and its pyproject.toml, for the project's pytest settings; its
-    sources come from the path), ported as a port of the repository ports them (`ascend-port apply` on tests/),
-    run with pytest's arguments ``selection`` under the emulator on the ported copy ``ported``, and, unported, on
-    the installed original on CPU. ``extra``: files (name -> text) written beside tests/ on both sides; ``env``:
-    the runs' extra environment. -> (emulated outcomes, original outcomes, emulate report)."""
+    """A project's own tests (``sdist``'s ``folder``, tests/ unless told, and its pyproject.toml, for the project's
+    pytest settings; its sources come from the path), ported as a port of the repository ports them (`ascend-port
+    apply` on the folder), run with pytest's arguments ``selection`` under the emulator on the ported copy
+    ``ported``, and, unported, on the installed original on CPU. ``extra``: files (name -> text) written beside the
+    folder on both sides; ``env``: the runs' extra environment. -> (emulated outcomes, original outcomes, emulate
+    report)."""
     sides = {}
     for side in ("original", "ported"):
         sides[side] = folders.mktemp(f"{sdist.name}-tests-{side}")
-        shutil.copytree(sdist / "tests", sides[side] / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(sdist / folder, sides[side] / folder, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(sdist / "pyproject.toml", sides[side])
         for name, text in (extra or {}).items():
             (sides[side] / name).write_text(text, "utf-8")
-    ported_tests = sides["ported"] / "tests"
+    ported_tests = sides["ported"] / folder
     check(run_on_path([*CLI, "apply", str(ported_tests), "--no-git", "--no-cache"], cwd=sides["ported"]))
     pytest_argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", "junit.xml"]
     result, report = emulate(sides["ported"], ported, [*pytest_argv, *selection], env=env)
