@@ -14,6 +14,9 @@ from ascend_port.rules.device.torch_cuda import CUDA_METHOD
 from ascend_port.rules.libraries import library_class, library_objects
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+# unittest's equality assertions (and numpy.testing's, pytest-style helpers of the same name)
+_EQUALITY_ASSERTIONS = frozenset({"assertEqual", "assertEquals", "assertNotEqual", "assertNotEquals", "assert_equal"})
+_STRINGS = (cst.SimpleString, cst.FormattedString)
 
 
 DEVICE_ARGUMENT = rule(
@@ -97,6 +100,9 @@ class CallRules(SettingRules):
                 updated = self._device_positional(original, updated, 0)
             elif method == "startswith" and self._device_context(func.value):
                 updated = self._rewrite_args(original, updated, DEVICE_COMPARISON, positions={0})
+            elif method in _EQUALITY_ASSERTIONS and (at := self._compares_device_string(original)) is not None:
+                # `self.assertEqual(prior.loc.device.type, "cuda")`: a device comparison, as `==` is
+                updated = self._rewrite_args(original, updated, DEVICE_COMPARISON, positions={at})
             elif method == "add_argument" and names_device_option(original, self._device_name):
                 updated = self._rewrite_args(original, updated, DEVICE_SETTING, keywords={"default", "choices"})
         if qualified in DEVICE_FIRST_ARG or (qualified or "").replace(".npu.", ".cuda.") in DEVICE_FIRST_ARG:
@@ -132,6 +138,16 @@ class CallRules(SettingRules):
 
     def _device_positional(self, original: cst.Call, updated: cst.Call, index: int) -> cst.Call:
         return self._rewrite_args(original, updated, DEVICE_ARGUMENT, positions={index})
+
+    def _compares_device_string(self, call: cst.Call) -> int | None:
+        """The position of the device string an equality assertion compares with a device (`assertEqual(x.device.type,
+        "cuda")`: 1), else None."""
+        first, second = ([a.value for a in call.args if a.keyword is None and not a.star] + [None, None])[:2]
+        for at, string, other in ((0, first, second), (1, second, first)):
+            if isinstance(string, _STRINGS) and other is not None and not isinstance(other, _STRINGS):
+                if self._device_context(other):
+                    return at
+        return None
 
     def _rewrite_args(
         self,

@@ -53,8 +53,9 @@ DEVICE_COMPARISON = rule(
     HIGH,
     "Comparisons and membership tests against device strings -> `npu`.",
     """
-    `x.device.type == "cuda"`, `"cuda" in str(device)`, `device in ("cuda", "cpu")` and
-    `device.startswith("cuda")` compare a device type; on an NPU host the type is `npu`. The other side must hold
+    `x.device.type == "cuda"`, `"cuda" in str(device)`, `device in ("cuda", "cpu")`,
+    `device.startswith("cuda")` and unittest's `assertEqual(x.device.type, "cuda")` compare a device type; on an NPU
+    host the type is `npu`. The other side must hold
     a device: its code says device, dev or accelerator, or reads `.type`. Any other "cuda" is not a device and
     stays: a library's backend or implementation name (`backend == "cuda"`, `impl == "cuda"`, ONNX Runtime's
     provider), and Triton's target name (`get_current_target().backend == "cuda"`, and the variables and functions
