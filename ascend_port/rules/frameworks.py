@@ -288,15 +288,21 @@ class FrameworkTransformer(PortTransformer):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._import_parts: set[int] = set()  # names inside import statements are not uses
+        # Names that are no uses of what they resolve to: those of import statements, an attribute's own name
+        # (`RMSprop` of `torch.optim.RMSprop`, where a function imports bitsandbytes' RMSprop), and the classes of a
+        # type check (`isinstance(opt, bnb.optim.AdamW)` runs none of the library's code).
+        self._not_uses: set[int] = set()
 
     # --- imports ---------------------------------------------------------------------------------------------------
 
     def visit_Import(self, node: cst.Import) -> None:
-        self._import_parts |= names_in(node)
+        self._not_uses |= names_in(node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._import_parts |= names_in(node)
+        self._not_uses |= names_in(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_uses.add(id(node.attr))
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
         if original.relative or original.module is None or dotted(original.module) != "mmcv.parallel":
@@ -323,6 +329,8 @@ class FrameworkTransformer(PortTransformer):
     # --- uses ------------------------------------------------------------------------------------------------------
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) > 1:
+            self._not_uses |= names_in(node.args[1].value)
         qualified = self.ctx.imports.resolve(node.func)
         if qualified in _LM_EVAL_CALLS and (device := _keyword(node, "device")) and self.enabled(LM_EVAL_DEVICE):
             self.ctx.claim(
@@ -369,7 +377,7 @@ class FrameworkTransformer(PortTransformer):
         return updated
 
     def _cuda_only_use(self, node: cst.Name | cst.Attribute) -> None:
-        if id(node) in self._import_parts:
+        if id(node) in self._not_uses:
             return
         qualified = self.ctx.imports.resolve(node)
         if qualified is None:
