@@ -271,7 +271,7 @@ class FrameworkTransformer(PortTransformer):
         r"prepare_model_for_(?:int8|kbit)_training",
         Trigger(r"bitsandbytes|\bbnb\b", imports=("bitsandbytes",)),
         # (a class imported by its name, `from bitsandbytes.nn import Int8Params`: every name of theirs is capitalised)
-        Trigger(r"\b[A-Z]\w*", scope=imported("bitsandbytes.nn", "bitsandbytes.optim")),
+        Trigger(r"\b[A-Z]\w*", scope=imported("bitsandbytes.nn", "bitsandbytes.optim"), imports=("bitsandbytes",)),
         r"MMDataParallel|MMDistributedDataParallel",
         r"lm_eval|\bHFLM\b",
     )
