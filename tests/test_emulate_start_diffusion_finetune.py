@@ -47,10 +47,9 @@ from emulation import (
     ddp_driver,
     installed,
     last_json,
-    launch,
     needs_compiler,
     own_tests,
-    rank_results,
+    process_group_runs,
     run_on_path,
     torchrun,
 )
@@ -593,12 +592,7 @@ def peft_process_group(port, tmp_path_factory):
         if world not in _PEFT_DDP:
             folder = tmp_path_factory.mktemp(f"peft-ddp-{world}")
             driver = ddp_driver(folder, "lora_ddp.py", PEFT_DDP)
-            process, report = emulate(folder, port(PEFT), launch(world, 29542, driver, "npu"), devices=world)
-            check(process)
-            start = time.perf_counter()
-            check(run(launch(world, 29542, driver, "cpu"), cwd=folder))
-            print(f"original peft on CPU, {world} process(es), in {time.perf_counter() - start:.1f}s")
-            _PEFT_DDP[world] = rank_results(folder, "npu", world), rank_results(folder, "cpu", world), report
+            _PEFT_DDP[world] = process_group_runs(folder, port(PEFT), world, 29542, driver)
         return _PEFT_DDP[world]
 
     return ran

@@ -49,10 +49,9 @@ from emulation import (
     emulate,
     installed,
     last_json,
-    launch,
     needs_compiler,
     own_tests,
-    rank_results,
+    process_group_runs,
     run_on_path,
 )
 
@@ -382,10 +381,8 @@ def gp_process_group(port, tmp_path_factory):
         if world not in _GP_DDP:
             folder = tmp_path_factory.mktemp(f"gp-ddp-{world}")
             script, ported_script, ported_text = user_script(folder, "gp_ddp.py", GP_DDP)
-            result, report = emulate(folder, port(GPYTORCH), launch(world, 29562, ported_script, "npu"), devices=world)
-            check(result)
-            check(original(folder, launch(world, 29562, script, "cpu")))
-            _GP_DDP[world] = rank_results(folder, "npu", world), rank_results(folder, "cpu", world), report, ported_text
+            runs = process_group_runs(folder, port(GPYTORCH), world, 29562, ported_script, original=script)
+            _GP_DDP[world] = (*runs, ported_text)
         return _GP_DDP[world]
 
     return ran

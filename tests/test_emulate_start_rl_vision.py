@@ -51,6 +51,7 @@ from emulation import (
     launch,
     needs_compiler,
     own_tests,
+    process_group_runs,
     rank_results,
     run_on_path,
 )
@@ -281,10 +282,7 @@ def sb3_process_group(port, tmp_path_factory):
         if world not in _SB3_DDP:
             folder = tmp_path_factory.mktemp(f"sb3-ddp-{world}")
             script = ddp_driver(folder, "ppo_ddp.py", SB3_DDP)
-            result, report = emulate(folder, port(SB3), launch(world, 29552, script, "npu"), devices=world)
-            check(result)
-            check(original(folder, launch(world, 29552, script, "cpu")))
-            _SB3_DDP[world] = rank_results(folder, "npu", world), rank_results(folder, "cpu", world), report
+            _SB3_DDP[world] = process_group_runs(folder, port(SB3), world, 29552, script)
         return _SB3_DDP[world]
 
     return ran
