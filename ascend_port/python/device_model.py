@@ -416,6 +416,7 @@ class _Reader(ast.NodeVisitor):
         # the NPU already, kept whole: what a port of it adds tests its names again)
         self.named_tests: list[tuple[str, Span | None]] = []
         self.allowed: dict[str, frozenset[str]] = {}  # a value -> the devices an allow-list lets it be (_allow_lists)
+        self.may_run_nvidia_smi = True  # (False where the module's text never says nvidia-smi: no function walked)
 
     def visit_Module(self, node: ast.Module) -> None:
         """Each top-level statement on its own, with the devices of its nodes (SubtreeDevices). One that holds no
@@ -445,7 +446,12 @@ class _Reader(ast.NodeVisitor):
         if self.npu_aware and isinstance(node, ast.ClassDef) and "cuda" in words(node.name):
             self.keep(node)  # `class CUDAOpBuilder` in a project that has its NPU counterpart
             return
-        if not isinstance(node, ast.ClassDef) and runs_nvidia_smi(node) and _only_describes_cuda(node):
+        if (
+            self.may_run_nvidia_smi
+            and not isinstance(node, ast.ClassDef)
+            and runs_nvidia_smi(node)
+            and _only_describes_cuda(node)
+        ):
             # It describes the NVIDIA GPUs (LitServe's check_cuda_with_nvidia_smi counts those `nvidia-smi -L` lists,
             # filtered by CUDA_VISIBLE_DEVICES): its CUDA names are NVIDIA's, with no NPU form.
             self.keep(node)
@@ -767,6 +773,7 @@ def read(
             starts = line_starts if line_starts is not None else line_offsets(python_lines(text))
             hot = sorted({bisect.bisect_right(starts, offset) for offset in _find_keeping_offsets(text)})
         reader = _Reader(model, npu_aware, hot)
+        reader.may_run_nvidia_smi = text is None or NVIDIA_SMI in text
         if text is None or _ALLOW_LIST.search(text):
             reader.allowed = _allow_lists(module)
         reader.visit(module)

@@ -459,7 +459,9 @@ def nvidia_smi_counts_of(module: ast.Module | None) -> frozenset[str]:
 
 
 def _nvidia_smi_counts(facts: ModuleFacts) -> frozenset[str]:
-    """(a module fact: read once per module)"""
+    """(a module fact: read once per module; a module whose text never says nvidia-smi runs none)"""
+    if facts.text and device_model.NVIDIA_SMI not in facts.text:
+        return frozenset()
     return nvidia_smi_counts_of(facts.tree)
 
 
