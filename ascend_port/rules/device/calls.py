@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import dotted
 from ascend_port.rules.device.settings import DEVICE_COMPARISON, DEVICE_SETTING, SettingRules
 from ascend_port.rules.device.strings import names_device_option, rewrite_device_expr
@@ -27,8 +29,10 @@ DEVICE_ARGUMENT = rule(
     """
     `"cuda"`, `"cuda:N"`, `f"cuda:{i}"`, `"cuda:" + str(i)` and `"cuda:{}".format(i)` become their `npu` forms
     where they are passed as a device: the first argument of `torch.device`, `torch.cuda.set_device`,
-    `torch.set_default_device`, `.to()`, the second of `torch.load`, and the keyword arguments `device=`,
-    `device_type=`, `device_map=` and `map_location=` of any call. Conditional expressions and dicts
+    `torch.set_default_device`, `.to()`, the second of `torch.load`, the keyword arguments `device=`,
+    `device_type=`, `device_map=` and `map_location=` of any call, and a positional argument of a function of the
+    module (defined once at its top) whose parameter there is named for a device (`def tables(seq, device)` called
+    as `tables(128, "cuda")`). Conditional expressions and dicts
     (`map_location={"cuda:0": "cuda:1"}`) are followed. Other strings are never touched.
 
     Before:
@@ -64,6 +68,42 @@ DEVICE_KEYWORDS = {"device", "device_type", "device_map", "map_location"}
 
 
 CUDA_METHOD_KEYWORDS = {"device", "non_blocking", "memory_format"}
+# Decorators that keep a function's positional parameters where they are.
+_SIGNATURE_KEEPING = frozenset({"no_grad", "inference_mode", "cache", "lru_cache", "wraps", "enable_grad"})
+
+
+def module_functions(facts: ModuleFacts) -> dict[str, tuple[str, ...]]:
+    """The module's own functions by name, each with its positional parameters' names: the functions `def`ined
+    at the module's top, once, under no decorator that could change their signature. A name the module's top binds
+    otherwise too (an import, an assignment, a second `def`) is left out: which function a call reaches is not
+    known."""
+    tree = facts.tree
+    if tree is None:
+        return {}
+    bound: dict[str, int] = {}
+    functions: dict[str, tuple[str, ...]] = {}
+    for node in tree.body:
+        names: list[str] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [(a.asname or a.name).split(".")[0] for a in node.names]
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        for name in names:
+            bound[name] = bound.get(name, 0) + 1
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and all(
+            _keeps_signature(d) for d in node.decorator_list
+        ):
+            functions[node.name] = tuple(a.arg for a in (*node.args.posonlyargs, *node.args.args))
+    return {name: params for name, params in functions.items() if bound.get(name) == 1}
+
+
+def _keeps_signature(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+    return name in _SIGNATURE_KEEPING
 
 
 def _has_cuda_signature(call: cst.Call) -> bool:
@@ -114,6 +154,8 @@ class CallRules(SettingRules):
         elif qualified == "pytest.mark.parametrize" and self._parametrizes_device(original):
             # `@pytest.mark.parametrize("device", ["cpu", "cuda"])`: the guard that skips "cuda" is ported with it
             updated = self._rewrite_args(original, updated, DEVICE_SETTING, positions={1}, keywords={"argvalues"})
+        elif qualified is None and isinstance(func, cst.Name) and (indexes := self._device_parameters(original, func)):
+            updated = self._rewrite_args(original, updated, DEVICE_ARGUMENT, positions=indexes)
         updated = self._rewrite_args(original, updated, DEVICE_ARGUMENT, keywords=DEVICE_KEYWORDS)
         return self._rewrite_args(original, updated, DEVICE_SETTING, keyword_filter=self._device_name)
 
@@ -129,6 +171,15 @@ class CallRules(SettingRules):
             return False
         line = self.ctx.line_of(call)
         return any(first < line <= last for first, last, _ in held)
+
+    def _device_parameters(self, call: cst.Call, function: cst.Name) -> frozenset[int]:
+        """The positions of the device parameters of the module's own function ``function`` (module_functions),
+        asked only where the call passes a CUDA device string by position."""
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if not any(rewrite_device_expr(value) is not None for value in positional):
+            return frozenset()
+        params = self.ctx.fact(module_functions).get(function.value, ())
+        return frozenset(i for i, name in enumerate(params) if self._device_name.search(name))
 
     def _parametrizes_device(self, call: cst.Call) -> bool:
         """Does ``pytest.mark.parametrize`` give a test one argument, named for a device (`"device"`)?"""
