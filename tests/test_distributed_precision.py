@@ -85,6 +85,6 @@ def test_every_new_rule_is_listed_and_explained() -> None:
     new_rules = [r for r in all_rules() if r.id[:4] in ("NPU2", "NPU3")]
     assert len(new_rules) == 17  # NPU200-NPU210, NPU300-NPU305
     for r in new_rules:
-        assert f" {r.id} " in listed, r.id
+        assert f"\n{r.id} {r.name} " in f"\n{listed}", r.id
         explained = runner.invoke(app, ["explain", r.id], catch_exceptions=False).stdout
         assert f"{r.id} {r.name}" in explained and "Before" in explained and "After" in explained, r.id

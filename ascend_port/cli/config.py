@@ -18,7 +18,6 @@ from ascend_port.cli.common import (
     IgnoreOpt,
     MinConfidenceOpt,
     OtherDevicesOpt,
-    PathsArg,
     SelectOpt,
     Terminal,
     TorchNpuOpt,
@@ -58,7 +57,9 @@ def show_config(
 
 @app.command("check-api")
 def check_api(
-    paths: PathsArg,
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or folders to check (their Python files).", show_default=False)
+    ],
     torch_npu: TorchNpuOpt = None,
     exclude: ExcludeOpt = None,
     exit_zero: ExitZeroOpt = False,
