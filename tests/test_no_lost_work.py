@@ -41,6 +41,20 @@ def project(folder: Path, count: int = 5) -> Path:
     return folder
 
 
+# --- Ctrl-C while the files are ported (before anything is written) ---------------------------------------------
+
+
+@pytest.mark.parametrize("args", [("scan",), ("apply", "--dry-run"), ("apply", "--no-git"), ("apply",)])
+def test_ctrl_c_while_porting_says_that_nothing_was_written(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """One interrupt line in every mode (issue 32: scan, --dry-run and --no-git exited 130 without a word)."""
+    folder = make_repo(tmp_path / "repo", {f"m{i}.py": CUDA for i in range(5)})
+    before = state(folder)
+    run = cli(args[0], str(folder), *args[1:], "-j", "1", "--no-cache", ASCEND_PORT_TEST_SIGINT="ported:2")
+    assert run.returncode == 130, run.stderr
+    assert run.stderr.strip().splitlines()[-1] == "interrupted: nothing was written", run.stderr
+    assert state(folder) == before and all(p.read_text() == CUDA for p in folder.glob("*.py"))
+
+
 # --- Ctrl-C with --no-git ---------------------------------------------------------------------------------------
 
 

@@ -383,7 +383,7 @@ def test_terminal_ctrl_c_during_review_changes_nothing(tmp_path: Path) -> None:
     child.send("y")
     child.expect("(2/3) Apply this hunk to x.py")
     child.child.sendintr()
-    child.expect("interrupted: nothing was changed")
+    child.expect("interrupted: nothing was written")
     assert child.finish() == 130
     assert state(repo) == before
 

@@ -18,6 +18,7 @@ from ascend_port.cli.common import (
     EXIT_CLEAN,
     EXIT_ERROR,
     EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
     AttentionOpt,
     ChangedSinceOpt,
     ColorOpt,
@@ -249,14 +250,14 @@ def _write_in_place(result: RunResult, interactive: bool, config: RunConfig, ter
             review_in_place(result, term.out)
         except KeyboardInterrupt:
             term.err.print("interrupted: nothing was written")
-            raise typer.Exit(130) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         if config.edits_across_files:
             edit_across_files(result, config)
             note_run(result, term)
     writing = write_in_place(result)
     if writing.interrupted:
         _report_interrupted_writes(writing.written, writing.left, term)
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)
 
 
 def _report_interrupted_writes(written: list[str], left: list[str], term: Terminal) -> None:

@@ -58,7 +58,7 @@ def _console(stderr: bool, color: str = "auto") -> Console:
     )
 
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 PathsArg = Annotated[list[Path], typer.Argument(help="Files or folders to port.", show_default=False)]
@@ -304,7 +304,11 @@ def run_port(paths: list[Path], config: RunConfig, term: Terminal, changed_since
         gc.freeze()
         gc.set_threshold(GC_THRESHOLD, 50, 50)
     started = time.monotonic()
-    result = _run_with_progress(paths, config, started, term)
+    try:
+        result = _run_with_progress(paths, config, started, term)
+    except KeyboardInterrupt:  # the port writes nothing until it has finished: every mode can say so
+        term.err.print(INTERRUPTED_BEFORE_WRITING)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     _warn_nothing_found(paths, result, changed_since, term)
     if term.verbose:
         done = "scanned" if term.verb == "scanning" else "ported"
@@ -332,6 +336,7 @@ def _run_with_progress(paths: list[Path], config: RunConfig, started: float, ter
         return run(paths, config, lambda done, total: progress.update(task, completed=done, total=total))
 
 
+INTERRUPTED_BEFORE_WRITING = "interrupted: nothing was written"
 SKIPPED_SHOWN = 5  # names of skipped files on stderr, per kind; the reports list them all
 
 

@@ -536,7 +536,7 @@ def apply_to_repository(
                 plan.steps = port_steps(plan, config.selection, config.options)
         plans = _edit_across_files(plans, result, state, config, err)
     except KeyboardInterrupt:
-        raise WorkflowError("interrupted: nothing was changed", EXIT_INTERRUPTED) from None
+        raise WorkflowError("interrupted: nothing was written", EXIT_INTERRUPTED) from None
     for path, why in left_out:
         err.print(f"[yellow]left out:[/yellow] {escape(path)}: {why}", highlight=False)
     for file in result.errors:

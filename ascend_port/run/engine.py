@@ -18,6 +18,7 @@ from pathlib import Path
 from ascend_port.core import npu_api
 from ascend_port.core.diffing import new_file_diff, unified_diff
 from ascend_port.core.findings import FileResult
+from ascend_port.core.interrupts import test_sigint
 from ascend_port.core.options import DEFAULT, PortOptions
 from ascend_port.core.porting import CrossFileEdit, Handler, PortError, Project
 from ascend_port.core.selection import Selection
@@ -397,6 +398,7 @@ def _port_all(files: list[Path], config: RunConfig, on_progress: Callable[[int],
         caches: dict[type, ResultCache] = {}
         for path in files:
             results.append(port_file(path, config, caches))
+            test_sigint(f"ported:{len(results)}")
             if on_progress:
                 on_progress(len(results))
         return results
