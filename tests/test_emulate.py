@@ -341,6 +341,14 @@ def test_target_release_decides_the_api(tmp_path):
     assert check(out).splitlines()[-1] == "has range_push"
 
 
+@pytest.mark.parametrize(("given", "emulated"), [("2.1.0", "2.1.0.post17"), ("2.9", "2.9.1")])
+def test_target_release_is_read_as_every_command_reads_it(tmp_path, given, emulated):
+    """One parser for --torch-npu (issue 32): a torch version or line names its covered release, as in check-api and
+    apply (npu_api.covered_release); emulate refused both."""
+    out = emulate(tmp_path, "import torch_npu; print(torch_npu.__version__)", "--torch-npu", given)
+    assert check(out).strip().startswith(emulated), out.stderr
+
+
 def test_unknown_target_release_is_a_usage_error(tmp_path):
     result = emulate(tmp_path, "print('ran')", "--torch-npu", "2.7.0")
     assert result.returncode == 2 and "ran" not in result.stdout

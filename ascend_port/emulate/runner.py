@@ -88,14 +88,15 @@ def real_torch_npu(interpreter: str) -> str | None:
 
 
 def target_api(version: str | None, folder: Path) -> tuple[str, Path]:
-    """The torch_npu release to emulate (default: the newest covered) and the file of its public names, written
-    into ``folder``. Raises UsageError for a release the tool does not cover."""
+    """The torch_npu release to emulate (default: the newest covered; a torch version or line names its covered
+    release, as in every command: npu_api.covered_release) and the file of its public names, written into
+    ``folder``. Raises UsageError for a release the tool does not cover."""
     from ascend_port.core import npu_api
 
-    if version is None:
-        version = npu_api.releases()[-1].version
     try:
-        names = npu_api.release_inventory(version)
+        names = npu_api.release_inventory(
+            npu_api.covered_release(version) if version is not None else npu_api.releases()[-1].version
+        )
     except ValueError as error:
         raise UsageError(f"--torch-npu {version}: {error}") from None
     path = folder / "torch_npu_api.json"
