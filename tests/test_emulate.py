@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -349,6 +351,19 @@ def test_target_release_is_read_as_every_command_reads_it(tmp_path, given, emula
     assert check(out).strip().startswith(emulated), out.stderr
 
 
+def test_summary_says_why_no_process_reported(tmp_path):
+    """A Python without torch never loads the stand-in: the summary says so instead of "0 process(es) reported"
+    (issue 32), and counts in words that agree with their number."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    bare = str(tmp_path / "bare" / "bin" / "python")
+    out = emulate(tmp_path, "print('ran')", command=[bare])
+    assert out.returncode == 0 and "ran" in out.stdout
+    last = out.stderr.strip().splitlines()[-1]
+    assert "no process loaded torch" in last and f"{bare} has no torch" in last, out.stderr
+    out = emulate(tmp_path, "import torch_npu")
+    assert "exit code 0, 1 process reported" in out.stderr, out.stderr
+
+
 def test_unknown_target_release_is_a_usage_error(tmp_path):
     result = emulate(tmp_path, "print('ran')", "--torch-npu", "2.7.0")
     assert result.returncode == 2 and "ran" not in result.stdout
@@ -391,3 +406,26 @@ def test_a_stale_build_lock_is_cleared(tmp_path):
     device._clear_stale_lock(stale)
     device._clear_stale_lock(fresh)  # (a build in progress elsewhere: left alone)
     assert not stale.exists() and fresh.exists()
+
+
+def test_the_first_build_says_what_it_builds_and_where(tmp_path, monkeypatch, capsys):
+    """The first run compiles the device for about a minute: it says so, with the time it took and the cache folder
+    (issue 32: it was silent); a run that finds the build says nothing."""
+    from torch.utils import cpp_extension
+
+    from ascend_port.emulate import device
+
+    def compile_it(name, build_directory, **_):
+        (Path(build_directory) / f"{name}.so").write_bytes(b"")
+        return types.SimpleNamespace(name=name)
+
+    monkeypatch.setenv("ASCEND_PORT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cpp_extension, "load_inline", compile_it)
+    monkeypatch.setattr(cpp_extension, "is_ninja_available", lambda: True)
+    monkeypatch.delitem(sys.modules, device._NATIVE_NAME, raising=False)
+    device._load_native()
+    said = capsys.readouterr().err
+    assert "building the emulated npu device once" in said and str(tmp_path / "emulate") in said
+    assert re.search(r"built in \d+(\.\d)? s", said), said
+    device._load_native()
+    assert capsys.readouterr().err == ""

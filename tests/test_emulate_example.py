@@ -175,4 +175,4 @@ def test_ported_train_py_runs_as_launched(tmp_path):
     shutil.rmtree(ported / "ckpt")
     ddp = run([*CLI, "emulate", "--devices", "2", "--", torchrun, "--nproc-per-node", "2", *train[1:]], cwd=ported)
     assert ddp.returncode == 0, ddp.stdout + ddp.stderr
-    assert "step 3 | loss" in ddp.stderr and "2 process(es) reported" in ddp.stderr
+    assert "step 3 | loss" in ddp.stderr and "2 processes reported" in ddp.stderr

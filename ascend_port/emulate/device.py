@@ -68,8 +68,17 @@ def _load_native() -> types.ModuleType:
     build = cache_dir() / "emulate" / f"torch-{torch.__version__.replace('+', '-')}-{digest}"
     build.mkdir(parents=True, exist_ok=True)
     _clear_stale_lock(build / "lock")
+    first = not (build / f"{_NATIVE_NAME}.so").exists()
+    if first:  # about a minute of compiling: say what and where, once
+        print(
+            f"ascend-port emulate: building the emulated npu device once for torch {torch.__version__} "
+            f"(about a minute; cached in {build})",
+            file=sys.stderr,
+            flush=True,
+        )
+    started = time.monotonic()
     try:
-        return cpp_extension.load_inline(
+        native = cpp_extension.load_inline(
             name=_NATIVE_NAME,
             cpp_sources=[source.SOURCE],
             functions=source.FUNCTIONS,
@@ -81,6 +90,9 @@ def _load_native() -> types.ModuleType:
         raise EmulatorBuildError(
             f"ascend-port emulate could not build its emulated npu device in {build}: {error}"
         ) from error
+    if first:
+        print(f"ascend-port emulate: built in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+    return native
 
 
 STALE_LOCK_SECONDS = 600  # a build takes well under a minute

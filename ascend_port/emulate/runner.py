@@ -157,13 +157,32 @@ def merge_reports(folder: Path) -> dict:
     }
 
 
-def _summary(report: dict, exit_code: int) -> str:
-    lines = [
-        f"ascend-port emulate: exit code {exit_code}, {report['processes']} process(es) reported"
-        f" (torch_npu {report['torch_npu']})"
-    ]
+def has_torch(interpreter: str) -> bool | None:
+    """Can ``interpreter`` import torch (found, not imported)? None when the probe itself fails."""
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    try:
+        return subprocess.run([interpreter, "-c", probe], capture_output=True, env=env, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _processes(count: int) -> str:
+    return f"{count} process{'' if count == 1 else 'es'}"
+
+
+def _summary(report: dict, exit_code: int, interpreter: str) -> str:
+    head = f"ascend-port emulate: exit code {exit_code}"
+    target = f"(torch_npu {report['torch_npu']})"
+    if report["processes"]:
+        head += f", {_processes(report['processes'])} reported {target}"
+    elif has_torch(interpreter) is False:
+        head += f" {target}; no process loaded torch: {interpreter} has no torch (install CPU torch for it)"
+    else:
+        head += f" {target}; no process loaded torch, so none used the stand-in torch_npu"
+    lines = [head]
     if report.get("stayed_on_cpu"):
-        lines.append(f"  {report['stayed_on_cpu']} process(es) {STAYED_ON_CPU}:")
+        lines.append(f"  {_processes(report['stayed_on_cpu'])} {STAYED_ON_CPU}:")
         lines += [f"    {process}" for process in report["stayed_on_cpu_processes"]]
     for section, title in SECTIONS.items():
         if report[section]:
@@ -204,7 +223,7 @@ def run_emulated(
             "exit_code": exit_code,
             **merge_reports(reports),
         }
-    print(_summary(merged, exit_code), file=sys.stderr)
+    print(_summary(merged, exit_code, interpreter), file=sys.stderr)
     if report is not None:
         try:
             report.write_text(json.dumps(merged, indent=2) + "\n", "utf-8")
