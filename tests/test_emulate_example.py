@@ -145,12 +145,6 @@ def test_module_to_npu_keeps_tied_weights(tmp_path):
     assert out.strip().splitlines()[-1] == "True"
 
 
-TINY_CONFIG = """\
-model: {vocab_size: 256, dim: 64, n_layers: 2, n_heads: 4, max_seq_len: 64, dropout: 0.0}
-train: {batch_size: 4, seq_len: 32, lr: 1.0e-3, weight_decay: 0.1, max_steps: 3, log_every: 1, ckpt_path: ckpt/gpt.pt}
-"""
-
-
 def test_ported_train_py_runs_as_launched(tmp_path):
     """The ported entry point itself, as its scripts launch it: one process, then resumed from its checkpoint, then
     two processes under torchrun on hccl (DDP: its parameter checks and gradient all-reduces go through gloo)."""
@@ -159,20 +153,19 @@ def test_ported_train_py_runs_as_launched(tmp_path):
     ported = tmp_path / "ported"
     shutil.copytree(EXAMPLE, ported)
     check(run([*CLI, "apply", str(ported), "--no-git"], cwd=tmp_path))
-    (ported / "tiny.yaml").write_text(TINY_CONFIG, "utf-8")
-    train = [sys.executable, "train.py", "--config", "tiny.yaml"]
+    train = [sys.executable, "train.py", "--config", "configs/tiny.yaml"]  # the example's own smoke-test config
 
     single = run([*CLI, "emulate", "--", *train], cwd=ported)
     assert single.returncode == 0, single.stdout + single.stderr
-    assert "step 3 | loss" in single.stderr and (ported / "ckpt" / "gpt.pt").exists()
+    assert "step 3 | loss" in single.stderr and (ported / "checkpoints" / "tiny.pt").exists()
     assert "torch_npu.npu_fusion_attention" in single.stderr  # the fused path ran
     resumed = run([*CLI, "emulate", "--", *train, "--resume"], cwd=ported)
-    assert resumed.returncode == 0 and "resumed from ckpt/gpt.pt at step 3" in resumed.stderr, resumed.stderr
+    assert resumed.returncode == 0 and "resumed from checkpoints/tiny.pt at step 3" in resumed.stderr, resumed.stderr
 
     torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or shutil.which("torchrun")
     if torchrun is None:
         return
-    shutil.rmtree(ported / "ckpt")
+    shutil.rmtree(ported / "checkpoints")
     ddp = run([*CLI, "emulate", "--devices", "2", "--", torchrun, "--nproc-per-node", "2", *train[1:]], cwd=ported)
     assert ddp.returncode == 0, ddp.stdout + ddp.stderr
     assert "step 3 | loss" in ddp.stderr and "2 processes reported" in ddp.stderr

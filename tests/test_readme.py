@@ -3,6 +3,7 @@ text names, and the LibCST runner's command, each run as written."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -123,3 +124,19 @@ def test_libcst_runner_command_ports_like_apply(tmp_path: Path, target: str | No
     assert len(python_files) >= 3
     for name in python_files:
         assert (codemod / name).read_text() == (ported / name).read_text(), name
+
+
+def test_the_emulator_example_runs_as_pasted(tmp_path: Path) -> None:
+    """The Emulator section's first command block, pasted into a shell at the repository's root (its copy of the
+    bundled example goes to a temporary folder here): the port, then three training steps of its tiny config
+    under the emulator (issue 32: the README's emulate line used a flag the example does not have)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("yaml")
+    block = _bash_blocks(_section("Emulator"))[0]
+    assert "/tmp/cuda_trainer" in block
+    script = block.replace("/tmp/cuda_trainer", str(tmp_path / "cuda_trainer"))
+    bin_dir = str(Path(sys.executable).parent)  # `ascend-port` and `python` as the virtualenv has them
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(["bash", "-ec", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "step 3 | loss" in result.stderr and "ascend-port emulate: exit code 0" in result.stderr
