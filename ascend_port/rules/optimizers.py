@@ -30,7 +30,7 @@ FUSED_OPTIMIZER = rule(
     has `_fused_adamw_.tensor_lr`). `_fused_adam_` and `_fused_sgd_` are in 2.7.1, 2.9.0 and 2.10.0 and later,
     and missing from 2.1.0-2.6.0, 2.8.0 and 2.9.1: for such a target (`--torch-npu`), `fused=True` of `Adam` and
     `SGD` becomes `None` on the NPU, where torch then picks its foreach kernels (which torch_npu enables on Atlas
-    A2 and later) or the per-parameter loop; the update is the same. In a project that keeps its other devices
+    A2 and later) or the per-parameter loop (the same update, up to rounding). In a project that keeps its other devices
     (the default) the value is chosen at run time and the other devices keep `True`; with `--other-devices drop`
     the argument is removed. A `fused=` that is not a literal gets a TODO. The newest release (the default target)
     has all three kernels: there the calls stay as they are. The example is ported with `--torch-npu 2.8.0`.
