@@ -9,7 +9,10 @@ stays in the name because one folder may hold a case in several file types (``NP
 
     <line> <RULE> [<confidence>] <kind>: <message>
 
-A case without a findings file must report no findings (a missing file reads as empty)."""
+A case without a findings file must report no findings (a missing file reads as empty).
+
+A rule that acts only for older torch-npu releases than the default target has its cases (and its doc example,
+tests/test_rule_docs.py) ported for the release ``RULE_TARGETS`` names."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+# NPU708: the fused optimizer kernels that torch_npu 2.8.0 lacks (the newest release has them all).
+RULE_TARGETS = {"NPU708": "2.8.0.post5"}
 
 
 @dataclass(frozen=True)

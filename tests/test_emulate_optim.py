@@ -307,3 +307,34 @@ print(len(caught))
 """,
     )
     assert check(out).splitlines() == ["0 0 1 1 0 -1 0 -1", "True", "3 4", "-1 0 -1", "3"]
+
+
+# NPU706/NPU708 (tests/test_compile_optim.py): a training script that compiles its model with reduce-overhead and
+# steps a fused Adam, ported for a torch-npu release without `_fused_adam_`.
+COMPILED_TRAINING = """\
+import torch
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).cuda()
+fast = torch.compile(model, mode="reduce-overhead")
+opt = torch.optim.Adam(model.parameters(), lr=5e-2, fused=True)
+x, y = torch.randn(16, 6).cuda(), torch.randn(16, 1).cuda()
+losses = []
+for _ in range(20):
+    opt.zero_grad()
+    loss = (fast(x) - y).pow(2).mean()
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+print(opt.param_groups[0]["fused"], losses[-1] < losses[0] / 2, next(model.parameters()).device.type)
+"""
+
+
+def test_ported_compiled_training_runs_on_the_npu(tmp_path):
+    """The NPU takes the default mode and torch's own choice of Adam kernels (no _fused_adam_ in 2.8.0)."""
+    ported = handler_for(Path("train.py")).port(
+        COMPILED_TRAINING.encode(), Selection(), PortOptions(target="2.8.0.post5")
+    )
+    assert ported.new_text is not None and 'mode="default" if hasattr(torch, "npu")' in ported.new_text
+    out = emulate(tmp_path, ported.new_text, "--torch-npu", "2.8.0.post5")
+    assert check(out).split()[-3:] == ["None", "True", "npu"]

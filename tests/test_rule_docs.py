@@ -39,6 +39,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from golden_cases import RULE_TARGETS
 
 from ascend_port.core.catalogue import Rule, example_header
 from ascend_port.core.options import PortOptions
@@ -92,7 +93,8 @@ def port(rule: Rule, before: str):
     selection = Selection() if rule.id == "NPU100" else Selection(ignore=("NPU100",))
     if rule.opt_in:
         selection = Selection(select=("ALL", rule.id), ignore=selection.ignore)  # (opt-in: runs when named)
-    return name, handler.port(f"{before}\n".encode(), selection, PortOptions(npu_aware=rule.npu_aware))
+    options = PortOptions(npu_aware=rule.npu_aware, target=RULE_TARGETS.get(rule.id))
+    return name, handler.port(f"{before}\n".encode(), selection, options)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])

@@ -17,6 +17,7 @@ from ascend_port.rules.kernels import KernelTransformer
 from ascend_port.rules.kernels.kernel_tests import KernelTestTransformer
 from ascend_port.rules.libraries import LibraryTransformer
 from ascend_port.rules.multidevice import MultiDeviceTransformer
+from ascend_port.rules.optimizers import FusedOptimizerTransformer
 from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTransformer
 from ascend_port.rules.target_api import TargetApiTransformer
 from ascend_port.rules.triton_kernels import TritonKernelTransformer
@@ -33,6 +34,7 @@ TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     KernelTestTransformer,
     FrameworkTransformer,
     CompileTransformer,
+    FusedOptimizerTransformer,
     AttentionTransformer,
     PaddingTransformer,
     NormTransformer,

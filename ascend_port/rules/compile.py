@@ -14,6 +14,7 @@ import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.python.calls import code_of
 from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import build_dotted, dotted, names_in
 from ascend_port.python.scopes import Trigger, imported
@@ -116,6 +117,59 @@ COMPILE_SETTINGS = rule(
         import torch
         # TODO(ascend-port): NPU703 [low] torch.compile mode="max-autotune" tunes inductor's CUDA templates ...
         model = torch.compile(model, mode="max-autotune")
+    """,
+)
+COMPILE_GRAPHS_TRAINING = rule(
+    "NPU706",
+    "compile-graphs-training",
+    MEDIUM,
+    '`torch.compile(mode="reduce-overhead")` in a module that trains: the mode becomes `"default"` on the NPU '
+    "(NPU graphs capture no backward pass).",
+    """
+    `mode="reduce-overhead"` makes inductor capture CUDA graphs. torch_npu (2.6.0 and later) redirects that capture
+    to NPU graphs (its npugraph trees, ACL graphs), which TorchAir documents as an experimental, inference-oriented
+    mode: no capture of the backward pass, no random-number ops, no `dynamic=True`, Atlas A2/A3 only (torch_npu
+    2.5.1 and older skip the capture on a non-CUDA device). So where the module trains (it calls `backward()`), the
+    mode is not carried to the NPU: in a project that keeps its other devices (the default) the mode is chosen at
+    run time, `"default"` where torch.npu is available and the original elsewhere; with `--other-devices drop` the
+    `mode=` argument is removed. An inference module keeps `mode="reduce-overhead"` (NPU graphs through inductor).
+    See NPU707 for torch.compile in training on the NPU.
+
+    Before:
+        import torch
+        model = torch.compile(model, mode="reduce-overhead")
+        model(x).sum().backward()
+    After:
+        import torch
+        # TODO(ascend-port): NPU707 [low] torch.compile of code this module trains (it calls backward()): on the NPU, train ...
+        model = torch.compile(model, mode="default" if hasattr(torch, "npu") and torch.npu.is_available() else "reduce-overhead")
+        model(x).sum().backward()
+    """,
+)
+COMPILE_TRAINING = rule(
+    "NPU707",
+    "compile-training",
+    LOW,
+    "`torch.compile` in a module that trains (calls `backward()`): TODO, training on the NPU starts eager; "
+    "compile (inductor with triton-ascend, or TorchAir) is a choice to validate by hand.",
+    """
+    On the NPU, torch.compile's default inductor backend generates NPU code through triton-ascend (TorchNPU 7.3.0
+    and later), and TorchAir (`backend=torchair.get_npu_backend()`) compiles graphs through Ascend IR, or runs
+    eagerly where it does not support the model. Which of them a training run can use depends on the model, the
+    torch-npu release and the CANN toolkit, so a static port does not choose: each `torch.compile(...)` and
+    `torch._dynamo.optimize(...)` of a module that calls `backward()` keeps its call with a TODO. Train eagerly
+    first (drop the call, or pass `disable=True`), then try a compiled run and compare the losses. A call that
+    passes `disable=` already gets nothing. (Inference modules get no TODO: torch.compile runs there as it is.)
+
+    Before:
+        import torch
+        model = torch.compile(model)
+        model(x).sum().backward()
+    After:
+        import torch
+        # TODO(ascend-port): NPU707 [low] torch.compile of code this module trains (it calls backward()): on the NPU, train ...
+        model = torch.compile(model)
+        model(x).sum().backward()
     """,
 )
 PROFILER = rule(
@@ -279,9 +333,20 @@ class CompileTransformer(PortTransformer):
         r"profiler",
         r"ProfilerActivity",
         r"key_averages",
-        Trigger(r"\.CUDA\b", also=("profiler",)),
-    )  # `ProfilerActivity.CUDA` through an alias
-    RULES = (NVTX, CUDA_GRAPHS, COMPILE_BACKEND, COMPILE_SETTINGS, PROFILER, PROFILER_RESULTS)
+        Trigger(r"\.CUDA\b", also=("profiler",)),  # `ProfilerActivity.CUDA` through an alias
+        # NPU706/707: torch.compile (or `from torch import compile`) in a module that trains
+        Trigger(r"\bcompile\b|_dynamo", also=("backward",)),
+    )
+    RULES = (
+        NVTX,
+        CUDA_GRAPHS,
+        COMPILE_BACKEND,
+        COMPILE_SETTINGS,
+        COMPILE_GRAPHS_TRAINING,
+        COMPILE_TRAINING,
+        PROFILER,
+        PROFILER_RESULTS,
+    )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -293,6 +358,7 @@ class CompileTransformer(PortTransformer):
         aliases = ctx.imports.aliases.values()
         # NPU705 only where torch.profiler may be in use (and so rewritten by NPU704).
         self._uses_profiler = any(t == "torch" or t.startswith("torch.profiler") for t in aliases)
+        self._trains: bool | None = None  # does the module call backward() (asked at its first torch.compile)?
 
     def visit_Import(self, node: cst.Import) -> None:
         self._import_parts |= names_in(node)
@@ -607,14 +673,68 @@ class CompileTransformer(PortTransformer):
         return self.fix(NVTX, original, replacement, "nvtx.range(msg, *args) -> annotate(msg.format(*args))") or updated
 
     def _compile(self, original: cst.Call, updated: cst.Call, qualified: str) -> cst.BaseExpression:
-        args = list(updated.args)
+        args: list[cst.Arg | None] = list(updated.args)
+        keywords = {arg.keyword.value for arg in original.args if arg.keyword is not None}
+        if self._module_trains() and "disable" not in keywords:
+            self.todo(
+                COMPILE_TRAINING,
+                original,
+                f"{qualified} of code this module trains (it calls backward()): on the NPU, train eagerly first "
+                "(drop the call or pass disable=True), then try torch_npu's inductor (needs triton-ascend) or "
+                "TorchAir (backend=torchair.get_npu_backend()) and compare the losses",
+            )
         for i, arg in enumerate(original.args):
             keyword = arg.keyword.value if arg.keyword is not None else None
             if keyword == "backend" or (keyword is None and i == 0 and qualified == "torch._dynamo.optimize"):
-                args[i] = self._compile_backend(original, arg, args[i])
+                args[i] = self._compile_backend(original, arg, updated.args[i])
+            elif keyword == "mode" and _string(arg.value) == "reduce-overhead" and self._module_trains():
+                args[i] = self._graphs_off_on_npu(original, updated.args[i])
             else:
                 self._compile_setting(original, arg, keyword)
-        return updated.with_changes(args=args) if args != list(updated.args) else updated
+        if args == list(updated.args):
+            return updated
+        kept = [arg for arg in args if arg is not None]
+        if kept and args[-1] is None:  # the last argument went: its predecessor's comma goes with it
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(args=kept)
+
+    def _module_trains(self) -> bool:
+        """Does the module call ``backward()`` (``loss.backward()``, ``accelerator.backward(loss)``)? Then what it
+        compiles is trained (NPU706, NPU707)."""
+        if self._trains is None:
+            tree = self.ctx.module()
+            self._trains = tree is not None and any(
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                for node in ast.walk(tree)
+            )
+        return self._trains
+
+    def _graphs_off_on_npu(self, original: cst.Call, updated_arg: cst.Arg) -> cst.Arg | None:
+        """``mode="reduce-overhead"`` of a compiled model that is trained: NPU graphs capture no backward pass, so
+        the NPU gets the default mode; the other devices keep theirs (``--other-devices drop``: no ``mode=``)."""
+        if self.ctx.options.other_devices != "keep":
+            fixed = self.fix(
+                COMPILE_GRAPHS_TRAINING,
+                original,
+                True,
+                'mode="reduce-overhead" removed: NPU graphs capture no backward pass',
+                needs_torch_npu=False,
+            )
+            return None if fixed else updated_arg
+        torch = self.ctx.torch_name()
+        choice = cst.parse_expression(
+            f'"default" if hasattr({torch}, "npu") and {torch}.npu.is_available() else {code_of(updated_arg.value)}'
+        )
+        return (
+            self.fix(
+                COMPILE_GRAPHS_TRAINING,
+                original,
+                updated_arg.with_changes(value=choice),
+                'mode="reduce-overhead" -> "default" on the NPU: NPU graphs capture no backward pass',
+                needs_torch_npu=False,
+            )
+            or updated_arg
+        )
 
     def _compile_backend(self, original: cst.Call, arg: cst.Arg, updated_arg: cst.Arg) -> cst.Arg:
         """``updated_arg`` (the backend argument), renamed when it is cudagraphs; a TODO when the backend is
