@@ -282,3 +282,14 @@ def test_the_flags_name_every_configuration_key_once() -> None:
 
     assert [f.name.replace("_", "-") for f in dataclasses.fields(Flags)] == list(KEYS)
     assert Flags(torch_npu="2.5.1").keys() == {key: ("2.5.1" if key == "torch-npu" else None) for key in KEYS}
+
+
+def test_config_names_the_pyproject_that_has_no_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`file: none found` beside a pyproject.toml misleads (issue 32): the file was found, it has no table."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    first = invoke("config").stdout.splitlines()[0]
+    assert (
+        first
+        == f"# effective configuration; file: none ({tmp_path / 'pyproject.toml'} has no [tool.ascend-port] table)"
+    )

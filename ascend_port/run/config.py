@@ -86,6 +86,7 @@ class Settings:
     torch_npu: str | None = None  # the target: a covered release (None: the newest, npu_api.newest_release())
     target_from: str = ""  # with the INFERRED origin: the pin it came from ("requirements.txt (torch==2.1.0)")
     source: Path | None = None  # the pyproject.toml read, if any
+    passed: Path | None = None  # without one: the nearest pyproject.toml, which has no [tool.ascend-port] table
     origins: Mapping[str, str] = field(default_factory=lambda: {key: DEFAULT for key in KEYS})
 
     @property
@@ -160,6 +161,14 @@ def _near_miss(path: Path, data: dict[str, Any]) -> None:
     for shown, key in names.items():
         if close and normal(key) == close[0]:
             raise ConfigError(f"{path}: [{shown}] is not read: did you mean [tool.{TABLE}]?")
+
+
+def nearest_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start``, table or not."""
+    here = start.resolve()
+    if not here.is_dir():
+        here = here.parent
+    return next((f / "pyproject.toml" for f in (here, *here.parents) if (f / "pyproject.toml").is_file()), None)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -248,7 +257,8 @@ def resolve(paths: list[Path], flags: Mapping[str, Any] | None = None, *, read_f
     for origin, values in layers:
         settings = replace(settings, **values)
         origins.update({name.replace("_", "-"): origin for name in values})
-    settings = replace(settings, source=source, origins=origins)
+    passed = nearest_pyproject(paths[0]) if read_file and paths and source is None else None
+    settings = replace(settings, source=source, passed=passed, origins=origins)
     if settings.torch_npu is None and read_file and (inferred := project_facts(paths).torch_pin) is not None:
         origins[TARGET_KEY] = INFERRED
         settings = replace(settings, torch_npu=inferred.version, target_from=inferred.where, origins=origins)
@@ -290,7 +300,13 @@ def render(settings: Settings) -> str:
         "torch-npu": settings.torch_npu,
     }
     fallback = defaults()
-    lines = [f"# effective configuration; file: {settings.source or 'none found'}", f"[tool.{TABLE}]"]
+    if settings.source is not None:
+        read = str(settings.source)
+    elif settings.passed is not None:
+        read = f"none ({settings.passed} has no [tool.{TABLE}] table)"
+    else:
+        read = "none found"
+    lines = [f"# effective configuration; file: {read}", f"[tool.{TABLE}]"]
     for key in KEYS:
         origin = origin_name(settings, settings.origins[key])
         if values[key] is None:
