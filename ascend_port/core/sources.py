@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import itertools
@@ -42,8 +43,31 @@ def decode_python(data: bytes) -> Source:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return Source(data.decode(encoding), encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise SourceError(_undecodable(data, error)) from None
+    except (SyntaxError, LookupError) as error:
         raise SourceError(f"cannot decode: {error}") from None
+
+
+def _undecodable(data: bytes, error: UnicodeDecodeError) -> str:
+    """Where the first byte that does not decode is, as an editor shows it (line and column, 1-based)."""
+    line = data.count(b"\n", 0, error.start) + 1
+    column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+    byte = data[error.start : error.start + 1].hex()
+    return f"cannot decode line {line}, column {column}: byte 0x{byte} is not {error.encoding}"
+
+
+def python_syntax_error(text: str) -> str | None:
+    """Python's own verdict on ``text`` where its parser rejects it ("'(' was never closed (line 2, column 8)"): the
+    message and position a user knows from Python, which LibCST's parser reports at the token where it gave up."""
+    try:
+        compile(text, "<source>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        where = f"line {error.lineno}" + (f", column {error.offset}" if error.offset else "")
+        return f"{error.msg} ({where})"
+    except ValueError:  # NUL bytes: decode_python refuses those first
+        return None
+    return None
 
 
 def decode_text(data: bytes) -> Source:

@@ -23,7 +23,7 @@ from ascend_port.core.findings import Finding
 from ascend_port.core.options import DEFAULT, PortOptions
 from ascend_port.core.porting import PortError
 from ascend_port.core.selection import Selection
-from ascend_port.core.sources import python_lines
+from ascend_port.core.sources import python_lines, python_syntax_error
 from ascend_port.core.suppression import Suppressions, from_python
 from ascend_port.port.transformers import TRANSFORMERS
 from ascend_port.python import device_model
@@ -415,7 +415,8 @@ def _port_whole_source(text, selection, options, classes) -> PortOutcome:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        raise PortError(f"cannot parse: {error.message} (line {error.raw_line})") from None
+        python = python_syntax_error(text)
+        raise PortError(f"cannot parse: {python or f'{error.message} (line {error.raw_line})'}") from None
     new_module, findings = port_module(module, selection, options)
     new_text = _keep_final_cr(text, new_module.code)
     if new_text == text:

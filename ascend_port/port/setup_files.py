@@ -19,7 +19,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from ascend_port.core.options import PortOptions
 from ascend_port.core.porting import Ported, PortError
 from ascend_port.core.selection import Selection
-from ascend_port.core.sources import decode_python, decode_text, line_offsets
+from ascend_port.core.sources import decode_python, decode_text, line_offsets, python_syntax_error
 from ascend_port.formats.requirement import Requirement, parse_requirement
 from ascend_port.formats.textedit import Edit, LineIndex, TextPort, newline_of
 from ascend_port.rules.project.reqlist import Change, ListItem, RequirementList, edit_list
@@ -114,7 +114,8 @@ def _find_lists(
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        raise PortError(f"cannot parse: {error.message} (line {error.raw_line})") from None
+        python = python_syntax_error(text)
+        raise PortError(f"cannot parse: {python or f'{error.message} (line {error.raw_line})'}") from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
     visitor = _SetupLists(module)
