@@ -10,6 +10,8 @@ Written from the ops' documented semantics, not from any implementation. Sources
 - [ROPE]   npu_rotary_mul: ascend-api-facts.md §2.3 and the torch_npu API reference page
            hiascend.com/document/detail/zh/Pytorch/700/apiref/apilist/ptaoplist_000141.html (modes, dtypes, layouts).
 - [SWIGLU] npu_swiglu: torch_npu 2.14.0 docstring, ascend-api-facts.md §2.3.
+- [GEGLU]  npu_geglu: torch_npu 2.5.1 docstring (dtypes, `dim` range, halves), its schema since 2.3.1 (`activate_left`)
+           and CANN's GeGluV2 docs (hicann/ops-nn activation/ge_glu_v2/README.md: which half `activate_left` picks).
 - [MINDIE] MindIE-SD 3.1.0 attention_forward, ascend-api-facts.md §4.
 - [REF]    a rule the earlier reference (tests/npu_reference.py) already enforced.
 - [AMP]    torch_npu's autocast op lists, which follow torch's CUDA ones (issue 18's audit: layer_norm in float32).
@@ -20,7 +22,8 @@ the device), so a port that passes something the real op rejects fails here too.
 ``AssertionError``, the error the earlier references raised, so callers written against those keep working.
 Features the documentation describes but these references do not compute raise ``NotImplementedError``.
 
-Autograd: the ops with a backward on the device (npu_fusion_attention, npu_rms_norm, npu_rotary_mul, npu_swiglu)
+Autograd: the ops with a backward on the device (npu_fusion_attention, npu_rms_norm, npu_rotary_mul, npu_swiglu,
+npu_geglu)
 are written with differentiable torch ops. npu_gemma_rms_norm has no backward in op-plugin (no derivatives.yaml
 entry): like torch_npu, its output does not require grad, and the first call that drops a gradient warns.
 """
@@ -42,6 +45,7 @@ __all__ = [
     "compressed_causal_mask",
     "mindiesd_attention_forward",
     "npu_fusion_attention",
+    "npu_geglu",
     "npu_gemma_rms_norm",
     "npu_rms_norm",
     "npu_rotary_mul",
@@ -521,6 +525,30 @@ def npu_swiglu(self, dim=-1):
     _check(self.shape[dim] % 2 == 0, op, f"the split dim {dim} must have an even size, got {self.shape[dim]}")
     a, b = self.float().chunk(2, dim=dim)
     return (F.silu(a) * b).to(self.dtype)
+
+
+GEGLU_APPROXIMATE = {0: "none", 1: "tanh"}  # [GEGLU] "0表示使用none，1表示使用tanh"
+
+
+def npu_geglu(self, dim=-1, approximate=1, activate_left=False):
+    """Split x in two halves A, B along dim: (A * gelu(B), gelu(B)), or with activate_left (gelu(A) * B, gelu(A))."""
+    op = "npu_geglu"
+    _tensors(op, self=self)
+    _floating(op, self=self)  # [GEGLU] "FLOAT32、FLOAT16、BFLOAT16"
+    _check_type(_is_int(dim), op, f"dim must be an int, got {type(dim).__name__}")
+    _check_type(_is_int(approximate), op, f"approximate must be an int, got {type(approximate).__name__}")
+    _check_type(isinstance(activate_left, bool), op, f"activate_left must be a bool, got {activate_left!r}")
+    dim, approximate = int(dim), int(approximate)
+    # [GEGLU] "当self.dim()>0时，取值在[-self.dim(), self.dim()-1]范围内" (a 0-d tensor has no halves to split)
+    _check(self.dim() > 0, op, "x must have at least 1 dim")
+    _check(-self.dim() <= dim < self.dim(), op, f"dim {dim} is out of range for a {self.dim()}-D input")
+    _check(approximate in GEGLU_APPROXIMATE, op, f"approximate must be 0 (none) or 1 (tanh), got {approximate}")
+    # [GEGLU] "out、outGelu在dim维的size等于self在dim维size的1/2": the split dim has an even size
+    _check(self.shape[dim] % 2 == 0, op, f"the split dim {dim} must have an even size, got {self.shape[dim]}")
+    a, b = self.float().chunk(2, dim=dim)
+    gate, other = (a, b) if activate_left else (b, a)  # [GEGLU] activateLeft false: "对self的右半部分做activate"
+    gelu = F.gelu(gate, approximate=GEGLU_APPROXIMATE[approximate])
+    return (gelu * other).to(self.dtype), gelu.to(self.dtype)
 
 
 # --------------------------------------------------------------------------------------------------------------------

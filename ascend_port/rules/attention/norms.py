@@ -21,7 +21,8 @@ from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortContext, PortTransformer
-from ascend_port.rules.attention.fused_ops import ROTARY_MUL, SWIGLU, RotarySwigluMixin, npu_test
+from ascend_port.rules.attention.fused_ops import ROTARY_MUL, npu_test
+from ascend_port.rules.attention.glu import GEGLU, SWIGLU, GluMixin
 from ascend_port.rules.attention.helper_names import PRIVATE_TORCH
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 
@@ -325,8 +326,8 @@ def swiglu_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt 
     return fn if chunks else None
 
 
-class NormTransformer(RotarySwigluMixin, PortTransformer):
-    """NPU420-NPU423: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
+class NormTransformer(GluMixin, PortTransformer):
+    """NPU420-NPU423, NPU426: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
     function (the rotary tables' broadcasting, the halves of a chunk)."""
 
     # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
@@ -341,8 +342,14 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
             swiglu_function,
             also=("chunk",),
         ),
+        # a GEGLU's gate: `F.gelu(a) * b`, `b * F.gelu(a, approximate="tanh")` (the same scope as SwiGLU's)
+        Trigger(
+            r"gelu\((?<!\wgelu\()\s*\w+\s*(?:,[^()]*)?\)[\s)]*\*|\*[\s(]*(?:\w+\s*\.\s*)*gelu\(\s*\w+\s*[,)]",
+            swiglu_function,
+            also=("chunk",),
+        ),
     )
-    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
+    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU, GEGLU)
     DISPATCHES_ON_DEVICE = True  # (see dispatches)
 
     def torch_npu(self) -> str:
