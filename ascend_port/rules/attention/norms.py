@@ -21,6 +21,7 @@ from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortContext, PortTransformer
+from ascend_port.rules.attention.complex_rope import COMPLEX_ROPE, ComplexRopeMixin, complex_rope_function
 from ascend_port.rules.attention.fused_ops import ROTARY_MUL, npu_test
 from ascend_port.rules.attention.glu import GEGLU, SWIGLU, GluMixin
 from ascend_port.rules.attention.helper_names import PRIVATE_TORCH
@@ -326,8 +327,8 @@ def swiglu_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt 
     return fn if chunks else None
 
 
-class NormTransformer(GluMixin, PortTransformer):
-    """NPU420-NPU423, NPU426: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
+class NormTransformer(GluMixin, ComplexRopeMixin, PortTransformer):
+    """NPU420-NPU423, NPU426, NPU427: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
     function (the rotary tables' broadcasting, the halves of a chunk)."""
 
     # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
@@ -348,8 +349,10 @@ class NormTransformer(GluMixin, PortTransformer):
             swiglu_function,
             also=("chunk",),
         ),
+        # RoPE in complex numbers: the pairs of a tensor viewed as complex, a product viewed as real again
+        Trigger(r"view_as_complex\(", complex_rope_function, also=("view_as_real",)),
     )
-    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU, GEGLU)
+    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU, GEGLU, COMPLEX_ROPE)
     DISPATCHES_ON_DEVICE = True  # (see dispatches)
 
     def torch_npu(self) -> str:
