@@ -534,6 +534,64 @@ def test_geglu_rejects(name):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# npu_scaled_masked_softmax (NPU428 names it in a TODO)
+
+
+def test_scaled_masked_softmax_is_the_masked_softmax_of_the_todo():
+    """Where some key is kept in every row, the op is softmax(x.masked_fill(mask, -inf)) (NPU428's claim), forward
+    and backward; a fully masked row is uniform (a fill of -inf would give NaN)."""
+    x = rand(2, 2, 32, 64, seed=4, grad=True)
+    mask = torch.rand(2, 1, 32, 64, generator=torch.Generator().manual_seed(5)) < 0.5
+    mask[..., 0] = False
+    out = ops.npu_scaled_masked_softmax(x, mask, 0.5)
+    x2 = x.detach().requires_grad_()
+    expected = F.softmax((x2 * 0.5).masked_fill(mask, float("-inf")), dim=-1)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(grads(out, x)[0], grads(expected, x2)[0])
+    full = torch.ones(32, 64, dtype=torch.bool)
+    torch.testing.assert_close(ops.npu_scaled_masked_softmax(x.detach(), full), torch.full((2, 2, 32, 64), 1 / 64))
+
+
+SMS_VIOLATIONS = {
+    "short_axis": (
+        lambda: ops.npu_scaled_masked_softmax(rand(2, 16, 64), torch.zeros(16, 64, dtype=torch.bool)),
+        OpContractError,
+        "H must be 32..4096",
+    ),
+    "odd_width": (
+        lambda: ops.npu_scaled_masked_softmax(rand(2, 32, 40), torch.zeros(32, 40, dtype=torch.bool)),
+        OpContractError,
+        "W must be",
+    ),
+    "float_mask": (lambda: ops.npu_scaled_masked_softmax(rand(32, 32), torch.zeros(32, 32)), OpTypeError, "bool"),
+    "no_broadcast": (
+        lambda: ops.npu_scaled_masked_softmax(rand(32, 32), torch.zeros(2, 32, 32, dtype=torch.bool)),
+        OpContractError,
+        "broadcast",
+    ),
+    "int_scores": (
+        lambda: ops.npu_scaled_masked_softmax(
+            torch.ones(32, 32, dtype=torch.int32), torch.zeros(32, 32, dtype=torch.bool)
+        ),
+        OpTypeError,
+        "float16",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(SMS_VIOLATIONS))
+def test_scaled_masked_softmax_rejects(name):
+    call, error, match = SMS_VIOLATIONS[name]
+    with pytest.raises(error, match=f"^npu_scaled_masked_softmax: .*{match}"):
+        call()
+
+
+def test_scaled_masked_softmax_has_no_triu_mask_yet():
+    with pytest.raises(NotImplementedError, match="fixed_triu_mask"):
+        ops.npu_scaled_masked_softmax(rand(32, 32), torch.zeros(32, 32, dtype=torch.bool), fixed_triu_mask=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # MindIE-SD attention_forward
 
 

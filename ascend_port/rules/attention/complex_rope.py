@@ -102,20 +102,20 @@ class ComplexRopeMixin:
     if TYPE_CHECKING:  # (PortTransformer's, after this class in NormTransformer's bases)
         todo: Callable[..., None]
 
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+    def note_complex_rope(self, original: cst.Call) -> None:
+        """The TODO, if ``original`` (a call being left: NormTransformer.leave_Call) is such a view_as_complex."""
         if self.ctx.imports.resolve(original.func) != VIEW_AS_COMPLEX or len(original.args) != 1:
-            return updated
+            return
         x = pairs_of_last_axis(original.args[0].value)
         if x is None or original.args[0].keyword is not None:
-            return updated
+            return
         functions = getattr(self, "_functions", None) or [None]  # (RotaryMixin's: the functions being visited)
         flagged = self.__dict__.setdefault("_complex_rope_functions", set())
         if id(functions[-1]) in flagged:
-            return updated  # one TODO for the function (Llama rotates xq and xk the same way)
+            return  # one TODO for the function (Llama rotates xq and xk the same way)
         flagged.add(id(functions[-1]))
         name = code_of(x).strip()
         self.todo(COMPLEX_ROPE, original, _message(name, npu_api.target_version(self.ctx.options)))
-        return updated
 
 
 def _message(x: str, version: str) -> str:
