@@ -483,6 +483,115 @@ def test_swiglu_rejects(name):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# npu_geglu
+
+
+@pytest.mark.parametrize("approximate", [0, 1])
+@pytest.mark.parametrize("activate_left", [True, False])
+@pytest.mark.parametrize("dim", [-1, 1])
+def test_geglu_forward_and_backward(dim, activate_left, approximate):
+    x = rand(4, 6, 6, seed=1, grad=True)
+    out, gelu = ops.npu_geglu(x, dim=dim, approximate=approximate, activate_left=activate_left)
+    x2 = x.detach().requires_grad_()
+    a, b = x2.chunk(2, dim=dim)
+    gate, other = (a, b) if activate_left else (b, a)
+    expected_gelu = F.gelu(gate, approximate="tanh" if approximate else "none")
+    torch.testing.assert_close(out, expected_gelu * other)
+    torch.testing.assert_close(gelu, expected_gelu)
+    torch.testing.assert_close(grads(out, x)[0], grads(expected_gelu * other, x2)[0])
+
+
+def test_geglu_defaults_activate_the_second_half_with_tanh():
+    """The op's defaults (approximate=1, activate_left=False) are not F.gelu's: a port must spell both."""
+    x = rand(2, 8, seed=2)
+    a, b = x.chunk(2, dim=-1)
+    torch.testing.assert_close(ops.npu_geglu(x)[0], a * F.gelu(b, approximate="tanh"))
+    assert not torch.allclose(ops.npu_geglu(x)[0], F.gelu(a) * b)
+
+
+def test_geglu_keeps_the_input_dtype():
+    x = rand(2, 8, seed=3).to(torch.bfloat16)
+    out, gelu = ops.npu_geglu(x, approximate=0, activate_left=True)
+    assert out.dtype == gelu.dtype == torch.bfloat16 and out.shape == gelu.shape == (2, 4)
+
+
+GEGLU_VIOLATIONS = {
+    "odd_split_dim": (lambda: ops.npu_geglu(rand(2, 5)), OpContractError, "even size"),
+    "int_dtype": (lambda: ops.npu_geglu(torch.ones(2, 4, dtype=torch.int32)), OpTypeError, "float16"),
+    "zero_dims": (lambda: ops.npu_geglu(torch.tensor(1.0)), OpContractError, "at least 1 dim"),
+    "dim_out_of_range": (lambda: ops.npu_geglu(rand(2, 4), dim=2), OpContractError, "out of range"),
+    "approximate_string": (lambda: ops.npu_geglu(rand(2, 4), approximate="tanh"), OpTypeError, "approximate"),
+    "approximate_two": (lambda: ops.npu_geglu(rand(2, 4), approximate=2), OpContractError, "0 \\(none\\)"),
+    "activate_left_int": (lambda: ops.npu_geglu(rand(2, 4), activate_left=1), OpTypeError, "activate_left"),
+}
+
+
+@pytest.mark.parametrize("name", list(GEGLU_VIOLATIONS))
+def test_geglu_rejects(name):
+    call, error, match = GEGLU_VIOLATIONS[name]
+    with pytest.raises(error, match=f"^npu_geglu: .*{match}"):
+        call()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# npu_scaled_masked_softmax (NPU428 names it in a TODO)
+
+
+def test_scaled_masked_softmax_is_the_masked_softmax_of_the_todo():
+    """Where some key is kept in every row, the op is softmax(x.masked_fill(mask, -inf)) (NPU428's claim), forward
+    and backward; a fully masked row is uniform (a fill of -inf would give NaN)."""
+    x = rand(2, 2, 32, 64, seed=4, grad=True)
+    mask = torch.rand(2, 1, 32, 64, generator=torch.Generator().manual_seed(5)) < 0.5
+    mask[..., 0] = False
+    out = ops.npu_scaled_masked_softmax(x, mask, 0.5)
+    x2 = x.detach().requires_grad_()
+    expected = F.softmax((x2 * 0.5).masked_fill(mask, float("-inf")), dim=-1)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(grads(out, x)[0], grads(expected, x2)[0])
+    full = torch.ones(32, 64, dtype=torch.bool)
+    torch.testing.assert_close(ops.npu_scaled_masked_softmax(x.detach(), full), torch.full((2, 2, 32, 64), 1 / 64))
+
+
+SMS_VIOLATIONS = {
+    "short_axis": (
+        lambda: ops.npu_scaled_masked_softmax(rand(2, 16, 64), torch.zeros(16, 64, dtype=torch.bool)),
+        OpContractError,
+        "H must be 32..4096",
+    ),
+    "odd_width": (
+        lambda: ops.npu_scaled_masked_softmax(rand(2, 32, 40), torch.zeros(32, 40, dtype=torch.bool)),
+        OpContractError,
+        "W must be",
+    ),
+    "float_mask": (lambda: ops.npu_scaled_masked_softmax(rand(32, 32), torch.zeros(32, 32)), OpTypeError, "bool"),
+    "no_broadcast": (
+        lambda: ops.npu_scaled_masked_softmax(rand(32, 32), torch.zeros(2, 32, 32, dtype=torch.bool)),
+        OpContractError,
+        "broadcast",
+    ),
+    "int_scores": (
+        lambda: ops.npu_scaled_masked_softmax(
+            torch.ones(32, 32, dtype=torch.int32), torch.zeros(32, 32, dtype=torch.bool)
+        ),
+        OpTypeError,
+        "float16",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(SMS_VIOLATIONS))
+def test_scaled_masked_softmax_rejects(name):
+    call, error, match = SMS_VIOLATIONS[name]
+    with pytest.raises(error, match=f"^npu_scaled_masked_softmax: .*{match}"):
+        call()
+
+
+def test_scaled_masked_softmax_has_no_triu_mask_yet():
+    with pytest.raises(NotImplementedError, match="fixed_triu_mask"):
+        ops.npu_scaled_masked_softmax(rand(32, 32), torch.zeros(32, 32, dtype=torch.bool), fixed_triu_mask=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # MindIE-SD attention_forward
 
 

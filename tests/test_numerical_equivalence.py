@@ -374,6 +374,15 @@ SPECS: dict[str, Spec] = {
         ),
         kernels={"npu_swiglu"},
     ),
+    # gate in the second half (diffusers), in the first with the tanh GELU, split over the channels (dim=1)
+    "NPU426/geglu": Spec(
+        lambda ns, dt: (
+            _module(ns, "GEGLU", 8, 6, weights_seed=1, dtype=dt)(rand(2, 3, 8, dtype=dt)),
+            ns["geglu_first"](rand(2, 3, 12, dtype=dt)),
+            ns["geglu_channels"](rand(2, 6, 3, 4, dtype=dt)),
+        ),
+        kernels={"npu_geglu"},
+    ),
     # each norm on its own as well (an RMSNorm after an RMSNorm would hide the first one's epsilon)
     "NPU424/apex_norms": Spec(
         lambda ns, dt: (lambda block, x: (block(x), block.attn_norm(x), block.mlp_norm(x), block.final_norm(x)))(
@@ -630,6 +639,58 @@ def test_the_gradient_comparison_catches_a_wrong_backward(case_id, mistake, prec
         torch.testing.assert_close(a, e, **TOLERANCE[dtype])
     with pytest.raises(AssertionError, match="gradient w.r.t."):
         compare(case, spec, dtype, expected, actual, [*spec.kernels], "cpu")
+
+
+GLU_CASES = ["NPU423/swiglu", "NPU426/geglu"]
+
+
+@pytest.mark.parametrize("case_id", GLU_CASES)
+@pytest.mark.parametrize("precision", ["fp16", "autocast_bf16"])
+def test_glu_ports_in_fp16_and_under_autocast(case_id, precision):
+    """The fused GLU ports also in fp16, and with fp32 modules under autocast (bf16 linear layers feeding the op),
+    forward and backward, within the rounding of the lower precision."""
+    case = next(c for c in CHANGING if c.id == case_id)
+    spec, low = SPECS[case_id], torch.float16 if precision == "fp16" else torch.bfloat16
+    dtype = torch.float16 if precision == "fp16" else torch.float32
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16) if precision != "fp16" else contextlib.nullcontext()
+    npu_calls: list[str] = []
+    with autocast:
+        expected = trace(case.input.read_text("utf-8"), case_id, "gpu", spec, dtype, [], grad=True)
+        actual = trace(case.expected.read_text("utf-8"), case_id, "npu", spec, dtype, npu_calls, grad=True)
+        pairs = list(zip(gradients(expected), gradients(actual)))
+    assert spec.kernels <= set(npu_calls)
+    for e, a in zip(expected.outputs, actual.outputs):
+        assert a.shape == e.shape and a.dtype == e.dtype
+        torch.testing.assert_close(a.detach(), e.detach(), **TOLERANCE[low])
+    assert pairs
+    for (name, e), (_, a) in pairs:
+        tolerance = dict(GRAD_TOLERANCE[low])
+        tolerance["atol"] *= max(1.0, float(e.detach().abs().max()))
+        torch.testing.assert_close(a, e, **tolerance, msg=lambda m, name=name: f"gradient w.r.t. {name}: {m}")
+
+
+@pytest.mark.parametrize(
+    "mistake",
+    [
+        ("approximate=0, activate_left=False", "approximate=0, activate_left=True"),  # the other half activated
+        ("approximate=1", "approximate=0"),  # the exact GELU where the original asked for tanh's
+        ("dim=1,", "dim=-1,"),  # split over the last axis instead of the channels
+    ],
+)
+def test_the_comparison_catches_a_wrong_geglu(mistake):
+    case = next(c for c in CHANGING if c.id == "NPU426/geglu")
+    good = case.expected.read_text("utf-8")
+    wrong = good.replace(*mistake)
+    assert wrong != good
+    spec = SPECS[case.id]
+    expected = execute(case.input.read_text("utf-8"), case.id, "gpu", spec, torch.float32, [])
+    try:
+        actual = execute(wrong, case.id, "npu", spec, torch.float32, [])
+    except AssertionError:
+        return  # the reference refused the call, as the op would
+    assert any(
+        a.shape != e.shape or not torch.allclose(a, e, **TOLERANCE[torch.float32]) for a, e in zip(actual, expected)
+    )
 
 
 def test_dropout_expression_is_kept_and_becomes_keep_prob():

@@ -10,6 +10,11 @@ Written from the ops' documented semantics, not from any implementation. Sources
 - [ROPE]   npu_rotary_mul: ascend-api-facts.md §2.3 and the torch_npu API reference page
            hiascend.com/document/detail/zh/Pytorch/700/apiref/apilist/ptaoplist_000141.html (modes, dtypes, layouts).
 - [SWIGLU] npu_swiglu: torch_npu 2.14.0 docstring, ascend-api-facts.md §2.3.
+- [SMS]    npu_scaled_masked_softmax: torch_npu 2.5.1 docstring and op-plugin docs/context (dtypes, bool mask,
+           H/W limits, fixed_triu_mask "当前只支持False"); the fill value -10000 from Ascend's own accuracy-checker
+           reference of the op (api_accuracy_checker npu_custom_functions).
+- [GEGLU]  npu_geglu: torch_npu 2.5.1 docstring (dtypes, `dim` range, halves), its schema since 2.3.1 (`activate_left`)
+           and CANN's GeGluV2 docs (hicann/ops-nn activation/ge_glu_v2/README.md: which half `activate_left` picks).
 - [MINDIE] MindIE-SD 3.1.0 attention_forward, ascend-api-facts.md §4.
 - [REF]    a rule the earlier reference (tests/npu_reference.py) already enforced.
 - [AMP]    torch_npu's autocast op lists, which follow torch's CUDA ones (issue 18's audit: layer_norm in float32).
@@ -20,7 +25,8 @@ the device), so a port that passes something the real op rejects fails here too.
 ``AssertionError``, the error the earlier references raised, so callers written against those keep working.
 Features the documentation describes but these references do not compute raise ``NotImplementedError``.
 
-Autograd: the ops with a backward on the device (npu_fusion_attention, npu_rms_norm, npu_rotary_mul, npu_swiglu)
+Autograd: the ops with a backward on the device (npu_fusion_attention, npu_rms_norm, npu_rotary_mul, npu_swiglu,
+npu_geglu)
 are written with differentiable torch ops. npu_gemma_rms_norm has no backward in op-plugin (no derivatives.yaml
 entry): like torch_npu, its output does not require grad, and the first call that drops a gradient warns.
 """
@@ -42,9 +48,11 @@ __all__ = [
     "compressed_causal_mask",
     "mindiesd_attention_forward",
     "npu_fusion_attention",
+    "npu_geglu",
     "npu_gemma_rms_norm",
     "npu_rms_norm",
     "npu_rotary_mul",
+    "npu_scaled_masked_softmax",
     "npu_autocast",
     "npu_swiglu",
     "NPU_AUTOCAST_FP32",
@@ -521,6 +529,55 @@ def npu_swiglu(self, dim=-1):
     _check(self.shape[dim] % 2 == 0, op, f"the split dim {dim} must have an even size, got {self.shape[dim]}")
     a, b = self.float().chunk(2, dim=dim)
     return (F.silu(a) * b).to(self.dtype)
+
+
+GEGLU_APPROXIMATE = {0: "none", 1: "tanh"}  # [GEGLU] "0表示使用none，1表示使用tanh"
+
+
+def npu_geglu(self, dim=-1, approximate=1, activate_left=False):
+    """Split x in two halves A, B along dim: (A * gelu(B), gelu(B)), or with activate_left (gelu(A) * B, gelu(A))."""
+    op = "npu_geglu"
+    _tensors(op, self=self)
+    _floating(op, self=self)  # [GEGLU] "FLOAT32、FLOAT16、BFLOAT16"
+    _check_type(_is_int(dim), op, f"dim must be an int, got {type(dim).__name__}")
+    _check_type(_is_int(approximate), op, f"approximate must be an int, got {type(approximate).__name__}")
+    _check_type(isinstance(activate_left, bool), op, f"activate_left must be a bool, got {activate_left!r}")
+    dim, approximate = int(dim), int(approximate)
+    # [GEGLU] "当self.dim()>0时，取值在[-self.dim(), self.dim()-1]范围内" (a 0-d tensor has no halves to split)
+    _check(self.dim() > 0, op, "x must have at least 1 dim")
+    _check(-self.dim() <= dim < self.dim(), op, f"dim {dim} is out of range for a {self.dim()}-D input")
+    _check(approximate in GEGLU_APPROXIMATE, op, f"approximate must be 0 (none) or 1 (tanh), got {approximate}")
+    # [GEGLU] "out、outGelu在dim维的size等于self在dim维size的1/2": the split dim has an even size
+    _check(self.shape[dim] % 2 == 0, op, f"the split dim {dim} must have an even size, got {self.shape[dim]}")
+    a, b = self.float().chunk(2, dim=dim)
+    gate, other = (a, b) if activate_left else (b, a)  # [GEGLU] activateLeft false: "对self的右半部分做activate"
+    gelu = F.gelu(gate, approximate=GEGLU_APPROXIMATE[approximate])
+    return (gelu * other).to(self.dtype), gelu.to(self.dtype)
+
+
+SMS_AXIS = (32, 4096)  # [SMS] "H和W轴长度大于等于32、小于等于4096、且能被32整除"
+SMS_FILL = -10000.0  # [SMS] Ascend's reference: (x * scale).masked_fill(mask, value=-10000)
+
+
+def npu_scaled_masked_softmax(x, mask, scale=1.0, fixed_triu_mask=False):
+    """softmax(x * scale, masked where mask is True) over the last axis, in float32, returned in x's dtype."""
+    op = "npu_scaled_masked_softmax"
+    _tensors(op, x=x, mask=mask)
+    _floating(op, x=x)  # [SMS] "float16、float32、bfloat16"
+    _check_type(mask.dtype == torch.bool, op, f"mask must be bool, got {mask.dtype}")  # [SMS] "mask ... bool"
+    _check_type(_is_number(scale), op, f"scale must be a number, got {type(scale).__name__}")
+    if fixed_triu_mask:  # [SMS] "为预留参数，功能未完成，当前只支持False"
+        raise NotImplementedError(f"{op}: fixed_triu_mask=True is not supported (reserved, False only)")
+    _check(2 <= x.dim() <= 4, op, f"x must convert to NCHW (2 to 4 dims), got {x.dim()}")
+    for axis, size in (("H", x.shape[-2]), ("W", x.shape[-1])):
+        low, high = SMS_AXIS
+        _check(low <= size <= high and size % 32 == 0, op, f"{axis} must be 32..4096 and a multiple of 32, got {size}")
+    try:  # [SMS] "输入mask的shape，必须能被broadcast成x的shape"
+        _check(torch.broadcast_shapes(mask.shape, x.shape) == x.shape, op, "mask must broadcast to x's shape")
+    except RuntimeError:
+        _check(False, op, f"mask {tuple(mask.shape)} must broadcast to x {tuple(x.shape)}")
+    scores = (x.float() * float(scale)).masked_fill(mask, SMS_FILL)
+    return torch.softmax(scores, dim=-1).to(x.dtype)
 
 
 # --------------------------------------------------------------------------------------------------------------------

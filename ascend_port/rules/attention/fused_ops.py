@@ -1,10 +1,9 @@
-"""NPU422, NPU423: the rotary-embedding and SwiGLU expressions of LLM code -> torch_npu's fused kernels.
+"""NPU422: the rotary-embedding expression of LLM code -> torch_npu.npu_rotary_mul; and the helpers of the fused
+rewrites that dispatch on the tensor's device (glu.py's SwiGLU and GEGLU use them too).
 
-Both are recognised by structure. Rotary: `(x * cos) + (rotate_half(x) * sin)` where `rotate_half` is transformers'
-own or a function of the module that provably rotates halves (`cat((-x2, x1), -1)` of the two halves of the last
-axis: an interleaved "rotate_half", as some libraries name theirs, does not match). SwiGLU: `a, b = t.chunk(2, -1)`
-followed directly by `F.silu(a) * b`, with `a` and `b` used nowhere else: npu_swiglu computes silu(first half) *
-second half, so `F.silu(b) * a` (gate in the second half) does not match.
+Recognised by structure: `(x * cos) + (rotate_half(x) * sin)` where `rotate_half` is transformers' own or a function
+of the module that provably rotates halves (`cat((-x2, x1), -1)` of the two halves of the last axis: an interleaved
+"rotate_half", as some libraries name theirs, does not match).
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import ast
 import functools
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -77,47 +75,6 @@ ROTARY_MUL = rule(
     """,
     speeds_up=True,
 )
-SWIGLU = rule(
-    "NPU423",
-    "swiglu",
-    Confidence.MEDIUM,
-    "`a, b = x.chunk(2, -1)` then `F.silu(a) * b` -> `torch_npu.npu_swiglu(x, dim=-1)`.",
-    """
-    npu_swiglu splits its input in two halves along `dim` and returns silu(first) * second. The chunk statement and
-    the product must be adjacent statements of one block and the halves used nowhere else; the chunk statement
-    is then removed. `F.silu(b) * a` (gate in the second half) is not this op and is left alone. Medium: the
-    values agree within rounding (the op fuses the three steps).
-
-    In a project that keeps its other devices (the default) the op goes in `if t.device.type == "npu":` and the
-    two statements stay in its `else:` (t: the chunked tensor, or the input of the layer that makes it), with
-    `import torch_npu` guarded; `--other-devices drop` writes the op alone.
-
-    Before:
-        import torch.nn.functional as F
-
-
-        def forward(self, x):
-            gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
-            return self.down_proj(F.silu(gate) * up)
-    After:
-        try:
-            import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
-        except ImportError:
-            pass
-        import torch.nn.functional as F
-
-
-        def forward(self, x):
-            if x.device.type == "npu":
-                return self.down_proj(torch_npu.npu_swiglu(self.gate_up_proj(x), dim=-1))
-            else:
-                gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
-                return self.down_proj(F.silu(gate) * up)
-    """,
-    speeds_up=True,
-)
-
-SILU = {"torch.nn.functional.silu"}
 
 
 @functools.cache
@@ -190,15 +147,6 @@ def _mul(node: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpressi
     return None
 
 
-@dataclass(frozen=True)
-class _Swiglu:
-    first: cst.BaseStatement  # `a, b = t.chunk(2, dim=-1)` (original node)
-    product: str  # code of `F.silu(a) * b`
-    source: cst.BaseExpression  # t
-    dim: int
-    pair: tuple[str, str]  # code of the two statements, to find them again in the updated tree
-
-
 def npu_test(tensor: str) -> cst.BaseExpression:
     """``<tensor>.device.type == "npu"``: the test of a fused rewrite's dispatch on the tensor's device (_npu_test
     recognises it)."""
@@ -216,19 +164,6 @@ def _npu_test(test: cst.BaseExpression) -> bool:
     )
 
 
-def _device_reference(source: cst.BaseExpression) -> cst.BaseExpression | None:
-    """What tells the device of ``source`` without computing it again: itself when it is a plain reference, the
-    input of a module call on one tensor (``self.gate_up_proj(x)``: a layer returns its input's device), else
-    None."""
-    if _plain_reference(source):
-        return source
-    if isinstance(source, cst.Call) and len(source.args) == 1 and not source.args[0].keyword:
-        argument = source.args[0]
-        if not argument.star and _plain_reference(argument.value) and _plain_reference(source.func):
-            return argument.value
-    return None
-
-
 def _plain_reference(node: cst.BaseExpression) -> bool:
     """A name or an attribute of one (``q``, ``self.x``): reading it again computes nothing."""
     while isinstance(node, cst.Attribute):
@@ -236,8 +171,8 @@ def _plain_reference(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name)
 
 
-class RotarySwigluMixin:
-    """The rotary and SwiGLU rewrites of NormTransformer (kept apart to keep modules short)."""
+class RotaryMixin:
+    """The rotary rewrite of NormTransformer (kept apart to keep modules short)."""
 
     ctx: Any
     if TYPE_CHECKING:  # (PortTransformer's and NormTransformer's, after this class in NormTransformer's bases)
@@ -399,14 +334,9 @@ class RotarySwigluMixin:
         x = call.args[0].value
         return x if isinstance(x, (cst.Name, cst.Attribute)) else None
 
-    # --- SwiGLU -----------------------------------------------------------------------------------------------
-
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         self._functions = getattr(self, "_functions", [None])[:-1]
-        found = _SwigluFinder(self).find(original)
-        if not found:
-            return updated
-        return updated.visit(_SwigluApplier(self, found))
+        return updated
 
 
 def _assignments(fn: cst.FunctionDef, name: str) -> list[cst.BaseSmallStatement]:
@@ -475,157 +405,6 @@ def _broadcast_4d(value: cst.BaseExpression, params: set[str]) -> bool:
     return False
 
 
-def _chunk(statement: cst.BaseStatement, resolve) -> tuple[str, str, cst.BaseExpression, int] | None:
-    """`a, b = t.chunk(2, dim=d)` / `torch.chunk(t, 2, d)` -> (a, b, t, d)."""
-    pair = _two_name_assignment(statement)
-    if pair is None:
-        return None
-    a, b, call = pair
-    if not isinstance(call, cst.Call) or any(arg.star for arg in call.args) or a == b:
-        return None
-    arguments = _chunk_arguments(call, resolve)
-    if arguments is None:
-        return None
-    source, chunks, dim = arguments
-    try:
-        chunks_value, dim_value = ast.literal_eval(code_of(chunks)), ast.literal_eval(code_of(dim))
-    except (ValueError, SyntaxError):
-        return None
-    if chunks_value != 2 or not isinstance(dim_value, int):
-        return None
-    return a, b, source, dim_value
-
-
-def _two_name_assignment(statement: cst.BaseStatement) -> tuple[str, str, cst.BaseExpression] | None:
-    """`a, b = value` (or `[a, b] = value`), alone on its line -> (a, b, value)."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return None
-    assign = statement.body[0]
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-        return None
-    target = assign.targets[0].target
-    if not (
-        isinstance(target, (cst.Tuple, cst.List))
-        and len(target.elements) == 2
-        and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements)
-    ):
-        return None
-    a, b = (e.value.value for e in target.elements if isinstance(e.value, cst.Name))
-    return a, b, assign.value
-
-
-def _chunk_arguments(
-    call: cst.Call, resolve
-) -> tuple[cst.BaseExpression, cst.BaseExpression, cst.BaseExpression] | None:
-    """(t, chunks, dim) of `t.chunk(chunks, dim)` or `torch.chunk(t, chunks, dim)`, by position or keyword; None
-    for another call, or when either of chunks and dim is missing or another argument is given."""
-    pos = [arg.value for arg in call.args if arg.keyword is None]
-    kw = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
-    if resolve(call.func) == "torch.chunk" and pos:
-        source, pos = pos[0], pos[1:]
-    elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "chunk" and resolve(call.func) is None:
-        source = call.func.value
-    else:
-        return None
-    if set(kw) - {"chunks", "dim"} or len(pos) + len(kw) != 2:
-        return None
-    chunks = pos[0] if pos else kw.get("chunks")
-    dim = pos[1] if len(pos) > 1 else kw.get("dim")
-    if chunks is None or dim is None:
-        return None
-    return source, chunks, dim
-
-
-class _Names(cst.CSTVisitor):
-    """Name nodes that are values (not attribute names, keyword names or parameters), and products in lambdas."""
-
-    def __init__(self) -> None:
-        self.names: list[cst.Name] = []
-        self.skip: set[int] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.skip.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self.skip.add(id(node.keyword))
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self.skip.add(id(node.name))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self.skip:
-            self.names.append(node)
-
-
-def _names(node: cst.CSTNode) -> list[str]:
-    visitor = _Names()
-    node.visit(visitor)
-    return [n.value for n in visitor.names]
-
-
-class _SwigluFinder:
-    def __init__(self, owner: RotarySwigluMixin) -> None:
-        self.owner = owner
-
-    def find(self, fn: cst.FunctionDef) -> list[_Swiglu]:
-        resolve = self.owner.ctx.imports.resolve
-        candidates = [
-            (first, second, chunk)
-            for block in _blocks(fn.body)
-            for first, second in zip(block, block[1:])
-            if (chunk := _chunk(first, resolve)) is not None
-        ]
-        if not candidates:
-            return []  # the common case, decided without walking the whole function
-        counts: dict[str, int] = {}
-        for name in _names(fn):
-            counts[name] = counts.get(name, 0) + 1
-        found: list[_Swiglu] = []
-        for first, second, chunk in candidates:
-            a, b, source, dim = chunk
-            in_first = _names(first)
-            if counts.get(a, 0) - in_first.count(a) != 1 or counts.get(b, 0) - in_first.count(b) != 1:
-                continue  # a half is used somewhere else: the chunk must stay
-            product = self._product(second, a, b)
-            if product is not None:
-                found.append(_Swiglu(first, code_of(product), source, dim, (code_of(first), code_of(second))))
-        return found
-
-    def _product(self, statement: cst.BaseStatement, a: str, b: str) -> cst.BinaryOperation | None:
-        """The `F.silu(a) * b` (or `b * F.silu(a)`) in ``statement``, outside lambdas and comprehensions."""
-        resolve = self.owner.ctx.imports.resolve
-        hits: list[cst.BinaryOperation] = []
-
-        class Finder(cst.CSTVisitor):
-            def visit_Lambda(self, node) -> bool:
-                return False
-
-            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
-
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                parts = _mul(node)
-                if parts is None:
-                    return
-                for gate, other in (parts, parts[::-1]):
-                    if (
-                        isinstance(gate, cst.Call)
-                        and resolve(gate.func) in SILU
-                        and len(gate.args) == 1
-                        and gate.args[0].keyword is None
-                        and not gate.args[0].star
-                        and isinstance(gate.args[0].value, cst.Name)
-                        and gate.args[0].value.value == a
-                        and not gate.args[0].value.lpar
-                        and isinstance(other, cst.Name)
-                        and other.value == b
-                    ):
-                        hits.append(node)
-
-        statement.visit(Finder())
-        return hits[0] if len(hits) == 1 else None
-
-
 def _blocks(suite: cst.BaseSuite) -> list[list[cst.BaseStatement]]:
     """The statement lists of a function body and its nested blocks, not of nested functions or classes."""
     out: list[list[cst.BaseStatement]] = []
@@ -653,79 +432,6 @@ def _blocks(suite: cst.BaseSuite) -> list[list[cst.BaseStatement]]:
             if child is not None:
                 out.extend(_blocks(child))
     return out
-
-
-class _SwigluApplier(cst.CSTTransformer):
-    def __init__(self, owner: RotarySwigluMixin, found: list[_Swiglu]) -> None:
-        super().__init__()
-        self.owner = owner
-        self.found = found
-        self.depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, original, updated):
-        self.depth -= 1
-        return updated
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        body = list(updated.body)
-        i = 0
-        while i + 1 < len(body):
-            match = next((m for m in self.found if (code_of(body[i]), code_of(body[i + 1])) == m.pair), None)
-            if match is None:
-                i += 1
-                continue
-            call = cst.ensure_type(
-                cst.parse_expression(f"{self.owner.torch_npu()}.npu_swiglu(x, dim={match.dim})"), cst.Call
-            )
-            call = call.with_changes(args=[call.args[0].with_changes(value=match.source), call.args[1]])
-            first, second = body[i], body[i + 1].visit(_ReplaceCode(match.product, call))
-            if not isinstance(first, _STATEMENTS) or not isinstance(second, _STATEMENTS):
-                return updated  # (a statement of a block: one of these, replaced by one of these)
-            if self.owner.dispatches():
-                tensor = _device_reference(match.source)
-                if tensor is None:
-                    i += 1  # (its device would be read by computing it a second time: left as it is)
-                    continue
-                # `if t.device.type == "npu": <fused> else: <the two statements>` (the other devices' tensors)
-                test = npu_test(code_of(tensor))
-                plain = [first.with_changes(leading_lines=[]), body[i + 1]]
-                ported: cst.BaseStatement = cst.If(
-                    test=test,
-                    body=cst.IndentedBlock(body=[second.with_changes(leading_lines=[])]),
-                    orelse=cst.Else(body=cst.IndentedBlock(body=plain)),
-                    leading_lines=first.leading_lines,
-                )
-            else:
-                ported = second.with_changes(leading_lines=[*first.leading_lines, *second.leading_lines])
-            fixed = self.owner.fix(
-                SWIGLU, match.first, ported, "chunk + F.silu(gate) * up -> torch_npu.npu_swiglu", torch_npu_name=True
-            )
-            if fixed is None:
-                return updated
-            body[i : i + 2] = [fixed]
-            i += 1
-        return updated.with_changes(body=body)
-
-
-_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-
-
-class _ReplaceCode(cst.CSTTransformer):
-    def __init__(self, code: str, replacement: cst.BaseExpression) -> None:
-        super().__init__()
-        self.code, self.replacement = code, replacement
-
-    def leave_BinaryOperation(self, original, updated):
-        if code_of(original) == self.code:
-            return self.replacement.with_changes(lpar=updated.lpar, rpar=updated.rpar)
-        return updated
 
 
 def _table_scaling(facts: ModuleFacts) -> str | None:

@@ -21,8 +21,11 @@ from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortContext, PortTransformer
-from ascend_port.rules.attention.fused_ops import ROTARY_MUL, SWIGLU, RotarySwigluMixin, npu_test
+from ascend_port.rules.attention.complex_rope import COMPLEX_ROPE, ComplexRopeMixin, complex_rope_function
+from ascend_port.rules.attention.fused_ops import ROTARY_MUL, npu_test
+from ascend_port.rules.attention.glu import GEGLU, SWIGLU, GluMixin
 from ascend_port.rules.attention.helper_names import PRIVATE_TORCH
+from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX, MaskedSoftmaxMixin
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -325,8 +328,17 @@ def swiglu_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt 
     return fn if chunks else None
 
 
-class NormTransformer(RotarySwigluMixin, PortTransformer):
-    """NPU420-NPU423: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
+def softmax_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | None:
+    """The scope of a softmax: the innermost function around it, if it calls masked_fill (NPU428)."""
+    fn = enclosing(path, *FUNCTIONS)
+    if fn is None:
+        return None
+    masks = any(isinstance(n, ast.Attribute) and n.attr in ("masked_fill", "masked_fill_") for n in ast.walk(fn))
+    return fn if masks else None
+
+
+class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransformer):
+    """NPU420-NPU423, NPU426-NPU428: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
     function (the rotary tables' broadcasting, the halves of a chunk)."""
 
     # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
@@ -341,8 +353,18 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
             swiglu_function,
             also=("chunk",),
         ),
+        # a GEGLU's gate: `F.gelu(a) * b`, `b * F.gelu(a, approximate="tanh")` (the same scope as SwiGLU's)
+        Trigger(
+            r"gelu\((?<!\wgelu\()\s*\w+\s*(?:,[^()]*)?\)[\s)]*\*|\*[\s(]*(?:\w+\s*\.\s*)*gelu\(\s*\w+\s*[,)]",
+            swiglu_function,
+            also=("chunk",),
+        ),
+        # RoPE in complex numbers: the pairs of a tensor viewed as complex, a product viewed as real again
+        Trigger(r"view_as_complex\(", complex_rope_function, also=("view_as_real",)),
+        # a softmax of masked scores (NPU428: the scores' function, which masked_fill them right before)
+        Trigger(r"softmax\(", softmax_function, also=("masked_fill",)),
     )
-    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU)
+    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU, GEGLU, COMPLEX_ROPE, MASKED_SOFTMAX)
     DISPATCHES_ON_DEVICE = True  # (see dispatches)
 
     def torch_npu(self) -> str:
@@ -354,6 +376,12 @@ class NormTransformer(RotarySwigluMixin, PortTransformer):
         the port makes an NPU-only fork (``--other-devices drop``): the project keeps its other devices, and its
         own tests run the model on CPU tensors, which the fused ops do not take."""
         return self.ctx.options.other_devices == "keep"
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        # (TODOs only: RoPE in complex numbers, a softmax of masked scores)
+        self.note_complex_rope(original)
+        self.note_masked_softmax(original)
+        return updated
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         found = _forward(original.body)
