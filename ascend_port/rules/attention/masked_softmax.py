@@ -16,6 +16,7 @@ import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.findings import Finding
 from ascend_port.python.calls import code_of
 from ascend_port.rules.attention.fused_ops import _blocks
 
@@ -26,13 +27,16 @@ MASKED_SOFTMAX = rule(
     "NPU428",
     "masked-softmax",
     Confidence.LOW,
-    "`softmax(scores.masked_fill(mask, -inf), dim=-1)`: TODO naming `torch_npu.npu_scaled_masked_softmax`.",
+    "`softmax(scores.masked_fill(mask, -inf), dim=-1)`: reported as fusable into `torch_npu.npu_scaled_masked_softmax` "
+    "(information, no TODO: the code runs on the NPU as it is).",
     """
     npu_scaled_masked_softmax(x, mask, scale=1.0) computes softmax(x * scale, masked where the boolean mask is
     True) over the last axis in one kernel; masked_fill's mask is boolean with the same polarity (True: filled),
     so the mask passes as it is. The rewrite is not made: the op takes only an x whose last two axes are 32 to
     4096 long and multiples of 32 (torch_npu's docs), which the code does not show, and it fills -10000 (Ascend's
-    own reference of the op), so a fully masked row gives a uniform row where a fill of -inf gives NaN. Scores
+    own reference of the op), so a fully masked row gives a uniform row where a fill of -inf gives NaN. The
+    unfused code runs on the NPU as it is, so this rule only reports (the performance section of the reports lists
+    it); it writes neither code nor a TODO. Scores
     cast for the softmax (`s.float()`) are recognised too, in a function that multiplies matrices (attention: a
     sampler's masked logits over a vocabulary are not the op's shapes); a softmax over another axis, with a `dtype`, or of an
     additive (float) mask, and a fill that is not a mask's (0, a name) are left alone, without a TODO. Where the
@@ -51,9 +55,9 @@ MASKED_SOFTMAX = rule(
 
         def attend(scores, mask, value):
             scores = scores.masked_fill(mask, float("-inf"))
-            # TODO(ascend-port): NPU428 [low] masked softmax: torch_npu.npu_scaled_masked_softmax(scores, mask) ...
             return F.softmax(scores, dim=-1) @ value
     """,
+    informational=True,
 )
 
 SOFTMAX = {"torch.softmax", "torch.nn.functional.softmax", "torch.Tensor.softmax"}
@@ -62,14 +66,14 @@ INFINITE = {'float("-inf")', "float('-inf')", '-float("inf")', "-float('inf')"}
 
 
 class MaskedSoftmaxMixin:
-    """NPU428 in NormTransformer: the TODO on a softmax of masked scores (see the module)."""
+    """NPU428 in NormTransformer: the finding on a softmax of masked scores (see the module)."""
 
     ctx: Any
     if TYPE_CHECKING:  # (PortTransformer's, after this class in NormTransformer's bases)
-        todo: Callable[..., None]
+        enabled: Callable[..., bool]
 
     def note_masked_softmax(self, original: cst.Call) -> None:
-        """The TODO, if ``original`` (a call being left: NormTransformer.leave_Call) is a softmax of masked
+        """The finding, if ``original`` (a call being left: NormTransformer.leave_Call) is a softmax of masked
         scores."""
         scores = self._softmax_input(original)
         if scores is None or not self._multiplies_matrices():
@@ -83,12 +87,17 @@ class MaskedSoftmaxMixin:
         x, mask, fill = masked
         infinite = "inf" in fill.replace("finfo", "")  # (-inf; a dtype's minimum makes a uniform row, as -10000)
         nan = "; a fully masked row: NaN here, uniform there" if infinite else ""
-        self.todo(
-            MASKED_SOFTMAX,
-            original,
-            f"masked softmax: torch_npu.npu_scaled_masked_softmax({x}, {mask}) computes this in one kernel (the "
-            f"mask as it is: True masks); not rewritten: the op takes only scores whose last two axes are 32 to "
-            f"4096 long and multiples of 32 (not known here), and fills -10000 where this code fills {fill}{nan}",
+        if not self.enabled(MASKED_SOFTMAX):
+            return
+        self.ctx.findings.append(
+            Finding(
+                MASKED_SOFTMAX,
+                self.ctx.line_of(original),
+                f"masked softmax: torch_npu.npu_scaled_masked_softmax({x}, {mask}) computes this in one kernel (the "
+                f"mask as it is: True masks); not rewritten: the op takes only scores whose last two axes are 32 to "
+                f"4096 long and multiples of 32 (not known here), and fills -10000 where this code fills {fill}{nan}",
+                applied=False,
+            )
         )
 
     def _multiplies_matrices(self) -> bool:
