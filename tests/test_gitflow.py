@@ -409,3 +409,25 @@ def test_dry_run_writes_nothing(repo: Path) -> None:
     out = invoke(str(repo), "--dry-run", "-j", "1")
     assert out.exit_code == 1 and "+import torch_npu" in out.output
     assert state(repo) == before
+
+
+# --- what the terminal is told (issue 32) -----------------------------------------------------------------------
+
+
+def test_quiet_apply_is_as_quiet_as_git_commit_q(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    result = invoke(str(repo), "-q")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "" and result.stderr == ""
+    assert git(repo, "branch", "--show-current") == "ascend-port/npu"
+
+
+def test_apply_says_that_it_switched_branches_as_git_says_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    result = invoke(str(repo))
+    assert result.exit_code == 0, result.output
+    assert "Switched to a new branch 'ascend-port/npu'" in result.stderr.splitlines()
+    assert str(repo) not in result.stderr, "the report folder is named relative to the repository"
+    git(repo, "switch", "-q", "main")
+    again = invoke(str(repo), "--force-branch")
+    assert "Switched to and reset branch 'ascend-port/npu'" in again.stderr.splitlines()

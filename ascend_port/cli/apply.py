@@ -191,7 +191,7 @@ def _apply_with_git(
     code after printing it)."""
     from ascend_port.git.workflow import GitOptions, WorkflowError, apply_to_repository
 
-    options = GitOptions(branch, force_branch, commit, allow_dirty, report_dir, interactive)
+    options = GitOptions(branch, force_branch, commit, allow_dirty, report_dir, interactive, term.quiet)
     try:
         return apply_to_repository(
             paths, config, options, lambda: run_port(paths, config, term, changed_since), term.out, term.err

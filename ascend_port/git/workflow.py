@@ -67,6 +67,7 @@ class GitOptions:
     allow_dirty: bool = False
     report_dir: Path | None = None
     interactive: bool = False
+    quiet: bool = False  # -q: errors only, as `git commit -q`
 
 
 @dataclass
@@ -551,7 +552,10 @@ def apply_to_repository(
         return status
 
     commits = run_transaction(repo, state, plans, options, result.target)
-    if state.replaced:
+    if not options.quiet:  # where the user now is, as git says it
+        switched = "Switched to and reset branch" if state.replaced else "Switched to a new branch"
+        err.print(f"{switched} '{options.branch}'", markup=False, highlight=False, soft_wrap=True)
+    if state.replaced and not options.quiet:
         err.print(
             f"note: branch {options.branch} was replaced; its old tip was {state.replaced[:12]} "
             f"(to get it back: git branch {options.branch}-old {state.replaced[:12]})",
@@ -569,8 +573,9 @@ def apply_to_repository(
         reviewed,
         result.target,
     )
-    interrupted = _write_reports(repo, state, folder, plans, result, info, err)
-    _print_outcome(out, state, options, plans, commits, folder)
+    interrupted = _write_reports(repo, state, folder, plans, result, info, err, options.quiet)
+    if not options.quiet:
+        _print_outcome(out, state, options, plans, commits, folder)
     return EXIT_INTERRUPTED if interrupted else status
 
 
@@ -582,14 +587,17 @@ def _write_reports(
     result: RunResult,
     info: RunInfo,
     err: Console,
+    quiet: bool = False,
 ) -> bool:
     """The per-file diffs, the summary and the assessment, after the commits. They take a while on a large
-    project, so the user is told, and Ctrl-C skips them (the port is committed already); True when it did."""
-    err.print(
-        f"Writing the report to {escape(str(folder))} (Ctrl-C skips it: the port is committed)...",
-        highlight=False,
-        soft_wrap=True,
-    )
+    project, so the user is told (unless quiet), and Ctrl-C skips them (the port is committed already); True when
+    it did."""
+    if not quiet:
+        err.print(
+            f"Writing the report to {escape(_shown(folder, state.root))} (Ctrl-C skips it: the port is committed)...",
+            highlight=False,
+            soft_wrap=True,
+        )
     try:
         exclude_from_git(state.root / repo.git.rev_parse("--git-path", "info/exclude"), state.root, folder)
         test_sigint("report")
@@ -609,15 +617,20 @@ def _write_reports(
     return False
 
 
+def _shown(folder: Path, root: Path) -> str:
+    """The report folder as the user reads it: relative to the repository's root where it is inside."""
+    try:
+        return folder.relative_to(root).as_posix()
+    except ValueError:
+        return folder.as_posix()
+
+
 def _print_outcome(
     out: Console, state: RepoState, options: GitOptions, plans: list[FilePlan], commits: list[Commit], folder: Path
 ) -> None:
     branch, base = options.branch, state.base
     back = f"git switch {base}" if state.branch else f"git switch --detach {base}"
-    try:
-        shown_folder = folder.relative_to(state.root).as_posix()
-    except ValueError:
-        shown_folder = folder.as_posix()
+    shown_folder = _shown(folder, state.root)
     files = f"{len(plans)} file{'s' if len(plans) != 1 else ''}"
     if options.commit:
         lines = [
