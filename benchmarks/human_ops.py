@@ -3,10 +3,11 @@
 An "op" is a use of a torch_npu kernel or fused optimizer, or of torchair's compile backend, found through the
 module's imports: ``torch_npu.npu_fusion_attention``, ``from torch_npu import npu_rms_norm``, the torch_npu 1.x
 spelling ``torch.npu_confusion_transpose``, ``torch_npu.optim.NpuFusedAdamW`` and Ascend's apex
-``apex.optimizers.NpuFusedAdamW`` (both ``NpuFusedAdamW``: the same kernel), ``torch_npu.contrib`` helpers,
-``torchair.get_npu_backend``, and ``torch.compile(backend="npu")``. The device API (``torch_npu.npu.synchronize``)
-is not an op. Each use is counted in the innermost function that holds it (``Class.method``, nested functions
-joined by dots; ``<module>`` for the top level).
+``apex.optimizers.NpuFusedAdamW`` (both ``NpuFusedAdamW``: the same kernel, and so is a project's copy of it
+imported from its own module), ``torch_npu.contrib`` helpers, ``torchair.get_npu_backend``, and
+``torch.compile(backend="npu")``. The device API (``torch_npu.npu.synchronize``) is not an op. Each use is counted
+in the innermost function that holds it (``Class.method``, nested functions joined by dots; ``<module>`` for the
+top level).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def op_of(qualified: str) -> str | None:
         return parts[1]  # torch_npu.npu_x, and torch_npu 1.x's torch.npu_x
     if parts[:3] == ["torch", "ops", "npu"] and len(parts) >= 4:
         return parts[3]
-    if root in ("torch_npu", "apex") and last.startswith("NpuFused"):
+    if last.startswith("NpuFused"):  # torch_npu.optim's, Ascend's apex, or a project's vendored copy of one
         return last
     if parts[:2] == ["torch_npu", "contrib"]:  # torch_npu.contrib[.function|.module].name
         names = [p for p in parts[2:] if p not in ("function", "module")]

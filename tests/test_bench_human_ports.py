@@ -28,6 +28,7 @@ def test_ops_are_found_through_the_imports_and_counted_per_function() -> None:
         import torch_npu as tn
         from torch_npu import npu_rms_norm as rms
         from apex.optimizers import NpuFusedAdamW
+        from npu_fused_adamw import NpuFusedAdamW as VendoredAdamW  # a project's copy of the optimizer
         import torch_npu.optim
 
         class Block:
@@ -39,14 +40,14 @@ def test_ops_are_found_through_the_imports_and_counted_per_function() -> None:
             def inner():
                 return torch_npu.optim.NpuFusedSGD(params)
             torch_npu.npu.synchronize()  # the device API is not an op
-            return NpuFusedAdamW(params), inner
+            return NpuFusedAdamW(params), VendoredAdamW(params), inner
         """
     )
     assert ops == {
         ("Block.forward", "npu_fusion_attention"): 1,
         ("Block.forward", "npu_rms_norm"): 1,
         ("Block.forward", "npu_confusion_transpose"): 1,
-        ("make", "NpuFusedAdamW"): 1,
+        ("make", "NpuFusedAdamW"): 2,
         ("make.inner", "NpuFusedSGD"): 1,
     }
 
