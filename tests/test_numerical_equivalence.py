@@ -383,6 +383,10 @@ SPECS: dict[str, Spec] = {
         ),
         kernels={"npu_geglu"},
     ),
+    "NPU426/gelu_method": Spec(
+        lambda ns, dt: _module(ns, "GEGLU", 8, 6, weights_seed=1, dtype=dt)(rand(2, 3, 8, dtype=dt)),
+        kernels={"npu_geglu"},
+    ),
     # each norm on its own as well (an RMSNorm after an RMSNorm would hide the first one's epsilon)
     "NPU424/apex_norms": Spec(
         lambda ns, dt: (lambda block, x: (block(x), block.attn_norm(x), block.mlp_norm(x), block.final_norm(x)))(
@@ -641,7 +645,7 @@ def test_the_gradient_comparison_catches_a_wrong_backward(case_id, mistake, prec
         compare(case, spec, dtype, expected, actual, [*spec.kernels], "cpu")
 
 
-GLU_CASES = ["NPU423/swiglu", "NPU426/geglu"]
+GLU_CASES = ["NPU423/swiglu", "NPU426/geglu", "NPU426/gelu_method"]
 
 
 @pytest.mark.parametrize("case_id", GLU_CASES)

@@ -5,8 +5,9 @@ or `a * F.gelu(b)` -> `torch_npu.npu_geglu(t, dim=d, approximate=..., activate_l
 Both are recognised by structure: the chunk statement followed directly by the product, with `a` and `b` used nowhere
 else; the chunk statement is then removed. npu_swiglu computes silu(first half) * second half, so `F.silu(b) * a`
 (gate in the second half) does not match; npu_geglu activates either half (`activate_left`). The GELU must be
-`F.gelu` with a literal `approximate` ("none": 0, "tanh": 1): a module's activation chosen by its config
-(`self.act_fn`) is not known to be one.
+`F.gelu` with a literal `approximate` ("none": 0, "tanh": 1), or a method of the class that returns nothing but
+that GELU of its argument (diffusers' `GEGLU.gelu`, which computes it in float32 on mps): a module's activation
+chosen by its config (`self.act_fn`) is not known to be one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import libcst as cst
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, Rule, rule
 from ascend_port.python.calls import code_of
+from ascend_port.python.device_facts import resolve_ast
+from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.rules.attention.fused_ops import RotaryMixin, _blocks, _mul, _plain_reference, npu_test
 
 SWIGLU = rule(
@@ -237,6 +240,7 @@ class _SwigluFinder:
 
     def find(self, fn: cst.FunctionDef) -> list[_Swiglu]:
         resolve = self.owner.ctx.imports.resolve
+        self.line = self.owner.ctx.line_of(fn)  # (which class's methods `self.gelu` can name)
         candidates = [
             (first, second, chunk)
             for block in _blocks(fn.body)
@@ -389,6 +393,11 @@ class _GegluFinder(_SwigluFinder):
 
     def fused(self, statement: cst.BaseStatement, a: str, b: str, match: _Swiglu) -> _Swiglu | None:
         resolve = self.owner.ctx.imports.resolve
+        methods = {
+            name: approximate
+            for first, last, name, approximate in self.owner.ctx.fact(gelu_methods)
+            if first <= self.line <= last
+        }
         hits: list[tuple[cst.BinaryOperation, int, bool]] = []
 
         class Finder(cst.CSTVisitor):
@@ -404,6 +413,8 @@ class _GegluFinder(_SwigluFinder):
                 for gate, other in (parts, parts[::-1]):
                     for activated, plain, left in ((a, b, True), (b, a, False)):
                         approximate = _gelu_of(gate, activated, resolve)
+                        if approximate is None:
+                            approximate = _gelu_method_of(gate, activated, methods)
                         if approximate is not None and isinstance(other, cst.Name) and other.value == plain:
                             hits.append((node, approximate, left))
 
@@ -436,6 +447,82 @@ def _gelu_of(node: cst.BaseExpression, name: str, resolve) -> int | None:
     except (ValueError, SyntaxError):
         return None
     return APPROXIMATE.get(value) if isinstance(value, str) else None
+
+
+def _gelu_method_of(node: cst.BaseExpression, name: str, methods: dict[str, int]) -> int | None:
+    """npu_geglu's `approximate` for `self.m(name)`, where `m` is a GELU method of the class (gelu_methods)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and len(node.args) == 1):
+        return None
+    receiver, (arg,) = node.func.value, node.args
+    if not (isinstance(receiver, cst.Name) and receiver.value == "self") or arg.keyword is not None or arg.star:
+        return None
+    if not (isinstance(arg.value, cst.Name) and arg.value.value == name):
+        return None
+    return methods.get(node.func.attr.value)
+
+
+def gelu_methods(facts: ModuleFacts) -> list[tuple[int, int, str, int]]:
+    """The methods of the module's classes that return a GELU of their one argument and nothing else, as
+    (the class's first line, its last line, the method's name, npu_geglu's `approximate`). diffusers' `GEGLU.gelu`
+    returns `F.gelu(gate)`, and on mps `F.gelu(gate.to(dtype=torch.float32)).to(dtype=gate.dtype)`: the same GELU,
+    computed in float32 there."""
+    if "gelu" not in facts.text and facts.text:
+        return []
+    found = []
+    for cls in facts.statements(ast.ClassDef):
+        for fn in cls.body:
+            if isinstance(fn, ast.FunctionDef) and (approximate := _gelu_method(fn, facts)) is not None:
+                found.append((cls.lineno, cls.end_lineno or cls.lineno, fn.name, approximate))
+    return found
+
+
+def _gelu_method(fn: ast.FunctionDef, facts: ModuleFacts) -> int | None:
+    args = fn.args
+    if fn.decorator_list or len(args.args) != 2 or args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        return None
+    param = args.args[1].arg
+    body = fn.body[1:] if fn.body and _is_docstring(fn.body[0]) else fn.body
+    returns: list[ast.expr | None] = []
+    for statement in body:
+        if isinstance(statement, ast.If) and not statement.orelse and len(statement.body) == 1:
+            statement = statement.body[0]  # a branch that returns the same GELU another way (mps: in float32)
+        if not isinstance(statement, ast.Return):
+            return None
+        returns.append(statement.value)
+    kinds = {_ast_gelu(value, param, facts) if value is not None else None for value in returns}
+    return kinds.pop() if len(kinds) == 1 and returns and isinstance(returns[-1], ast.Call) else None
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def _ast_gelu(value: ast.expr, param: str, facts: ModuleFacts) -> int | None:
+    """`F.gelu(param[, approximate=...])`, or that of `param.to(...)` cast back `.to(...param.dtype)`: its
+    `approximate` for npu_geglu."""
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "to"
+        and any(ast.unparse(a) == f"{param}.dtype" for a in [*value.args, *(k.value for k in value.keywords)])
+    ):
+        value = value.func.value  # the cast back to the argument's dtype
+    if not isinstance(value, ast.Call) or resolve_ast(value.func, facts.imports.aliases) not in GELU:
+        return None
+    if not value.args or any(k.arg != "approximate" for k in value.keywords) or len(value.args) != 1:
+        return None
+    arg = value.args[0]
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "to":
+        arg = arg.func.value  # computed in another dtype (float32)
+    if not (isinstance(arg, ast.Name) and arg.id == param):
+        return None
+    if not value.keywords:
+        return APPROXIMATE["none"]
+    try:
+        approximate = ast.literal_eval(value.keywords[0].value)
+    except ValueError:
+        return None
+    return APPROXIMATE.get(approximate) if isinstance(approximate, str) else None
 
 
 def target_has_geglu_sides(options) -> bool:
