@@ -283,3 +283,17 @@ def test_information_does_not_fail_a_scan_nor_count_as_a_rewrite(project: Path) 
     table = invoke("scan", "attention.py", "--format", "text", COLUMNS="200").stdout
     assert "info" in table and "per domain" not in table  # no rewrite, no TODO to total
     assert invoke("scan", ".").exit_code == 1  # real work elsewhere still fails it
+
+
+@pytest.mark.parametrize("verbose", [(), ("-v",)])
+def test_binary_python_files_are_named_as_skipped_not_counted_as_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verbose: tuple[str, ...]
+) -> None:
+    """A `.py` that is binary (NUL bytes) is skipped: it was counted as checked and named nowhere (issue 32)."""
+    monkeypatch.chdir(tmp_path)
+    Path("m.py").write_text("import torch\nx = torch.ones(1).cuda()\n", "utf-8")
+    Path("blob.py").write_bytes(b"ab\0cd")
+    result = invoke("scan", ".", *verbose)
+    assert "1 file skipped (binary file: contains NUL bytes): blob.py" in result.stderr.splitlines(), result.stderr
+    summary = result.output.splitlines()[-1]
+    assert summary.startswith("1 file checked, 1 to change"), summary

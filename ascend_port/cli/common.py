@@ -358,6 +358,16 @@ def _note_skipped(result: RunResult, term: Terminal) -> RunResult:
             if shown is not None and len(names) > shown:
                 line += f' and {len(names) - SKIPPED_SHOWN} more (all in the JSON report\'s "skipped": --format json)'
             term.err.print(escape(line), soft_wrap=True)
+    unread: dict[str, list[str]] = {}  # files the port could not read as source (binary .py), by reason
+    for file in result.files:
+        if file.skipped:
+            unread.setdefault(file.skipped, []).append(file.path)
+    if not term.quiet:
+        for reason, names in unread.items():
+            line = f"{counted(len(names), 'file')} skipped ({reason}): {', '.join(names[:shown])}"
+            if shown is not None and len(names) > shown:
+                line += f" and {len(names) - SKIPPED_SHOWN} more"
+            term.err.print(escape(line), soft_wrap=True)
     note_run(result, term)
     return result
 
@@ -384,7 +394,8 @@ def totals_line(result: RunResult, written: bool = False) -> str:
     rewrites = sum(1 for file in result.files for f in file.findings if f.kind != "info" and f.rewrites)
     todos = kinds.total() - kinds["info"] - rewrites
     changed = len(result.changed)
-    checked = len(result.files) - len(result.created)  # (a file the port creates was not there to check)
+    # (a file the port creates was not there to check; one it could not read as source was skipped, and named so)
+    checked = len(result.files) - len(result.created) - sum(1 for file in result.files if file.skipped)
     files = (
         f"{counted(changed, 'file')} ported ({checked} checked)"
         if written

@@ -39,7 +39,7 @@ class Source:
 def decode_python(data: bytes) -> Source:
     """Decode Python source the way the interpreter does: BOM, then a PEP 263 cookie, else UTF-8."""
     if b"\0" in data:
-        raise SourceError("binary file (contains NUL bytes)", binary=True)
+        raise SourceError("binary file: contains NUL bytes", binary=True)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return Source(data.decode(encoding), encoding)
@@ -73,7 +73,7 @@ def python_syntax_error(text: str) -> str | None:
 def decode_text(data: bytes) -> Source:
     """Decode a non-Python text file: UTF-8 (with or without BOM)."""
     if b"\0" in data:
-        raise SourceError("binary file (contains NUL bytes)", binary=True)
+        raise SourceError("binary file: contains NUL bytes", binary=True)
     encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
     try:
         return Source(data.decode(encoding), encoding)
