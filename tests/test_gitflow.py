@@ -431,3 +431,27 @@ def test_apply_says_that_it_switched_branches_as_git_says_it(tmp_path: Path) -> 
     git(repo, "switch", "-q", "main")
     again = invoke(str(repo), "--force-branch")
     assert "Switched to and reset branch 'ascend-port/npu'" in again.stderr.splitlines()
+
+
+def test_a_git_failure_is_told_in_one_sentence_with_gits_own_words(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git's stderr is quoted as git wrote it, named by its command, not run into the message with GitPython's
+    `stderr: '...'` wrapping and blank lines (issue 32)."""
+    import git as gitpython
+
+    def failing_write(path: Path, data: bytes) -> None:
+        raise gitpython.GitCommandError(
+            ["git", "commit", "-q", "-m", "x"],
+            128,
+            stderr=b"fatal: Unable to create '/r/.git/index.lock': File exists.\n\nAnother git process seems to be running",
+        )
+
+    before = state(repo)
+    monkeypatch.setattr(gitflow, "write_file", failing_write)
+    result = invoke(str(repo), "-j", "1")
+    assert result.exit_code == 2
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert line == (
+        "error: writing the port failed: git commit: fatal: Unable to create '/r/.git/index.lock': File exists. "
+        "Another git process seems to be running. It was undone: you are on main with your files as they were"
+    ), line
+    assert state(repo) == before

@@ -432,13 +432,21 @@ def run_transaction(
             )
         if isinstance(error, KeyboardInterrupt) or interrupt.fired:
             raise WorkflowError(f"interrupted: the port was undone; {where}", EXIT_INTERRUPTED) from None
-        reason = (
-            error.stderr.strip()
-            if isinstance(error, git.GitCommandError) and error.stderr
-            else f"{type(error).__name__}: {error}"
-        )
-        raise WorkflowError(f"writing the port failed ({reason}); it was undone and {where}") from None
+        reason = git_said(error) if isinstance(error, git.GitCommandError) else f"{type(error).__name__}: {error}"
+        outcome = f"It was undone: {where}" if not problems else f"{where[0].upper()}{where[1:]}"
+        raise WorkflowError(f"writing the port failed: {reason.rstrip('.')}. {outcome}") from None
     return commits
+
+
+def git_said(error: git.GitCommandError) -> str:
+    """A failed git command in one line: its name and what git wrote, as git wrote it (GitPython wraps it in
+    `stderr: '...'` with its blank lines)."""
+    said = (error.stderr or "").strip()
+    if said.startswith("stderr: '") and said.endswith("'"):
+        said = said[len("stderr: '") : -1]
+    words = [str(part) for part in error.command[:2]] if isinstance(error.command, list) else ["git"]
+    text = " ".join(line.strip() for line in said.splitlines() if line.strip())
+    return f"{' '.join(words)}: {text or f'exit code {error.status}'}"
 
 
 # --- the command --------------------------------------------------------------------------------------------------
