@@ -297,3 +297,18 @@ def test_binary_python_files_are_named_as_skipped_not_counted_as_checked(
     assert "1 file skipped (binary file: contains NUL bytes): blob.py" in result.stderr.splitlines(), result.stderr
     summary = result.output.splitlines()[-1]
     assert summary.startswith("1 file checked, 1 to change"), summary
+
+
+def test_todo_totals_say_how_many_are_comments_as_todos_counts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CUDA source's finding is a TODO with no comment (it is reported, not written): `apply` said 2 TODOs where
+    `todos` then found 1 (issue 32). The totals say how many are comments, the number `todos` finds."""
+    monkeypatch.chdir(tmp_path)
+    Path("m.py").write_text("import torch\n\ncap = torch.cuda.get_device_capability()\n", "utf-8")
+    Path("k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n", "utf-8")
+    summary = invoke("scan", ".").output.splitlines()[-1]
+    assert summary.endswith(": 2 rewrites, 2 TODOs (1 of them as a comment in the code)"), summary
+    applied = invoke("apply", ".", "--no-git")
+    assert applied.stderr.splitlines()[-1].endswith("2 TODOs (1 of them as a comment in the code)"), applied.stderr
+    assert invoke("todos", ".").output.splitlines()[-1].startswith("1 TODO in 1 file")

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ascend_port.core.findings import TODO_PREFIX
 from ascend_port.run import config as project_config
 from ascend_port.run.changes import ChangesError, changed_paths
 from ascend_port.run.engine import RunConfig, RunResult, run
@@ -386,6 +387,26 @@ def findings_counts(rewrites: int, todos: int) -> str:
     return f"{counted(rewrites, 'rewrite')}, {counted(todos, 'TODO')}"
 
 
+def todo_comments(result: RunResult) -> int:
+    """The TODO findings that are comments in the code after the port (what `ascend-port todos` finds then): fewer
+    than the TODO findings where a finding is only reported (a CUDA source's kernels) or two share one comment."""
+    marker = TODO_PREFIX.strip("# ").encode()
+    count = 0
+    for file in result.files:
+        todos = sum(1 for f in file.findings if f.kind != "info" and not f.rewrites)
+        if not todos:
+            continue
+        if file.new_bytes is not None:
+            text = file.new_bytes
+        else:
+            try:
+                text = Path(file.path).read_bytes()
+            except OSError:
+                continue
+        count += min(todos, sum(1 for line in text.splitlines() if marker in line))
+    return count
+
+
 def totals_line(result: RunResult, written: bool = False) -> str:
     """The summary line: files checked and to change (``written``: ported, after `apply` wrote them), the rewrites
     and TODOs, the notes and the files with errors."""
@@ -401,8 +422,10 @@ def totals_line(result: RunResult, written: bool = False) -> str:
         if written
         else f"{counted(checked, 'file')} checked, {changed} to change"
     )
+    comments = todo_comments(result)
     return (
         f"{files}: {findings_counts(rewrites, todos)}"
+        + (f" ({comments} of them as a comment in the code)" if comments != todos else "")
         + (f", {counted(kinds['info'], 'note')} (nothing to do)" if kinds["info"] else "")
         + (f", {counted(len(result.errors), 'file')} with errors" if result.errors else "")
     )
