@@ -95,7 +95,8 @@ def test_a_bad_file_is_reported_and_the_run_goes_on(project: Path) -> None:
     result = invoke("apply", ".", "--no-git")
     assert result.exit_code == 2
     assert "py2.py" in result.stderr and "parse" in result.stderr
-    assert "binary.py" not in result.stderr  # binary files are skipped, not errors
+    assert "error: binary.py" not in result.stderr  # binary files are skipped, not errors: named as skipped
+    assert "1 file skipped (binary file: contains NUL bytes): binary.py" in result.stderr
     assert (project / "py2.py").read_text() == "print 'cuda'\nx = y.cuda()\n"
     assert (project / "train.py").read_text() == PORTED_MODULE
 

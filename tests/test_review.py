@@ -398,3 +398,30 @@ def test_terminal_review_without_git(tmp_path: Path) -> None:
         child.send("y")
     assert child.finish() == 0
     assert (folder / "x.py").read_text() == PORTED_SRC
+
+
+def test_counts_after_a_review_in_place_are_what_was_accepted(tmp_path: Path) -> None:
+    """`--no-git -i` printed the whole port's counts when one hunk was accepted (issue 32): the per-file line and
+    the totals count the accepted rewrites, out of the port's."""
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "m.py").write_text(
+        "import torch\n\nx = torch.ones(1).cuda()\n" + "\n" * 12 + "y = torch.zeros(1).cuda()\n"
+    )
+    result = invoke(str(folder), "-j", "1", "--no-git", "-i", input="y\nn\n" + "n\n" * 10)
+    assert result.exit_code == 0, result.output
+    assert (folder / "m.py").read_text().count(".npu()") == 1
+    lines = [line for line in result.stderr.splitlines() if "ported" in line]
+    assert lines[-2].endswith("(2 of 3 rewrites accepted, 0 TODOs)"), lines
+    assert lines[-1] == "1 file ported (1 checked): 2 rewrites, 0 TODOs", lines
+
+
+def test_a_read_only_file_is_not_counted_as_ported(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    for name in ("a.py", "b.py"):
+        (folder / name).write_text("import torch\n\nx = torch.ones(1).cuda()\n")
+    (folder / "b.py").chmod(0o444)
+    result = invoke(str(folder), "-j", "1", "--no-git")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == "1 file ported (2 checked): 2 rewrites, 0 TODOs, 1 file with errors"

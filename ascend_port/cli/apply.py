@@ -153,7 +153,13 @@ def _print_apply_summary(result: RunResult, dry_run: bool, term: Terminal) -> No
         return
     for file in result.changed:
         kinds = Counter(f.kind for f in file.findings)
-        term.err.print(escape(f"ported {file.path} ({findings_counts(kinds['rewrite'], kinds['todo'])})"))
+        if file.accepted is None:
+            counts = findings_counts(kinds["rewrite"], kinds["todo"])
+        else:  # after a review: what was accepted of what the port proposed
+            accepted = Counter(f.kind for f in file.accepted)
+            counts = f"{accepted['rewrite']} of {counted(kinds['rewrite'], 'rewrite')} accepted, "
+            counts += counted(accepted["todo"], "TODO")
+        term.err.print(escape(f"ported {file.path} ({counts})"))
     term.err.print(totals_line(result, written=True))
 
 

@@ -410,9 +410,14 @@ def todo_comments(result: RunResult) -> int:
 def totals_line(result: RunResult, written: bool = False) -> str:
     """The summary line: files checked and to change (``written``: ported, after `apply` wrote them), the rewrites
     and TODOs, the notes and the files with errors."""
-    # "compatible as it is" notes (the info kind) are neither rewrites nor TODOs
-    kinds = Counter(f.kind for file in result.files for f in file.findings)
-    rewrites = sum(1 for file in result.files for f in file.findings if f.kind != "info" and f.rewrites)
+    # "compatible as it is" notes (the info kind) are neither rewrites nor TODOs. Once written: what was written,
+    # the accepted part of a reviewed file, and nothing of a file that could not be written (read-only).
+    counted_files = [file for file in result.files if not (written and file.error)]
+    findings = [
+        f for file in counted_files for f in (file.accepted if written and file.accepted is not None else file.findings)
+    ]
+    kinds = Counter(f.kind for f in findings)
+    rewrites = sum(1 for f in findings if f.kind != "info" and f.rewrites)
     todos = kinds.total() - kinds["info"] - rewrites
     changed = len(result.changed)
     # (a file the port creates was not there to check; one it could not read as source was skipped, and named so)

@@ -62,6 +62,8 @@ class FileResult:
     error: str | None = None
     skipped: str | None = None
     notes: list[str] = field(default_factory=list)  # warnings about the file that change nothing (stderr)
+    # After a hunk review (`apply --no-git -i`): the findings behind the accepted hunks; None without a review.
+    accepted: list[Finding] | None = None
 
     @property
     def changed(self) -> bool:

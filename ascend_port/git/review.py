@@ -572,3 +572,4 @@ def review_in_place(result, console: Console, keys: Keys | None = None) -> None:
         pending.append((file, FileChange(file.path, old, file.new_bytes, file.findings)))
     for (file, _), outcome in zip(pending, review_files([change for _, change in pending], console, keys)):
         file.new_bytes = outcome.new
+        file.accepted = [finding for _, findings in outcome.units for finding in findings]
