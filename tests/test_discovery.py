@@ -139,7 +139,7 @@ def test_the_apply_reports_list_the_skipped_files(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["apply", str(root), "-j", "1"], env={"NO_COLOR": "1"}, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "1 file skipped (ignored by git)" in result.stderr
-    assessment = json.loads((root / ".ascend-port" / "assessment.json").read_text())
+    assessment = json.loads((root / ".ascend-port" / "ascend-port-npu" / "assessment.json").read_text())
     assert [s["path"] for s in assessment["skipped"]] == ["project/generated/model.py"]
 
 

@@ -79,7 +79,7 @@ def test_commits_one_per_domain_on_a_new_branch(repo: Path) -> None:
 
 def test_report_diffs_apply_with_git_apply_on_the_original_branch(repo: Path) -> None:
     assert invoke(str(repo), "-j", "1").exit_code == 0
-    report = repo / ".ascend-port"
+    report = repo / ".ascend-port" / "ascend-port-npu"
     diffs = sorted(p.relative_to(report).as_posix() for p in report.rglob("*.diff"))
     assert diffs == ["pkg/dist_only.py.diff", "train.py.diff"]
     summary = (report / "summary.md").read_text()
@@ -239,7 +239,7 @@ def test_branch_option_and_paths_inside_the_repository(repo: Path, monkeypatch: 
     assert git(repo, "symbolic-ref", "--short", "HEAD") == "port/try-1"
     # Only the folder given was ported; the report is still at the repository root.
     assert git(repo, "diff", "--name-only", "main", "port/try-1") == "pkg/dist_only.py"
-    assert (repo / ".ascend-port/pkg/dist_only.py.diff").exists()
+    assert (repo / ".ascend-port/port-try-1/pkg/dist_only.py.diff").exists()
     assert invoke(".", "--branch", "bad..name").exit_code == 2
 
 
@@ -455,3 +455,15 @@ def test_a_git_failure_is_told_in_one_sentence_with_gits_own_words(repo: Path, m
         "Another git process seems to be running. It was undone: you are on main with your files as they were"
     ), line
     assert state(repo) == before
+
+
+def test_each_branch_has_a_report_folder_of_its_own(tmp_path: Path) -> None:
+    """A run for another branch replaced the folder of the previous one (issue 32)."""
+    repo = make_repo(tmp_path / "repo")
+    assert invoke(str(repo), "-q").exit_code == 0
+    git(repo, "switch", "-q", "main")
+    assert invoke(str(repo), "-q", "--branch", "npu/try2").exit_code == 0
+    first, second = repo / ".ascend-port" / "ascend-port-npu", repo / ".ascend-port" / "npu-try2"
+    for folder in (first, second):
+        assert (folder / "summary.md").is_file() and (folder / "assessment.md").is_file(), folder
+    assert "branch `npu/try2`" in (second / "summary.md").read_text()

@@ -271,8 +271,13 @@ def test_piped_partial_review_commits_the_accepted_hunks_per_domain(tmp_path: Pa
         "import torch\n", "import torch\nimport torch_npu\n"
     )
     assert "NPU298 test-dist-call [high]: 2" in git(repo, "log", "-1", "--format=%B", shas[1])
-    summary = (repo / ".ascend-port/summary.md").read_text()
+    report = repo / ".ascend-port" / "ascend-port-npu"
+    summary = (report / "summary.md").read_text()
     assert "Interactive review: 2 of 6 hunks accepted." in summary
+    # the folder describes what was committed; the assessment of the whole port says so by where it is (issue 32)
+    assert not (report / "assessment.md").exists() and not (report / "change_list.csv").exists()
+    assert (report / "before-review" / "assessment.md").is_file()
+    assert "before-review/" in summary and "the full port, before the review" in summary
 
 
 @pytest.mark.usefixtures("fake_domains")

@@ -158,7 +158,7 @@ def test_git_commits_the_module_with_the_attention_domain(tmp_path):
     # Every commit of an importing file imports the helpers instead of defining them (no inline step in between).
     for commit in (device, attention):
         assert "def _npu_flash_attn" not in git(repo, "show", f"{commit}:pkg/sub/c.py")
-    diff = (repo / ".ascend-port" / f"{SHARED}.diff").read_text()
+    diff = (repo / ".ascend-port" / "ascend-port-npu" / f"{SHARED}.diff").read_text()
     assert diff.startswith(f"--- /dev/null\n+++ b/{SHARED}\n")
     run_ported_package(repo)
 

@@ -15,6 +15,7 @@ from ascend_port.reports.lines import old_line
 from ascend_port.run.hunks import diff_bytes
 
 HEADER = "# ascend-port report"
+BEFORE_REVIEW = "before-review"  # after a review: the assessment of the whole port, which is not what was committed
 
 
 @dataclass
@@ -43,7 +44,11 @@ def summary(plans: list[FilePlan], errors: list[FileResult], info: RunInfo) -> s
     target = f" for torch_npu {info.target}" if info.target else ""
     lines = [HEADER, "", f"ascend-port {__version__}{target}: branch `{info.branch}` from {info.base}.", ""]
     if info.reviewed:
-        lines += [f"Interactive review: {info.reviewed}.", ""]
+        lines += [
+            f"Interactive review: {info.reviewed}. This file, the diffs and files.txt describe what was committed; "
+            f"`{BEFORE_REVIEW}/` holds the assessment (md, json, sarif, csv) of the full port, before the review.",
+            "",
+        ]
     if info.committed:
         lines += ["## Commits", "", "| commit | subject |", "|---|---|"]
         lines += [f"| {sha} | {_cell(subject)} |" for sha, subject in info.commits]
@@ -83,7 +88,7 @@ def write_report(folder: Path, plans: list[FilePlan], errors: list[FileResult], 
     summary_path = folder / "summary.md"
     # Diffs of an earlier run would be mistaken for this one's; remove them only from a folder this tool made.
     if summary_path.is_file() and summary_path.read_text("utf-8", errors="replace").startswith(HEADER):
-        for stale in folder.rglob("*.diff"):
+        for stale in [*folder.rglob("*.diff"), *(folder / BEFORE_REVIEW).glob("*"), *_assessment_files(folder)]:
             stale.unlink()
     for plan in plans:
         target = folder / f"{plan.path}.diff"
@@ -91,6 +96,12 @@ def write_report(folder: Path, plans: list[FilePlan], errors: list[FileResult], 
         target.write_bytes(diff_bytes(plan.path, plan.old, plan.new, created=not plan.old))
     (folder / "files.txt").write_text("".join(f"{plan.path}\n" for plan in plans), "utf-8")
     summary_path.write_text(summary(plans, errors, info), "utf-8")
+
+
+def _assessment_files(folder: Path) -> list[Path]:
+    from ascend_port.reports import ASSESSMENT_FILES
+
+    return [folder / name for name in ASSESSMENT_FILES.values() if (folder / name).is_file()]
 
 
 def exclude_from_git(exclude_file: Path, root: Path, folder: Path) -> None:

@@ -31,13 +31,13 @@ from ascend_port.core.sources import SourceError, decode_python, read_only, writ
 from ascend_port.git.answers import Keys
 from ascend_port.git.domains import ORDER, TITLES, FilePlan, Step, port_steps, unit_steps
 from ascend_port.git.review import review_files
-from ascend_port.git.summary import RunInfo, exclude_from_git, write_report
+from ascend_port.git.summary import BEFORE_REVIEW, RunInfo, exclude_from_git, write_report
 from ascend_port.reports import write_assessment
 from ascend_port.run.engine import RunConfig, RunResult, display_path, planned_edits
 from ascend_port.run.hunks import FileChange
 
 DEFAULT_BRANCH = "ascend-port/npu"
-REPORT_DIR = ".ascend-port"
+REPORT_DIR = ".ascend-port"  # at the repository's root, a folder per branch (branch_folder)
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
 
 # (file in the git directory, what is going on, how to get out of it)
@@ -438,6 +438,12 @@ def run_transaction(
     return commits
 
 
+def branch_folder(branch: str) -> str:
+    """The report folder of a branch under REPORT_DIR: its name, `/` made `-` (`ascend-port/npu`: `ascend-port-npu`),
+    so that each branch keeps its own report."""
+    return branch.replace("/", "-")
+
+
 def git_said(error: git.GitCommandError) -> str:
     """A failed git command in one line: its name and what git wrote, as git wrote it (GitPython wraps it in
     `stderr: '...'` with its blank lines)."""
@@ -529,7 +535,7 @@ def apply_to_repository(
     """The whole git workflow; returns the exit code. Raises WorkflowError for refusals and failures."""
     repo = open_repository(paths)
     state = preflight(repo, options)
-    folder = (options.report_dir or state.root / REPORT_DIR).resolve()
+    folder = (options.report_dir or state.root / REPORT_DIR / branch_folder(options.branch)).resolve()
     if folder.is_relative_to(state.root) and repo.git.ls_files("-z", "--", folder.as_posix()):
         raise WorkflowError(
             f"the report folder {folder} holds files tracked by git: choose a folder of its own with --report-dir"
@@ -607,11 +613,15 @@ def _write_reports(
             soft_wrap=True,
         )
     try:
-        exclude_from_git(state.root / repo.git.rev_parse("--git-path", "info/exclude"), state.root, folder)
+        # (the folder of all branches' reports, where the default puts this one)
+        kept_out = state.root / REPORT_DIR if folder.parent == (state.root / REPORT_DIR).resolve() else folder
+        exclude_from_git(state.root / repo.git.rev_parse("--git-path", "info/exclude"), state.root, kept_out)
         test_sigint("report")
         write_report(folder, plans, result.errors, info)
-        # The same assessment `scan --format md|json|sarif|csv` prints, for the whole run.
-        write_assessment(result, folder, old={str(plan.target): plan.old for plan in plans})
+        # The same assessment `scan --format md|json|sarif|csv` prints, for the whole run: after a review, that is
+        # not what was committed, and it goes in a folder whose name says so.
+        whole = folder / BEFORE_REVIEW if info.reviewed else folder
+        write_assessment(result, whole, old={str(plan.target): plan.old for plan in plans})
     except (OSError, git.GitCommandError) as error:
         err.print(f"[yellow]warning:[/yellow] the report could not be written to {folder}: {error}")
     except KeyboardInterrupt:
