@@ -276,7 +276,7 @@ def test_information_does_not_fail_a_scan_nor_count_as_a_rewrite(project: Path) 
     result = invoke("scan", "attention.py")
     assert result.exit_code == 0, result.stdout
     first, summary = result.stdout.splitlines()
-    assert first.startswith("attention.py:5: NPU407 [info] scaled_dot_product_attention runs natively")
+    assert first.startswith("attention.py:5: NPU407 [high] info: scaled_dot_product_attention runs natively")
     assert summary == "1 file checked, 0 to change: 0 rewrites, 0 TODOs, 1 note (nothing to do)"
     for fmt in ("json", "github", "sarif", "text"):
         assert invoke("scan", "attention.py", "--format", fmt).exit_code == 0, fmt

@@ -197,7 +197,7 @@ def test_csv_is_a_superset_of_change_list_csv(project: Path) -> None:
     assert rows[0] == ["File", "Start Line", "End Line", "Operation Type", "Message", "Rule", "Confidence"]
     by_rule = {row[5]: row for row in rows[1:]}
     assert by_rule["NPU101"] == ["train.py", "8", "8", "MODIFY", ".cuda() -> .npu()", "NPU101", "high"]
-    assert by_rule["NPU100"][1:4] == ["3", "3", "INSERT"]  # inserted before line 3
+    assert by_rule["NPU100"][1:4] == ["2", "2", "INSERT"]  # the line the import goes after, as every format says
     assert by_rule["NPU107"][3] == "INSERT" and by_rule["NPU107"][6] == "low"
     assert by_rule["NPU503"][:4] == ["csrc/ops.cu", "3", "3", "REPORT"]  # nothing is changed in .cu files
     assert len(rows) - 1 == len(report_json()["findings"])

@@ -202,6 +202,27 @@ def test_one_line_number_for_a_finding_in_every_format(project: Path) -> None:
         if m
     }
     assert concise == expected
+    # and the CSV's Start Line (issue 32: it gave the first line of the edit, NPU100's the line after the import)
+    rows = list(csv.DictReader(io.StringIO(render(result, "csv"))))
+    assert {(r["File"], int(r["Start Line"]), r["Rule"]) for r in rows if r["Rule"]} == expected
+
+
+def test_one_confidence_for_a_finding_in_every_format(project: Path) -> None:
+    """NPU407 was `[info]` in the concise lines and `high` in the others (issue 32): its confidence everywhere, and
+    information said as such beside it."""
+    (project / "sdpa.py").write_text(
+        "import torch.nn.functional as F\n\nout = F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    result = _result()
+    document = json.loads(render(result, "json"))
+    expected = {(f["path"], f["line"], f["rule"], f["confidence"]) for f in document["findings"]}
+    assert ("sdpa.py", 3, "NPU407", "high") in expected
+    rows = list(csv.DictReader(io.StringIO(render(result, "csv"))))
+    assert {(r["File"], int(r["Start Line"]), r["Rule"], r["Confidence"]) for r in rows if r["Rule"]} == expected
+    pattern = r"(?P<file>[^:]+):(?P<line>\d+): (?P<rule>NPU\d+) \[(?P<confidence>\w+)\] (?P<message>.*)"
+    concise = [m for m in (re.match(pattern, line) for line in concise_lines(result)) if m]
+    assert {(m["file"], int(m["line"]), m["rule"], m["confidence"]) for m in concise} == expected
+    assert [m["message"] for m in concise if m["rule"] == "NPU407"][0].startswith("info: ")
 
 
 def test_old_line_reads_the_diff() -> None:
@@ -297,3 +318,12 @@ def test_a_rewrite_is_not_given_the_import_inserted_above_it(tmp_path: Path, mon
     rows = list(csv.reader(io.StringIO(render(_result(), "csv"))))[1:]
     by_rule = {row[5]: row for row in rows}
     assert by_rule["NPU100"][3] == "INSERT" and by_rule["NPU104"][3] == "MODIFY" and all(row[5] for row in rows)
+
+
+def test_md_counts_agree_with_their_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "1 rewrites" (issue 32): every count of the md assessment in the number its value takes."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("import torch\nx = torch.cuda.graph_pool_handle()\n")
+    text = render(run([Path(".")], RunConfig(jobs=1)), "md")
+    assert re.search(r"\b1 rewrites\b|\b1 files\b|\b1 items\b|\b1 references\b", text) is None, text
+    assert "1 file checked" in text and "automatic rewrite" in text

@@ -3,7 +3,9 @@
 The first five columns are msFmkTransplt's ``change_list.csv`` (File, Start Line, End Line, Operation Type,
 Message) so the two tools' outputs can be compared; Rule and Confidence follow. Operation Type is ``INSERT``,
 ``MODIFY`` or ``DELETE`` for an edit (a TODO comment is an ``INSERT``) and ``REPORT`` for a finding that changes
-nothing. Lines are lines of the file as scanned; an insertion names the line it goes before.
+nothing. Lines are lines of the file as scanned: Start Line is the finding's line, as every format gives it (NPU100's
+is the line its import goes after), and End Line the last line its edit changes (the same line for an insertion).
+An edit no finding explains names the lines it changes, an insertion the line it goes before.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ def rows(report: Report) -> list[tuple[str, int, int, str, str, str, str]]:
             out.append(
                 (
                     p.path,
-                    p.edit.start_line,
-                    p.edit.last_line,
+                    p.line,
+                    max(p.line, p.edit.last_line) if p.edit.operation != "INSERT" else p.line,
                     p.edit.operation,
                     p.finding.message,
                     p.rule.id,

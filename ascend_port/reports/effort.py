@@ -58,7 +58,8 @@ def effort(counts: dict[str, int]) -> list[EffortLine]:
     return [EffortLine(item, counts[item], hours, why) for item, (hours, why) in HOURS.items() if counts.get(item)]
 
 
-def _n(count: int, singular: str, plural: str) -> str:
+def counted(count: int, singular: str, plural: str) -> str:
+    """``1 automatic rewrite``, ``2 automatic rewrites``."""
     return f"{count} {singular if count == 1 else plural}"
 
 
@@ -68,11 +69,11 @@ def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, l
     reasons: list[str] = []
     if counts.get("cuda-kernel"):
         reasons.append(
-            _n(counts["cuda-kernel"], "CUDA C++ kernel", "CUDA C++ kernels") + " to rewrite as Ascend C operators"
+            counted(counts["cuda-kernel"], "CUDA C++ kernel", "CUDA C++ kernels") + " to rewrite as Ascend C operators"
         )
     if counts.get("dependency-unsupported"):
         reasons.append(
-            _n(counts["dependency-unsupported"], "imported dependency", "imported dependencies")
+            counted(counts["dependency-unsupported"], "imported dependency", "imported dependencies")
             + " with no Ascend counterpart"
         )
     if manual > HARD_HOURS:
@@ -86,7 +87,7 @@ def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, l
         ("dependency-replace", "imported dependency", "imported dependencies", "to replace"),
     ):
         if counts.get(item):
-            reasons.append(f"{_n(counts[item], singular, plural)} {rest}")
+            reasons.append(f"{counted(counts[item], singular, plural)} {rest}")
     if reasons:
         return ADAPT, reasons
     rewrites = counts.get("rewrite-high", 0) + counts.get("rewrite-medium", 0)
@@ -95,4 +96,4 @@ def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, l
         return READY, ["the project runs on the NPU already: what is left serves CUDA alone, or is an optimisation"]
     if not rewrites:
         return READY, ["nothing to port"]
-    return READY, [_n(rewrites, "automatic rewrite", "automatic rewrites") + ", no manual work found"]
+    return READY, [counted(rewrites, "automatic rewrite", "automatic rewrites") + ", no manual work found"]

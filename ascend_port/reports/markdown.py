@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 
+from ascend_port.reports.effort import counted
 from ascend_port.reports.model import DOMAIN_TITLES, Report
 
 TITLE = "# Migration assessment: CUDA to Ascend NPU"
@@ -36,18 +37,18 @@ def _summary(report: Report) -> list[str]:
     lines = [
         TITLE,
         "",
-        f"ascend-port {report.version}, for torch_npu {report.target or 'the newest release'}: {checked} files "
-        f"checked, {len(report.changed)} to change, "
+        f"ascend-port {report.version}, for torch_npu {report.target or 'the newest release'}: "
+        f"{counted(checked, 'file', 'files')} checked, {len(report.changed)} to change, "
         f"{len(report.errors)} with errors. Lines are lines of the files as scanned.",
         "",
         "## Executive summary",
         "",
         f"**Feasibility: {report.feasibility}.** " + "; ".join(report.reasons) + ".",
         "",
-        f"**Estimated effort: {report.hours:g} h**, {rewrites} automatic rewrites "
-        f"({_percent(report.total.conversion_percent)} of {rewrites + manual} references) and {manual} items of "
-        "manual work. The basis is a planning model (hours per item, `ascend_port/reports/effort.py`), not a "
-        "measurement: redo the sum with your own numbers.",
+        f"**Estimated effort: {report.hours:g} h**, {counted(rewrites, 'automatic rewrite', 'automatic rewrites')} "
+        f"({_percent(report.total.conversion_percent)} of {counted(rewrites + manual, 'reference', 'references')}) "
+        f"and {counted(manual, 'item', 'items')} of manual work. The basis is a planning model (hours per item, "
+        "`ascend_port/reports/effort.py`), not a measurement: redo the sum with your own numbers.",
         "",
     ]
     if report.effort:
@@ -143,7 +144,8 @@ def _domains(report: Report) -> list[str]:
         roles = Counter(p.role for p in mine)
         info = f", {roles['info']} compatible as is" if roles["info"] else ""
         lines += [
-            f"### {title} ({prefix}xx): {roles['rewrite']} rewrites, {roles['manual']} manual{info}",
+            f"### {title} ({prefix}xx): {counted(roles['rewrite'], 'rewrite', 'rewrites')}, {roles['manual']} "
+            f"manual{info}",
             "",
             "| location | rule | confidence | kind | message |",
             "|---|---|---|---|---|",

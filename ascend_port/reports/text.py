@@ -23,8 +23,17 @@ _ANSI = {"green": "32", "yellow": "33", "red": "31", "cyan": "36", "bold": "1"}
 
 
 def label(finding: Finding) -> str:
-    """What the confidence column says: ``info`` for a finding that is information, not work (NPU407)."""
-    return "info" if finding.kind == "info" else finding.confidence.label
+    """What the confidence column says: the finding's confidence, as in every format."""
+    return finding.confidence.label
+
+
+def shown_message(finding: Finding) -> str:
+    """The message, said to be information where it is (NPU407: code that runs on the NPU as it is), not work."""
+    return f"info: {finding.message}" if finding.kind == "info" else finding.message
+
+
+def _colour(finding: Finding) -> str:
+    return COLOURS["info" if finding.kind == "info" else finding.confidence.label]
 
 
 def _rows(result: RunResult) -> list[tuple[str, Finding]]:
@@ -46,9 +55,8 @@ def concise_lines(result: RunResult, colour: bool = False) -> Iterator[str]:
         return f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if colour else text
 
     for path, f in _rows(result):
-        level = label(f)
-        where, rule, tag = paint(f"{path}:{f.line}:", "bold"), paint(f.rule.id, "bold"), f"[{level}]"
-        yield f"{where} {rule} {paint(tag, COLOURS[level])} {f.message}\n"
+        where, rule, tag = paint(f"{path}:{f.line}:", "bold"), paint(f.rule.id, "bold"), f"[{label(f)}]"
+        yield f"{where} {rule} {paint(tag, _colour(f))} {shown_message(f)}\n"
 
 
 def print_text(result: RunResult, console: Console) -> None:
@@ -62,8 +70,10 @@ def print_text(result: RunResult, console: Console) -> None:
     table.add_column("confidence", no_wrap=True)
     table.add_column("message", overflow="fold", ratio=1)
     for path, f in rows:
-        colour = COLOURS[label(f)]
-        table.add_row(escape(f"{path}:{f.line}"), f.rule.id, f"[{colour}]{label(f)}[/{colour}]", escape(f.message))
+        colour = _colour(f)
+        table.add_row(
+            escape(f"{path}:{f.line}"), f.rule.id, f"[{colour}]{label(f)}[/{colour}]", escape(shown_message(f))
+        )
     console.print(table)
     totals = Table(title="per domain", show_edge=False, header_style="bold")
     for column in ("domain", "rewrites", "TODOs"):
