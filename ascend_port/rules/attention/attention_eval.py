@@ -13,11 +13,13 @@ arguments of npu_fusion_attention, or says why it cannot.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 MATMUL = {"torch.matmul"}
-SOFTMAX = {"torch.nn.functional.softmax", "torch.softmax", "torch.nn.functional.softmax"}
+SOFTMAX = {"torch.nn.functional.softmax", "torch.softmax"}
 DROPOUT = {"torch.nn.functional.dropout", "torch.dropout"}
 REPEAT_INTERLEAVE = {"torch.repeat_interleave"}
 MASKED_FILL = {"torch.masked_fill"}
@@ -29,6 +31,9 @@ NEG_INF = re.compile(
     r"^(?:-\s*float\(['\"]inf['\"]\)|float\(['\"]-inf['\"]\)|-\s*(?:math|torch|np|numpy)\.inf"
     r"|(?:torch\.)?finfo\(.*\)\.min|torch\.finfo\(.*\)\.min)$"
 )
+
+
+SCORES_NOT_SEEN = "the softmax is not of q @ k^T (times a scale, plus a mask)"
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,8 @@ class Evaluator:
             return False
         before = dict(self.env)
         for statement in node.body:
+            if _check(statement):
+                continue  # (`if m.size() != ...: raise ValueError(...)`: the op raises on a wrong mask too)
             if not self.statement(statement):
                 self.env = before
                 return False
@@ -173,6 +180,8 @@ class Evaluator:
         return Leaf(ast.unparse(replaced))
 
     def binop(self, left_node: ast.expr, op: ast.operator, right_node: ast.expr) -> Term:
+        if self.scalar(left_node) and self.scalar(right_node):
+            return self.leaf(ast.BinOp(left_node, op, right_node))  # (a number: `1.0 / math.sqrt(d)`)
         left, right = self.expr(left_node), self.expr(right_node)
         if isinstance(op, ast.MatMult):
             return self.matmul(left, right)
@@ -217,7 +226,7 @@ class Evaluator:
         return False
 
     def matmul(self, left: Term, right: Term) -> Term:
-        if isinstance(right, Op) and _strip(right, "scale", "cast").kind == "T" and not _weights(left):
+        if _kind(_strip(right, "scale", "cast")) == "T" and not _weights(left):
             return Op("scores", (left, right))
         if _weights(left):
             return Op("out", (left, right))
@@ -304,6 +313,13 @@ class Evaluator:
         return Op("mask", (scores,), ("bool", mask.code, None))
 
 
+def _check(statement: ast.stmt) -> bool:
+    """`if <test>: raise ...`: a check that changes no value."""
+    return (
+        isinstance(statement, ast.If) and not statement.orelse and all(isinstance(s, ast.Raise) for s in statement.body)
+    )
+
+
 def _number(node: ast.expr) -> float | None:
     try:
         value = ast.literal_eval(node)
@@ -313,7 +329,7 @@ def _number(node: ast.expr) -> float | None:
 
 
 def _copy(node: ast.expr) -> ast.expr:
-    return ast.parse(ast.unparse(node), mode="eval").body
+    return copy.deepcopy(node)
 
 
 class _SizeOf(ast.NodeTransformer):
@@ -337,7 +353,7 @@ class _SizeOf(ast.NodeTransformer):
             source = self._source(value.value)
             if source is not None:
                 return ast.parse(f"{source}.shape[{_int(node.slice)}]", mode="eval").body
-        return self.generic_visit(node)
+        return cast(ast.expr, self.generic_visit(node))
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         func = node.func
@@ -346,7 +362,7 @@ class _SizeOf(ast.NodeTransformer):
             source = self._source(func.value) if axis in (-1, -2, 2, 3) else None
             if source is not None:
                 return ast.parse(f"{source}.size({axis})", mode="eval").body
-        return self.generic_visit(node)
+        return cast(ast.expr, self.generic_visit(node))
 
 
 def _strip(term: Term, *kinds: str) -> Term:
@@ -355,8 +371,12 @@ def _strip(term: Term, *kinds: str) -> Term:
     return term
 
 
+def _kind(term: Term) -> str | None:
+    return term.kind if isinstance(term, Op) else None
+
+
 def _scores_like(term: Term) -> bool:
-    return isinstance(term, Op) and _strip(term, "scale", "cast", "mask").kind == "scores"  # type: ignore[union-attr]
+    return _kind(_strip(term, "scale", "cast", "mask")) == "scores"
 
 
 def _weights(term: Term) -> bool:
@@ -396,8 +416,7 @@ def read_attention(term: Term) -> Attention | str:
     factors: list[tuple[str, str]] = []
     scores = _factors(scores, factors)
     if not (isinstance(scores, Op) and scores.kind == "scores"):
-        why = scores.why if isinstance(scores, Opaque) else "the softmax is not of q @ k^T (times a scale, plus a mask)"
-        return why
+        return scores.why if isinstance(scores, Opaque) else SCORES_NOT_SEEN
     query_term, key_term = scores.args
     query_term = _factors(query_term, factors)
     transposed = _factors(key_term, factors)
@@ -447,6 +466,8 @@ def _unrepeat(term: Term) -> tuple[bool, Term]:
 def _scale(factors: list[tuple[str, str]]) -> str:
     if not factors:
         return "1.0"
+    if len(factors) == 1 and factors[0][0] == "*":
+        return factors[0][1]
     multiplied = [_parenthesised(code) for op, code in factors if op == "*"]
     divided = [_parenthesised(code) for op, code in factors if op == "/"]
     scale = " * ".join(multiplied) if multiplied else "1.0"

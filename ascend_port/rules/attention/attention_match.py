@@ -20,7 +20,7 @@ from ascend_port.python.definitions import bound_name
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortTransformer
-from ascend_port.rules.attention.attention_eval import Attention, Evaluator, Op, read_attention
+from ascend_port.rules.attention.attention_eval import SCORES_NOT_SEEN, Attention, Evaluator, Op, read_attention
 from ascend_port.rules.attention.fused_ops import _plain_reference
 
 EAGER_ATTENTION = rule(
@@ -70,17 +70,25 @@ EAGER_ATTENTION = rule(
             attn_output = attn_output.transpose(1, 2).contiguous()
             return attn_output, attn_weights
     After:
+        import torch
         try:
             import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
         except ImportError:
             pass
-        import torch
         from torch import nn
 
 
         def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-            if query.device.type == "npu" and not kwargs.get("output_attentions", getattr(getattr(module, "config", None), "output_attentions", False)):
-                attn_output = torch_npu.npu_fusion_attention(query, key, value, query.shape[1], "BNSD", atten_mask=None if attention_mask is None else attention_mask < 0, scale=scaling, keep_prob=1.0 - dropout if module.training else 1.0)[0]
+            if (
+                query.device.type == "npu"
+                and not kwargs.get("output_attentions", getattr(getattr(module, "config", None), "output_attentions", False))
+            ):
+                attn_output = torch_npu.npu_fusion_attention(
+                    query, key, value, query.shape[1], "BNSD",
+                    atten_mask=None if attention_mask is None else attention_mask < 0,
+                    scale=scaling,
+                    keep_prob=1.0 - dropout if module.training else 1.0,
+                )[0]
                 attn_weights = None
             else:
                 key_states = repeat_kv(key, module.num_key_value_groups)
@@ -100,11 +108,14 @@ EAGER_ATTENTION_LEFT = rule(
     "NPU426",
     "eager-attention-left",
     Confidence.LOW,
-    "Hand-written attention the port cannot prove it may fuse: a TODO saying why (a bias, softcapping, weights used).",
+    "Hand-written attention the port cannot prove it may fuse: a TODO saying why (a bias, a non-mask, weights used).",
     """
-    `softmax(...) @ v` of scores `q @ k^T` that NPU425 does not port: a bias added to the scores (ALiBi, relative
-    positions), softcapping, a softmax over another axis, a dropout module, or weights that the function uses
-    after the computation (the op returns none). The code stays as it is; the TODO says what stopped the port.
+    `softmax(...) @ v` of scores `q @ k^T` that NPU425 does not port, where the evaluator can say why: a bias added
+    to the scores (ALiBi, relative positions: not named a mask), a mask multiplied in or filled with another value
+    than -inf, a value of the computation read by the mask, or weights that the function uses after the
+    computation (the op returns none). The code stays as it is; the TODO says what stopped the port. Attention the
+    evaluator cannot follow to its end (softcapping under `if softcap is not None:`, attention sinks concatenated
+    to the scores, a softmax over another axis, a dropout module) stays without a finding.
 
     Before:
         import torch
@@ -118,7 +129,7 @@ EAGER_ATTENTION_LEFT = rule(
 
 
         def attend(q, k, v, bias):
-            # TODO(ascend-port): NPU426 [low] attention left unfused (torch_npu.npu_fusion_attention): `bias` is added to the scores: a bias the mask cannot express
+            # TODO(ascend-port): NPU426 [low] attention left unfused ...: `bias` is added to the scores: a bias the mask cannot express
             w = torch.softmax(q @ k.transpose(-2, -1) + bias, dim=-1)
             return w @ v
     """,
@@ -131,10 +142,17 @@ def attention_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.st
     if fn is None:
         return None
     products = any(
-        isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) or isinstance(n, ast.Attribute) and n.attr == "matmul"
+        isinstance(n, ast.BinOp)
+        and isinstance(n.op, ast.MatMult)
+        or isinstance(n, ast.Attribute)
+        and n.attr == "matmul"
         for n in ast.walk(fn)
     )
     return fn if products else None
+
+
+# Reasons that say only that the run began after the scores were made (by a statement the evaluator does not know).
+VAGUE = ("not weights @ v", "the weights are not a softmax", SCORES_NOT_SEEN)
 
 
 class _Found:
@@ -183,12 +201,12 @@ class EagerAttentionTransformer(PortTransformer):
         fused = [cst.parse_statement(s) for s in self._fused(found)]
         chain = list(updated.body.body[found.start : found.end + 1])
         first = chain[0]
-        leading = first.leading_lines
+        leading = getattr(first, "leading_lines", ())  # (a simple or a compound statement: both have them)
         chain[0] = first.with_changes(leading_lines=[])
         if tests:
             ported: list[cst.BaseStatement] = [
                 cst.If(
-                    test=cst.parse_expression(" and ".join(tests)),
+                    test=_conjunction(tests),
                     body=cst.IndentedBlock(body=fused),
                     orelse=cst.Else(body=cst.IndentedBlock(body=chain)),
                     leading_lines=leading,
@@ -197,7 +215,7 @@ class EagerAttentionTransformer(PortTransformer):
         else:
             ported = [fused[0].with_changes(leading_lines=leading), *fused[1:]]
         gqa = ", GQA without repeating k/v" if attention.gqa else ""
-        masks = f", {len(attention.masks)} mask(s) as atten_mask (True = masked out)" if attention.masks else ""
+        masks = ", the mask as atten_mask (True = masked out)" if attention.masks else ""
         message = f"eager attention -> torch_npu.npu_fusion_attention (BNSD{gqa}{masks})"
         anchor = cst.If(test=cst.Name("True"), body=cst.IndentedBlock(body=ported))
         fixed = self.fix(EAGER_ATTENTION, body[found.start], anchor, message, torch_npu_name=True)
@@ -221,8 +239,12 @@ class EagerAttentionTransformer(PortTransformer):
         if not applied:
             return updated
         body = list(updated.body.body)
-        comment = cst.EmptyLine(comment=cst.Comment(todo_comment(EAGER_ATTENTION_LEFT, message)))
-        body[where] = body[where].with_changes(leading_lines=[*body[where].leading_lines, comment])
+        text = todo_comment(EAGER_ATTENTION_LEFT, message)
+        lines = list(getattr(body[where], "leading_lines", ()))
+        if any(line.comment is not None and line.comment.value == text for line in lines):
+            return updated  # (ported before)
+        comment = cst.EmptyLine(comment=cst.Comment(text))
+        body[where] = body[where].with_changes(leading_lines=[*lines, comment])
         return updated.with_changes(body=updated.body.with_changes(body=body))
 
     def _fused(self, found: _Found) -> list[str]:
@@ -233,7 +255,9 @@ class EagerAttentionTransformer(PortTransformer):
         arguments.append(f"scale={a.scale}")
         if a.keep_prob is not None:
             arguments.append(f"keep_prob={a.keep_prob}")
-        call = f"{self.torch_npu()}.npu_fusion_attention({', '.join(arguments)})[0]"
+        # (one argument a line: the mask and keep_prob are expressions of their own)
+        lines = "".join(f"    {argument},\n" for argument in arguments[5:])
+        call = f"{self.torch_npu()}.npu_fusion_attention(\n    {', '.join(arguments[:5])},\n{lines})[0]"
         if found.target is None:
             return [f"return {call}"]
         out = [f"{found.target} = {call}"]
@@ -247,7 +271,7 @@ class EagerAttentionTransformer(PortTransformer):
         """The last run of statements that computes attention, or (None, why not, where) for one that looks like it."""
         aliases = self.ctx.imports.aliases
         scalars = {name for name, annotation in params.items() if annotation in ("float", "int")}
-        why: tuple[str, int] | None = None
+        why: tuple[str, int, int] | None = None
         for end in range(len(statements) - 1, -1, -1):
             if not _outputs(statements[end]):
                 continue
@@ -266,8 +290,13 @@ class EagerAttentionTransformer(PortTransformer):
                     best = (start, result, evaluator)
                 elif best is not None:
                     continue  # (k repeated, v not yet: the statement before may repeat it)
-                elif isinstance(output, Op) and output.kind == "out" and "weights @ v" not in result:
-                    why = (result, start)
+                elif (
+                    isinstance(output, Op)
+                    and output.kind == "out"
+                    and result not in VAGUE
+                    and (why is None or why[2] == end)
+                ):
+                    why = (result, start, end)  # (the longest run that shows what stops it)
             if best is None:
                 continue
             start, attention, evaluator = best
@@ -275,14 +304,14 @@ class EagerAttentionTransformer(PortTransformer):
             if isinstance(found, str):
                 return None, found, start
             return found, None, None
-        return None, *(why if why else (None, None))
+        return (None, why[0], why[1]) if why else (None, None, None)
 
     def _escapes(
         self, statements: list[ast.stmt | None], start: int, end: int, attention: Attention, evaluator: Evaluator
     ) -> _Found | str:
         """The run, if no name it assigns but its result (and the weights) is read after it."""
         last = statements[end]
-        target = last.targets[0].id if isinstance(last, ast.Assign) else None  # type: ignore[union-attr]
+        target = _target(last)
         assigned = {n for n in evaluator.env}
         after = {
             n.id
@@ -300,6 +329,15 @@ class EagerAttentionTransformer(PortTransformer):
         return _Found(start, end, attention, target, weights if weights in used else None)
 
 
+def _conjunction(tests: list[str]) -> cst.BaseExpression:
+    """``a and b``, one test a line in parentheses when there are several (HF's output_attentions test is long)."""
+    if len(tests) == 1:
+        return cst.parse_expression(tests[0])
+    lines = "".join(f"    {test}\n" if i == 0 else f"    and {test}\n" for i, test in enumerate(tests))
+    statement = cst.ensure_type(cst.parse_statement(f"if (\n{lines}):\n    pass\n"), cst.If)
+    return statement.test
+
+
 def _or(masks: list[str]) -> str:
     return " | ".join(f"({m})" for m in masks)
 
@@ -314,20 +352,32 @@ def _run(evaluator: Evaluator, statements: list[ast.stmt | None]):
         return evaluator.expr(last.value)
     if last is None or not evaluator.statement(last):
         return None
-    assert isinstance(last, ast.Assign)
-    return evaluator.env[last.targets[0].id]  # type: ignore[union-attr]
+    target = _target(last)
+    return evaluator.env[target] if target is not None else None
+
+
+def _target(statement: ast.stmt | None) -> str | None:
+    """The name ``statement`` assigns (`name = ...`), or None."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    return None
 
 
 def _outputs(statement: ast.stmt | None) -> bool:
     """`name = <...>` or `return <...>` with a product in it (the candidates for `weights @ v`)."""
     if isinstance(statement, ast.Return) and statement.value is not None:
         value = statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+    elif (
+        isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+    ):
         value = statement.value
     else:
         return False
     return any(
-        isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) or isinstance(n, ast.Attribute) and n.attr == "matmul"
+        isinstance(n, ast.BinOp)
+        and isinstance(n.op, ast.MatMult)
+        or isinstance(n, ast.Attribute)
+        and n.attr == "matmul"
         for n in ast.walk(value)
     )
 
