@@ -150,3 +150,26 @@ def test_other_devices_drop_writes_the_op_alone():
     prescaled = ported["NPU425/prescaled_padding"]
     assert '    return torch_npu.npu_fusion_attention(\n        q, k, v, q.shape[1], "BNSD",' in prescaled
     assert "k.repeat_interleave" not in prescaled  # (the original is gone: NPU-only)
+
+
+def test_a_row_masked_entirely_is_zero_and_the_others_agree():
+    """Left padding: the first query of the second sequence may attend to no key. The port asks for the op's
+    invalid-row computation (inner_precise=2): that row is 0; every other row is what the eager code computes."""
+    module = types.SimpleNamespace(num_key_value_groups=2, training=False)
+    q, k, v = qkv((2, 4, 5, 8), (2, 2, 5, 8), torch.float32)
+    allowed = (
+        torch.ones(5, 5, dtype=torch.bool).tril()[None, None]
+        & (torch.arange(5) >= torch.tensor([[0], [2]]))[:, None, None, :]
+    )
+    assert not allowed[1, 0, 0].any()  # (the row masked entirely)
+    mask = hf_mask(allowed, torch.float32)
+    outputs = []
+    for text, side in ((_hf_case().input.read_text("utf-8"), "gpu"), (_hf_case().expected.read_text("utf-8"), "npu")):
+        namespace: dict = {"__name__": "hf_eager"}
+        with installed(side):
+            exec(compile(on_npu_tensors(text), "hf_eager", "exec"), namespace)
+            outputs.append(namespace["eager_attention_forward"](module, q, k, v, mask, 8**-0.5)[0])
+    eager, fused = outputs  # (B, S, N, D)
+    assert torch.equal(fused[1, :2], torch.zeros_like(fused[1, :2]))
+    torch.testing.assert_close(fused[0], eager[0], **TOLERANCE[torch.float32])
+    torch.testing.assert_close(fused[1, 2:], eager[1, 2:], **TOLERANCE[torch.float32])

@@ -36,6 +36,7 @@ def eager_attention_forward(
             atten_mask=None if attention_mask is None else attention_mask[:, :, :, :key.shape[-2]] < 0,
             scale=scaling,
             keep_prob=1.0 - dropout if module.training else 1.0,
+            inner_precise=2,
         )[0]
         attn_weights = None
     else:

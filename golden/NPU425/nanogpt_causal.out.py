@@ -30,6 +30,7 @@ class CausalSelfAttention(nn.Module):
                 atten_mask=(self.bias[:, :, :T, :T] == 0).expand(q.shape[0], 1, q.shape[2], k.shape[2]),
                 scale=1.0 / math.sqrt(k.size(-1)),
                 keep_prob=1.0 - self.dropout if self.training else 1.0,
+                inner_precise=2,
             )[0]
         else:
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))

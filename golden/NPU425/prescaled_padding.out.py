@@ -14,6 +14,7 @@ def attend(q, k, v, keep, head_dim: int):
             q, k, v, q.shape[1], "BNSD",
             atten_mask=(~keep[:, None, None, :]).expand(q.shape[0], 1, q.shape[2], k.shape[2]),
             scale=head_dim ** (-0.5),
+            inner_precise=2,
         )[0]
     else:
         q = q * head_dim**-0.5

@@ -41,9 +41,13 @@ EAGER_ATTENTION = rule(
     4-D (`transpose(2, 3)`), the dispatch also tests `q.dim() == 4`.
 
     Medium: an additive mask is read as HF builds it (0 where attended, the dtype's lowest value where not): `< 0`
-    is exact for those, not for a mask that carries a bias; rows masked entirely differ (the eager softmax spreads
-    them uniformly, the op does not: HF ignores those rows). A bias that is not named a mask (ALiBi, T5's position
-    bias) is not a mask: not ported. Dropout draws other random numbers than torch's.
+    is exact for those, not for a mask that carries a bias. Rows masked entirely (a left-padded query's) come out 0
+    (`inner_precise=2`, the op's invalid-row computation, given with every mask; without it the docs promise no
+    value) where the eager softmax averages v (a lowest-value fill) or gives NaN (-inf): HF ignores those rows. A
+    bias that is not named a mask (ALiBi, T5's position bias) is not a mask: not ported. Dropout draws other random
+    numbers than torch's. Under autocast the op computes in q's dtype: bf16 q/k/v (what a model's projections give
+    it there) agree with the eager code; fp32 q/k/v under autocast come out fp32 from the op's reference where the
+    eager matmuls give bf16 (whether torch_npu's autocast casts the op's inputs is not established).
 
     The eager function returns its weights; the op has none. Transformers' `eager_attention_forward(module, ...,
     **kwargs)` gets the op only where attentions are not asked for, by HF's own test (`output_attentions` in the
@@ -88,6 +92,7 @@ EAGER_ATTENTION = rule(
                     atten_mask=None if attention_mask is None else attention_mask < 0,
                     scale=scaling,
                     keep_prob=1.0 - dropout if module.training else 1.0,
+                    inner_precise=2,
                 )[0]
                 attn_weights = None
             else:
@@ -255,6 +260,8 @@ class EagerAttentionTransformer(PortTransformer):
         arguments.append(f"scale={a.scale}")
         if a.keep_prob is not None:
             arguments.append(f"keep_prob={a.keep_prob}")
+        if a.masks:  # (a row masked entirely, a left-padded query's: computed as 0, not left undefined)
+            arguments.append("inner_precise=2")
         # (one argument a line: the mask and keep_prob are expressions of their own)
         lines = "".join(f"    {argument},\n" for argument in arguments[5:])
         call = f"{self.torch_npu()}.npu_fusion_attention(\n    {', '.join(arguments[:5])},\n{lines})[0]"
