@@ -68,6 +68,7 @@ class Attention:
     keep_prob: str | None = None
     four_d: bool = False  # the code proves q is 4-D (transpose(2, 3), softmax(dim=3))
     gqa: bool = False
+    additive: list[str] = field(default_factory=list)  # the code of each additive mask (read as `< 0`)
 
 
 def qualified(expr: ast.expr, aliases: dict[str, str]) -> str | None:
@@ -445,6 +446,7 @@ def read_attention(term: Term) -> Attention | str:
         keep_prob=keep_prob,
         four_d=four_d,
         gqa=key_rep,
+        additive=[code for kind, code, _ in masks if kind == "additive"],
     )
 
 

@@ -22,6 +22,7 @@ from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.attention.attention_eval import SCORES_NOT_SEEN, Attention, Evaluator, Op, read_attention
 from ascend_port.rules.attention.fused_ops import _plain_reference
+from ascend_port.rules.attention.mask_callers import bias_passed
 
 EAGER_ATTENTION = rule(
     "NPU425",
@@ -44,7 +45,10 @@ EAGER_ATTENTION = rule(
     is exact for those, not for a mask that carries a bias. Rows masked entirely (a left-padded query's) come out 0
     (`inner_precise=2`, the op's invalid-row computation, given with every mask; without it the docs promise no
     value) where the eager softmax averages v (a lowest-value fill) or gives NaN (-inf): HF ignores those rows. A
-    bias that is not named a mask (ALiBi, T5's position bias) is not a mask: not ported. Dropout draws other random
+    bias that is not named a mask (ALiBi, T5's position bias) is not a mask: not ported, nor a function to whose
+    mask parameter a caller in the module passes a bias (granite_speech5's `position_bias`, swin's
+    `relative_position_bias + attention_mask`, SAM's `attention_similarity`: mask_callers.py; callers in other
+    modules are not seen). Dropout draws other random
     numbers than torch's. Under autocast the op computes in q's dtype: bf16 q/k/v (what a model's projections give
     it there) agree with the eager code; fp32 q/k/v under autocast come out fp32 from the op's reference where the
     eager matmuls give bf16 (whether torch_npu's autocast casts the op's inputs is not established).
@@ -116,7 +120,8 @@ EAGER_ATTENTION_LEFT = rule(
     "Hand-written attention the port cannot prove it may fuse: a TODO saying why (a bias, a non-mask, weights used).",
     """
     `softmax(...) @ v` of scores `q @ k^T` that NPU425 does not port, where the evaluator can say why: a bias added
-    to the scores (ALiBi, relative positions: not named a mask), a mask multiplied in or filled with another value
+    to the scores (ALiBi, relative positions: not named a mask, or passed as the mask by a caller in the module), a
+    mask multiplied in or filled with another value
     than -inf, a value of the computation read by the mask, or weights that the function uses after the
     computation (the op returns none). The code stays as it is; the TODO says what stopped the port. Attention the
     evaluator cannot follow to its end (softcapping under `if softcap is not None:`, attention sinks concatenated
@@ -197,6 +202,10 @@ class EagerAttentionTransformer(PortTransformer):
         attention = found.attention
         if not _plain_reference(cst.parse_expression(attention.query)):
             return updated
+        passed = self._bias_passed(original, attention)
+        if passed is not None:
+            why = f"a caller passes `{passed}` as its mask: a bias the mask cannot express"
+            return self._left(original, updated, found.start, why)
         tests = [f'{attention.query}.device.type == "npu"'] if self.ctx.options.other_devices == "keep" else []
         if not attention.four_d:
             tests.append(f"{attention.query}.dim() == 4")
@@ -228,6 +237,20 @@ class EagerAttentionTransformer(PortTransformer):
             return updated
         new_body = [*updated.body.body[: found.start], *ported, *updated.body.body[found.end + 1 :]]
         return updated.with_changes(body=updated.body.with_changes(body=new_body))
+
+    def _bias_passed(self, fn: cst.FunctionDef, attention: Attention) -> str | None:
+        """A bias that a caller in this module passes as the parameter an additive mask comes from (mask_callers)."""
+        p = fn.params
+        positional = [param.name.value for param in (*p.posonly_params, *p.params)]
+        keyword = [param.name.value for param in p.kwonly_params]
+        for code in attention.additive:
+            words = {n.id for n in ast.walk(ast.parse(code, mode="eval")) if isinstance(n, ast.Name)}
+            for name in words & {*positional, *keyword}:
+                index = positional.index(name) if name in positional else 1 << 30
+                passed = bias_passed(self.ctx.module(), fn.name.value, name, index)
+                if passed is not None:
+                    return passed
+        return None
 
     def _left(self, original: cst.FunctionDef, updated: cst.FunctionDef, where: int, why: str) -> cst.FunctionDef:
         """NPU426's TODO above the first statement of the computation (not above the function)."""
