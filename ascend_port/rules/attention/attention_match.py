@@ -20,7 +20,7 @@ from ascend_port.python.definitions import bound_name
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortTransformer
-from ascend_port.rules.attention.attention_eval import SCORES_NOT_SEEN, Attention, Evaluator, Op, read_attention
+from ascend_port.rules.attention.attention_eval import SCORES_NOT_SEEN, Attention, Evaluator, Op, Opaque, read_attention
 from ascend_port.rules.attention.fused_ops import _plain_reference
 from ascend_port.rules.attention.mask_callers import bias_passed
 
@@ -326,7 +326,8 @@ class EagerAttentionTransformer(PortTransformer):
                     and result not in VAGUE
                     and (why is None or why[2] == end)
                 ):
-                    why = (result, start, end)  # (the longest run that shows what stops it)
+                    if _assigns_op(evaluator, statements[start], opaque=True):  # (from a step, as a run)
+                        why = (result, start, end)  # (the longest run that shows what stops it)
             if best is None:
                 continue
             start, attention, evaluator = best
@@ -412,10 +413,11 @@ def _outputs(statement: ast.stmt | None) -> bool:
     )
 
 
-def _assigns_op(evaluator: Evaluator, statement: ast.stmt | None) -> bool:
-    """Does ``statement`` (the first of a run) assign a step of the computation (not a value from before it)?"""
+def _assigns_op(evaluator: Evaluator, statement: ast.stmt | None, *, opaque: bool = False) -> bool:
+    """Does ``statement`` (the first of a run) assign a step of the computation (not a value from before it)?
+    ``opaque``: or one the evaluator could not read (the name's last value: a step the run then spoiled)."""
     if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
-        return isinstance(evaluator.env.get(statement.targets[0].id), Op)
+        return isinstance(evaluator.env.get(statement.targets[0].id), (Op, Opaque) if opaque else Op)
     return isinstance(statement, (ast.If, ast.AugAssign, ast.Expr))
 
 
