@@ -21,10 +21,7 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, q, k, v):
         T = q.size(-2)
-        if (
-            q.device.type == "npu"
-            and q.dim() == 4
-        ):
+        if q.device.type == "npu" and q.dim() == 4:
             y = torch_npu.npu_fusion_attention(
                 q, k, v, q.shape[1], "BNSD",
                 atten_mask=(self.bias[:, :, :T, :T] == 0).expand(q.shape[0], 1, q.shape[2], k.shape[2]),

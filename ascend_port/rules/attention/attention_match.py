@@ -361,9 +361,9 @@ class EagerAttentionTransformer(PortTransformer):
 
 
 def _conjunction(tests: list[str]) -> cst.BaseExpression:
-    """``a and b``, one test a line in parentheses when there are several (HF's output_attentions test is long)."""
-    if len(tests) == 1:
-        return cst.parse_expression(tests[0])
+    """``a and b``; one test a line in parentheses when they are long (HF's output_attentions test)."""
+    if len(tests) == 1 or len(" and ".join(tests)) <= 80:
+        return cst.parse_expression(" and ".join(tests))
     lines = "".join(f"    {test}\n" if i == 0 else f"    and {test}\n" for i, test in enumerate(tests))
     statement = cst.ensure_type(cst.parse_statement(f"if (\n{lines}):\n    pass\n"), cst.If)
     return statement.test
