@@ -1,4 +1,4 @@
-"""NPU425, NPU426: hand-written attention (`softmax(q @ k^T * scale + mask) @ v`) -> torch_npu.npu_fusion_attention.
+"""NPU425, NPU429: hand-written attention (`softmax(q @ k^T * scale + mask) @ v`) -> torch_npu.npu_fusion_attention.
 
 The computation is recognised by meaning (attention_eval.py evaluates a run of the function's statements), not by
 text: a run of top-level statements of one function that ends in `weights @ v`, with nothing else in it. The run's
@@ -56,7 +56,7 @@ EAGER_ATTENTION = rule(
     The eager function returns its weights; the op has none. Transformers' `eager_attention_forward(module, ...,
     **kwargs)` gets the op only where attentions are not asked for, by HF's own test (`output_attentions` in the
     call's kwargs, else the module's config), and returns None weights then, as its SDPA path does; another function
-    whose weights are used after the computation is left (NPU426).
+    whose weights are used after the computation is left (NPU429).
 
     In a project that keeps its other devices (the default) the op goes in `if q.device.type == "npu":` and the
     original statements stay in its `else:`; `--other-devices drop` writes the op alone.
@@ -114,7 +114,7 @@ EAGER_ATTENTION = rule(
     speeds_up=True,
 )
 EAGER_ATTENTION_LEFT = rule(
-    "NPU426",
+    "NPU429",
     "eager-attention-left",
     Confidence.LOW,
     "Hand-written attention the port cannot prove it may fuse: a TODO saying why (a bias, a non-mask, weights used).",
@@ -139,7 +139,7 @@ EAGER_ATTENTION_LEFT = rule(
 
 
         def attend(q, k, v, bias):
-            # TODO(ascend-port): NPU426 [low] attention left unfused ...: `bias` is added to the scores: a bias the mask cannot express
+            # TODO(ascend-port): NPU429 [low] attention left unfused ...: `bias` is added to the scores: a bias the mask cannot express
             w = torch.softmax(q @ k.transpose(-2, -1) + bias, dim=-1)
             return w @ v
     """,
@@ -171,7 +171,7 @@ class _Found:
 
 
 class EagerAttentionTransformer(PortTransformer):
-    """NPU425/NPU426, on the function around a softmax."""
+    """NPU425/NPU429, on the function around a softmax."""
 
     TRIGGERS = (Trigger(r"softmax\(", attention_function, also=("softmax",)),)
     RULES = (EAGER_ATTENTION, EAGER_ATTENTION_LEFT)
@@ -253,7 +253,7 @@ class EagerAttentionTransformer(PortTransformer):
         return None
 
     def _left(self, original: cst.FunctionDef, updated: cst.FunctionDef, where: int, why: str) -> cst.FunctionDef:
-        """NPU426's TODO above the first statement of the computation (not above the function)."""
+        """NPU429's TODO above the first statement of the computation (not above the function)."""
         statement = original.body.body[where]
         if not self.enabled(EAGER_ATTENTION_LEFT) or self.ctx.keeps(statement):
             return updated

@@ -6,7 +6,7 @@ from torch import nn
 
 
 def eager_attention_forward(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-    # TODO(ascend-port): NPU426 [low] attention left unfused (torch_npu.npu_fusion_attention): a caller passes `position_bias` as its mask: a bias the mask cannot express
+    # TODO(ascend-port): NPU429 [low] attention left unfused (torch_npu.npu_fusion_attention): a caller passes `position_bias` as its mask: a bias the mask cannot express
     attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
     if attention_mask is not None:
         attn_weights = attn_weights + attention_mask
