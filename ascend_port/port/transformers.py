@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ascend_port.python.transformer import PortContext, PortTransformer, run_transformers
 from ascend_port.rules.attention.attention import AttentionTransformer
+from ascend_port.rules.attention.attention_match import EagerAttentionTransformer
 from ascend_port.rules.attention.import_guard import ImportGuardTransformer
 from ascend_port.rules.attention.norms import ApexNormTransformer, NormTransformer
 from ascend_port.rules.attention.padding import PaddingTransformer
@@ -39,6 +40,7 @@ TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     PaddingTransformer,
     NormTransformer,
     ApexNormTransformer,
+    EagerAttentionTransformer,
     UnusedImportTransformer,
     ImportGuardTransformer,
     TritonKernelTransformer,

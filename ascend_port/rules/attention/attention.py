@@ -27,6 +27,7 @@ from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention import padding
 from ascend_port.rules.attention.helper_names import FLASH_HELPER, XFORMERS_HELPER
 from ascend_port.rules.attention.helpers import BACKENDS, insert_helpers
+from ascend_port.rules.attention.sdpa_path import sdpa_path
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
@@ -269,7 +270,11 @@ SDPA_NATIVE = rule(
     """
     torch_npu implements SDPA with its FlashAttentionScore kernel; the call stays as it is. A float mask makes it
     fall back to small operators: a bool mask (True = attend) or `is_causal=True` keeps it on the fused kernel.
-    This rule only reports (it writes neither code nor a TODO).
+    The finding says which for the call: no mask, or one the code shows bool (a comparison, `~m`, `.bool()`), reaches
+    the fused kernel; a mask of a dtype the code does not show is named with what decides. (Not rewritten to
+    npu_fusion_attention: which releases' SDPA take which masks to the kernel is in torch_npu's C++ op-plugin, not
+    established per release; transformers itself converts HF's float masks to bool on NPU.) This rule only reports
+    (it writes neither code nor a TODO).
 
     Before:
         import torch.nn.functional as F
@@ -409,8 +414,7 @@ class AttentionTransformer(PortTransformer):
                     Finding(
                         SDPA_NATIVE,
                         self.ctx.line_of(original),
-                        "scaled_dot_product_attention runs natively on NPU (FlashAttentionScore): left unchanged; a bool "
-                        "mask (True = attend) or is_causal keeps it on the fused kernel",
+                        f"scaled_dot_product_attention runs natively on NPU: left unchanged; {sdpa_path(original)}",
                         applied=False,
                     )
                 )
