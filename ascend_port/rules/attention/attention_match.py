@@ -23,6 +23,7 @@ from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.attention.attention_eval import SCORES_NOT_SEEN, Attention, Evaluator, Op, Opaque, read_attention
 from ascend_port.rules.attention.fused_ops import _plain_reference
 from ascend_port.rules.attention.mask_callers import bias_passed
+from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX
 
 EAGER_ATTENTION = rule(
     "NPU425",
@@ -235,6 +236,7 @@ class EagerAttentionTransformer(PortTransformer):
         fixed = self.fix(EAGER_ATTENTION, body[found.start], anchor, message, torch_npu_name=True)
         if fixed is None:
             return updated
+        self._own_softmax(original)
         new_body = [*updated.body.body[: found.start], *ported, *updated.body.body[found.end + 1 :]]
         return updated.with_changes(body=updated.body.with_changes(body=new_body))
 
@@ -264,6 +266,7 @@ class EagerAttentionTransformer(PortTransformer):
         self.ctx.findings.append(
             Finding(EAGER_ATTENTION_LEFT, self.ctx.line_of(statement), message, applied=applied, todo=True)
         )
+        self._own_softmax(original)
         if not applied:
             return updated
         body = list(updated.body.body)
@@ -274,6 +277,15 @@ class EagerAttentionTransformer(PortTransformer):
         comment = cst.EmptyLine(comment=cst.Comment(text))
         body[where] = body[where].with_changes(leading_lines=[*lines, comment])
         return updated.with_changes(body=updated.body.with_changes(body=body))
+
+    def _own_softmax(self, fn: cst.FunctionDef) -> None:
+        """The function's softmax is this rule's (fused, or left with NPU429's reason): NPU428's note that its masked
+        softmax could be fused alone would only contradict it."""
+        first = self.ctx.line_of(fn)
+        last = first + code_of(fn.with_changes(leading_lines=[])).count("\n")
+        self.ctx.findings[:] = [
+            f for f in self.ctx.findings if not (f.rule is MASKED_SOFTMAX and first <= f.line <= last)
+        ]
 
     def _fused(self, found: _Found) -> list[str]:
         a = found.attention
