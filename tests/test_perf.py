@@ -143,3 +143,17 @@ def test_figures_name_their_source() -> None:
         assert figure.effect, rule_id
         if not figure.figure.startswith("not measured"):
             assert figure.source and figure.url.startswith("https://"), rule_id
+
+
+def test_a_project_that_captures_graphs_keeps_the_default_task_queue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """torch_npu refuses graph capture under TASK_QUEUE_ENABLE=2: a project whose Python captures graphs gets the
+    other settings only."""
+    monkeypatch.chdir(tmp_path)
+    Path("run.sh").write_text(RUN)
+    Path("train.py").write_text("import torch\n\ng = torch.cuda.CUDAGraph()\n")
+    diff = invoke("apply", ".", "--dry-run", "--exit-zero").stdout
+    assert "+export CPU_AFFINITY_CONF=1" in diff and "TASK_QUEUE_ENABLE" not in diff
+    Path("train.py").write_text("import torch\n")
+    assert "+export TASK_QUEUE_ENABLE=2" in invoke("apply", ".", "--dry-run", "--exit-zero").stdout

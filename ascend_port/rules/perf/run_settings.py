@@ -4,8 +4,11 @@ only), each under a comment line that says what it does. The values and their so
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.options import PortOptions
+from ascend_port.core.porting import Project, ProjectStep
 from ascend_port.formats.shell_lexer import Word, lex
 from ascend_port.formats.textedit import Edit, TextPort, newline_of
 
@@ -23,7 +26,8 @@ RUN_SETTINGS = rule(
     `python -m torch.distributed.run`/`launch`, `deepspeed`, `accelerate launch`). A setting the script names
     anywhere (set, read or unset) is not added, and `PYTORCH_NPU_ALLOC_CONF` is not where the script sets a
     `PYTORCH_*_ALLOC_CONF` of its own. `TASK_QUEUE_ENABLE=2`: the level-2 operator-dispatch pipeline (torch_npu
-    accepts 0, 1 and 2 and defaults to 1; NPU graph capture refuses 2). `CPU_AFFINITY_CONF=1`: each NPU's host
+    accepts 0, 1 and 2 and defaults to 1; NPU graph capture refuses 2, so a project whose Python captures CUDA or
+    NPU graphs does not get it). `CPU_AFFINITY_CONF=1`: each NPU's host
     threads on its own share of CPU cores. `PYTORCH_NPU_ALLOC_CONF=expandable_segments:True`: less fragmentation in
     the caching allocator. `HCCL_CONNECT_TIMEOUT=1200` and `HCCL_EXEC_TIMEOUT=1800` only where the launcher runs on
     several hosts (`--nnodes`, `--num_nodes`, `--num_machines` above 1 or set by a variable, a `--hostfile`):
@@ -86,7 +90,7 @@ def add_run_settings(port: TextPort, code: str) -> None:
     launches = [args for args in _commands(code) if _launcher(args)]
     if not launches:
         return
-    wanted = list(SETTINGS)
+    wanted = [setting for setting in SETTINGS if not (setting[0] == "TASK_QUEUE_ENABLE" and port.options.graph_capture)]
     if any(_multi_host(args) for args in launches):
         wanted += MULTI_HOST_SETTINGS
     missing = [
@@ -107,6 +111,31 @@ def add_run_settings(port: TextPort, code: str) -> None:
         # First of the insertions at that line: a TODO comment another rule wrote above the command stays on it.
         port.edits.remove(edit)
         port.edits.insert(0, edit)
+
+
+# Graph capture in the project's Python (CUDA's names, and those NPU701/NPU702 port them to).
+_GRAPHS = re.compile(rb"CUDAGraph|NPUGraph|make_graphed_callables|\b(?:cuda|npu)\.graph\(|[\"'](?:cuda|npu)graphs[\"']")
+
+
+class GraphCapture(ProjectStep):
+    """Does the project's Python capture graphs (PortOptions.graph_capture)? Read only where it has a shell script
+    for NPU902 to edit."""
+
+    def facts(self, project: Project, options: PortOptions) -> PortOptions:
+        files = project.files
+        if options.graph_capture or not any(path.suffix == ".sh" for path in files):
+            return options
+        for path in files:
+            if path.suffix == ".py":
+                try:
+                    if _GRAPHS.search(path.read_bytes()):
+                        return replace(options, graph_capture=True)
+                except OSError:
+                    continue
+        return options
+
+
+PROJECT_STEPS = (GraphCapture(),)
 
 
 def _label(name: str, value: str) -> str:
