@@ -149,7 +149,7 @@ def test_no_error_with_the_right_table_or_other_tools(tmp_path: Path) -> None:
     "body, message",
     [
         ('ignore = ["NPU999"]\n', "[tool.ascend-port] ignore: unknown rule 'NPU999'"),
-        ('select = ["NPU1", "npu9"]\n', "[tool.ascend-port] select: unknown rule 'NPU9'"),
+        ('select = ["NPU1", "npu0"]\n', "[tool.ascend-port] select: unknown rule 'NPU0'"),
         ("select = []\n", "[tool.ascend-port] select: empty"),
         ("select = 3\n", "[tool.ascend-port] select: must be a string or a list of strings, not 3"),
         ('exclude = ["a", 1]\n', "[tool.ascend-port] exclude: must be a string or a list of strings"),

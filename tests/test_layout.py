@@ -190,6 +190,7 @@ def test_project_steps_are_declared_by_rule_modules_and_all_listed() -> None:
         "NpuExtra",
         "StaleLocks",
         "LaunchFlagSwitches",
+        "GraphCapture",
     ]
 
 

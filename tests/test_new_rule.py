@@ -61,7 +61,7 @@ def test_a_new_rule_is_declared_beside_the_modules_rules_with_a_golden_case(tree
     ("rule_id", "name", "message"),
     [
         ("NPU101", "new-name", "NPU101 is taken: ascend_port/rules/device/torch_cuda.py"),
-        ("NPU999", "new-name", "NPU999: a rule ID is NPU and three digits, the first a domain"),
+        ("NPU099", "new-name", "NPU099: a rule ID is NPU and three digits, the first a domain"),
         ("NPU809", "Bad_Name", "Bad_Name: a rule name is lower-case words joined by hyphens"),
         ("NPU809", "cuda-only-dependency", "the name cuda-only-dependency is taken"),
     ],

@@ -51,6 +51,8 @@ DOMAIN_TABLE: tuple[Domain, ...] = (
     Domain("NPU6", "project", "dependencies and build files", "third-party"),
     Domain("NPU7", "compile", "compile, graphs and profiling", "compile/graphs"),
     Domain("NPU8", "libraries", "libraries that take device or backend names", "libraries"),
+    # Informational, but for NPU902's run settings: code that runs on the NPU as it is, slower than it could.
+    Domain("NPU9", "perf", "performance", "performance"),
 )
 DOMAINS: dict[str, str] = {d.prefix: d.name for d in DOMAIN_TABLE}
 
@@ -140,7 +142,7 @@ def rule(
     if id in _CATALOGUE:
         raise ValueError(f"rule {id} is defined twice")
     if id[:4] not in DOMAINS or len(id) != 6 or not id[3:].isdigit():
-        raise ValueError(f"bad rule id {id!r}: expected NPUdxx with a domain digit 1-8")
+        raise ValueError(f"bad rule id {id!r}: expected NPUdxx with a domain digit 1-9")
     module = sys._getframe(1).f_globals.get("__name__", "")  # the caller: the module that implements the rule
     new = Rule(
         id,

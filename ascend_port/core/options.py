@@ -65,6 +65,9 @@ class PortOptions:
     # The project's launch flags that call a CUDA-only library (`--xformers`, `--fp8`) and that its own code shows
     # a launch script may drop, or replace by a plain one (`--sdpa`): NPU624 does so in the scripts it edits.
     launch_flags: LaunchFlags = ()
+    # The project's Python captures CUDA or NPU graphs (rules/perf/run_settings.py): torch_npu refuses graph capture
+    # under TASK_QUEUE_ENABLE=2, so NPU902 leaves that setting to torch_npu's default in its scripts.
+    graph_capture: bool = False
     # The module's per-device family (python/device_model.module_family: cuda_accelerator.py beside
     # npu_accelerator.py): an option of one file, part of that file's cache key rather than the run's.
     family: str = ""

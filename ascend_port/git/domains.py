@@ -21,7 +21,7 @@ from ascend_port.git.review import breaks
 from ascend_port.port.handlers import handler_for
 from ascend_port.run.hunks import LineEdit, apply_edits, split_lines
 
-ORDER = tuple(DOMAINS)  # "NPU1" ... "NPU8"
+ORDER = tuple(DOMAINS)  # "NPU1" ... "NPU9"
 TITLES = {d.prefix: d.title for d in DOMAIN_TABLE}
 
 

@@ -19,6 +19,7 @@ from ascend_port.rules.kernels.kernel_tests import KernelTestTransformer
 from ascend_port.rules.libraries import LibraryTransformer
 from ascend_port.rules.multidevice import MultiDeviceTransformer
 from ascend_port.rules.optimizers import FusedOptimizerTransformer
+from ascend_port.rules.perf.step_loop import StepLoopTransformer
 from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTransformer
 from ascend_port.rules.target_api import TargetApiTransformer
 from ascend_port.rules.triton_kernels import TritonKernelTransformer
@@ -26,6 +27,7 @@ from ascend_port.rules.triton_kernels import TritonKernelTransformer
 # The order they leave each node in; what a transformer must follow says its RUNS_AFTER (tests/test_layout.py checks
 # this order against them).
 TRANSFORMERS: tuple[type[PortTransformer], ...] = (
+    StepLoopTransformer,  # (changes nothing: it only reports)
     IslandTransformer,
     DeviceTransformer,
     DistributedTransformer,

@@ -12,7 +12,7 @@ from typing import Any
 from ascend_port.reports import effort as effort_model
 from ascend_port.reports.model import DOMAIN_TITLES, Report, ReportEdit, pattern_and_replacement
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 def schema() -> dict[str, Any]:
@@ -87,6 +87,7 @@ def document(report: Report) -> dict[str, Any]:
             for r in report.risks
         ],
         "rules": _rules(report),
+        "performance": _performance(report),
         "errors": [{"path": f.path, "error": f.error} for f in report.errors],
         "skipped": [{"path": f.path, "reason": f.skipped} for f in report.files if f.skipped]
         + [{"path": s.path, "reason": s.reason} for s in report.skipped],
@@ -172,6 +173,27 @@ def _edits(report: Report) -> list[dict[str, Any]]:
         }
         for index, e in enumerate(report.edits)
     ]
+
+
+def _performance(report: Report) -> dict[str, Any]:
+    """What the port made faster, and what it left with the expected effect and its source."""
+    section = report.performance
+    return {
+        "done": [{"rule": d.rule.id, "name": d.rule.name, "count": d.count} for d in section.done],
+        "left": [
+            {
+                "rule": left.rule.id,
+                "name": left.rule.name,
+                "count": left.count,
+                "why": left.why,
+                "effect": left.figure.effect,
+                "figure": left.figure.figure,
+                "source": left.figure.source,
+                "url": left.figure.url,
+            }
+            for left in section.left
+        ],
+    }
 
 
 def _rules(report: Report) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from collections import Counter
 
 from ascend_port.reports.effort import counted
 from ascend_port.reports.model import DOMAIN_TITLES, Report
+from ascend_port.reports.performance import source_text
 
 TITLE = "# Migration assessment: CUDA to Ascend NPU"
 
@@ -220,6 +221,33 @@ def _kernels(report: Report) -> list[str]:
     return lines + [""]
 
 
+def _performance(report: Report) -> list[str]:
+    lines = ["## Performance", ""]
+    section = report.performance
+    if not section:
+        return lines + ["Nothing to report: no fused operator, run setting or performance note.", ""]
+    if section.done:
+        lines += ["What the port made faster:", "", "| rule | what | count |", "|---|---|---:|"]
+        lines += [f"| {d.rule.id} | {d.rule.name}: {_cell(d.rule.summary)} | {d.count} |" for d in section.done]
+        lines.append("")
+    if section.left:
+        lines += [
+            "What it left, why (the first finding's message), and the expected effect of each, as published: a "
+            "figure only where its source gives one.",
+            "",
+            "| rule | count | why | expected effect | figure | source |",
+            "|---|---:|---|---|---|---|",
+        ]
+        for left in section.left:
+            figure = left.figure
+            lines.append(
+                f"| {left.rule.id} {left.rule.name} | {left.count} | {_cell(left.why)} | {_cell(figure.effect)} | "
+                f"{_cell(figure.figure)} | {_cell(source_text(figure))} |"
+            )
+        lines.append("")
+    return lines
+
+
 def _risks(report: Report) -> list[str]:
     lines = ["## Risk matrix", ""]
     if not report.risks:
@@ -264,6 +292,7 @@ def render(report: Report) -> str:
         _statistics(report),
         _kernels(report),
         _risks(report),
+        _performance(report),
         _errors(report),
         _skipped(report),
     ]

@@ -31,6 +31,7 @@ from ascend_port.reports.dependencies import dependencies as find_dependencies
 from ascend_port.reports.edits import ReportEdit, file_edits
 from ascend_port.reports.lines import scanned_line
 from ascend_port.reports.packages import REPLACE, UNSUPPORTED
+from ascend_port.reports.performance import Performance, performance
 from ascend_port.rules.registry import all_rules, is_kernel_todo
 from ascend_port.run.discovery import Skipped
 from ascend_port.run.engine import RunResult
@@ -160,6 +161,11 @@ class Report:
     @cached_property
     def risks(self) -> list[Risk]:
         return _risks(self.placed, self.texts)
+
+    @cached_property
+    def performance(self) -> Performance:
+        """What the port made faster, and what it left with its expected effect (reports/performance.py)."""
+        return performance(p.finding for p in self.placed)
 
     @cached_property
     def effort(self) -> list[effort_model.EffortLine]:

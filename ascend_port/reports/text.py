@@ -85,3 +85,25 @@ def print_text(result: RunResult, console: Console) -> None:
             totals.add_row(domain.title, str(by_domain[(domain.prefix, True)]), str(by_domain[(domain.prefix, False)]))
     if totals.row_count:
         console.print(totals)
+    _print_performance([f for _, f in rows], console)
+
+
+def _print_performance(findings: list[Finding], console: Console) -> None:
+    """What the port made faster and what it left, with the expected effect and its source (reports/performance)."""
+    from ascend_port.reports.performance import performance, source_text
+
+    section = performance(findings)
+    if not section:
+        return
+    table = Table(title="performance", show_edge=False, header_style="bold")
+    table.add_column("rule", no_wrap=True)
+    table.add_column("count", justify="right")
+    table.add_column("status", no_wrap=True)
+    table.add_column("expected effect (source)", overflow="fold", ratio=1)
+    for done in section.done:
+        table.add_row(f"{done.rule.id} {done.rule.name}", str(done.count), "done", "")
+    for left in section.left:
+        figure = left.figure
+        text = f"{figure.effect}; {figure.figure} ({source_text(figure)})"
+        table.add_row(f"{left.rule.id} {left.rule.name}", str(left.count), "left", escape(text))
+    console.print(table)

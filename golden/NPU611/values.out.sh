@@ -1,5 +1,11 @@
 #!/bin/bash
 # Converted: literal values HCCL accepts.
+# TASK_QUEUE_ENABLE=2: torch_npu's level-2 operator dispatch pipeline (default 1; NPU graph capture needs 1 or 0)
+export TASK_QUEUE_ENABLE=2
+# CPU_AFFINITY_CONF=1: binds each NPU's host threads to its own share of the CPU cores
+export CPU_AFFINITY_CONF=1
+# PYTORCH_NPU_ALLOC_CONF: expandable segments cut fragmentation in the NPU caching allocator
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
 export HCCL_BUFFSIZE=8 HCCL_ALGO="level0:NA;level1:ring"
 HCCL_RDMA_TIMEOUT="18" HCCL_RDMA_SL=3 torchrun train.py
 # Kept with a TODO: out of range, no counterpart, or computed.

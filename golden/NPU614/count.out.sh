@@ -1,4 +1,10 @@
 #!/usr/bin/env bash
+# TASK_QUEUE_ENABLE=2: torch_npu's level-2 operator dispatch pipeline (default 1; NPU graph capture needs 1 or 0)
+export TASK_QUEUE_ENABLE=2
+# CPU_AFFINITY_CONF=1: binds each NPU's host threads to its own share of the CPU cores
+export CPU_AFFINITY_CONF=1
+# PYTORCH_NPU_ALLOC_CONF: expandable segments cut fragmentation in the NPU caching allocator
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
 # TODO(ascend-port): NPU614 [low] nvidia-smi -L lists GPUs, here to count them; count NPUs with `python -c "import torch, torch_npu; print(torch.npu.device_count())"` or read `npu-smi info -l`
 NGPUS=$(nvidia-smi -L | wc -l)
 # TODO(ascend-port): NPU614 [low] nvidia-smi -L lists GPUs, here to count them; count NPUs with `python -c "import torch, torch_npu; print(torch.npu.device_count())"` or read `npu-smi info -l`

@@ -26,6 +26,7 @@ from ascend_port.rules.distributed.env_vars import (
     NCCL_ENV_NAME,
     review_env_value,
 )
+from ascend_port.rules.perf import run_settings
 from ascend_port.rules.project import installs, library_flags, switches
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -159,9 +160,9 @@ BACKEND_FLAG = rule(
     `torchrun` itself needs no change.
 
     Before:
-        torchrun train.py --backend nccl
+        python train.py --backend nccl
     After:
-        torchrun train.py --backend hccl
+        python train.py --backend hccl
     """,
     example_file="run.sh",
 )
@@ -441,4 +442,5 @@ class ShellHandler:
         port = TextPort(source.text, selection, options)
         port_shell_code(port, source.text)
         switches.port_shell_switches(port, source.text)  # NPU624: only in a script edited for another reason
+        run_settings.add_run_settings(port, source.text)  # NPU902: the same, and last (it counts the edits made)
         return Ported(source, port.result(), port.findings)

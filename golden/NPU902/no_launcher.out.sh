@@ -1,0 +1,3 @@
+#!/bin/bash
+export ASCEND_RT_VISIBLE_DEVICES=0
+python train.py

@@ -1,0 +1,2 @@
+#!/bin/bash
+accelerate launch --num_processes 8 train.py
