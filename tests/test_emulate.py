@@ -429,3 +429,23 @@ def test_the_first_build_says_what_it_builds_and_where(tmp_path, monkeypatch, ca
     assert re.search(r"built in \d+(\.\d)? s", said), said
     device._load_native()
     assert capsys.readouterr().err == ""
+
+
+def test_spawned_workers_that_compute_are_reported_and_their_launcher_is_no_cpu_straggler(tmp_path):
+    """torch.multiprocessing.spawn's workers put their tensors on the npu: they were taken for helpers (DataLoader
+    workers) and not reported, and the launcher was said to have stayed on the CPU (issue 32)."""
+    code = """
+        import torch
+        import torch.multiprocessing as mp
+
+        def work(rank):
+            x = torch.ones(4, device=f"npu:{rank}") * 2
+            assert x.sum().item() == 8
+
+        if __name__ == "__main__":
+            mp.spawn(work, nprocs=2)
+            print("done")
+        """
+    out = emulate(tmp_path, code, "--devices", "2")
+    assert check(out).strip() == "done"
+    assert "exit code 0, 3 processes reported" in out.stderr and "stayed on the CPU" not in out.stderr, out.stderr

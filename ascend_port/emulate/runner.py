@@ -137,18 +137,22 @@ STAYED_ON_CPU = (
 
 def merge_reports(folder: Path) -> dict:
     merged: dict[str, Counter[str]] = {section: Counter() for section in [*SECTIONS, INTERNAL]}
-    processes = 0
-    stayed: list[str] = []
+    reports = []
     for path in sorted(folder.glob("*.json")):
         try:
-            data = json.loads(path.read_text("utf-8"))
+            reports.append(json.loads(path.read_text("utf-8")))
         except (OSError, ValueError):
             continue
-        processes += 1
+    # A process whose children computed on the npu launched them (torch.multiprocessing.spawn): not one that stayed
+    # on the CPU.
+    launchers = {data.get("ppid") for data in reports if data.get("npu_allocated")}
+    stayed: list[str] = []
+    for data in reports:
         for section, counts in merged.items():
             counts.update(data.get(section, {}))
-        if data.get("npu_allocated") is False:
+        if data.get("npu_allocated") is False and data.get("pid") not in launchers:
             stayed.append(f"pid {data.get('pid')}: {' '.join(data.get('argv') or [])}".rstrip(": "))
+    processes = len(reports)
     return {
         "processes": processes,
         **{section: dict(sorted(counts.items())) for section, counts in merged.items()},

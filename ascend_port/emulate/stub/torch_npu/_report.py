@@ -113,18 +113,20 @@ def _helper() -> bool:
     return child or "torch.distributed.run" in sys.modules
 
 
-def _npu_storage_allocated() -> bool | None:
-    """Did the process ever allocate npu storage (the native device's allocation counters), None if unknown or if
-    the process is a helper."""
+def _npu_storage_allocated(helper: bool) -> bool | None:
+    """Did the process ever allocate npu storage (the native device's allocation counters), None if unknown, or if
+    the process is a helper that did not (a DataLoader worker); a multiprocessing child that did is no helper: the
+    workers of `torch.multiprocessing.spawn` compute."""
     native = getattr(sys.modules.get("torch"), "_ascend_port_emulate_native", None)
-    if native is None or _helper():
+    if native is None:
         return None
     try:
         warmup = getattr(native, "warmup_allocations", ())  # (the emulator's own, at start: device.py)
         counts = [native.memory_stats(i)[2] for i in range(native.device_count())]
-        return any(n > (warmup[i] if i < len(warmup) else 0) for i, n in enumerate(counts))
+        allocated = any(n > (warmup[i] if i < len(warmup) else 0) for i, n in enumerate(counts))
     except Exception:  # a half-initialized device at exit: unknown, not a crash
         return None
+    return None if helper and not allocated else allocated
 
 
 @atexit.register
@@ -133,7 +135,9 @@ def _write() -> None:
     # that never put a tensor on the npu is what the summary must tell (a port that still picks "cpu").
     folder = os.environ.get(REPORT_ENV)
     recorded = calls or not_implemented or violations or absent or notes or writes
-    if not folder or (_helper() and not recorded):
+    helper = _helper()
+    allocated = _npu_storage_allocated(helper)
+    if not folder or (helper and not recorded and not allocated):
         return
     report = {
         "pid": os.getpid(),
@@ -144,7 +148,8 @@ def _write() -> None:
         "notes": dict(notes),
         "writes": dict(writes),
         "torch_internal": dict(torch_internal),
-        "npu_allocated": _npu_storage_allocated(),
+        "npu_allocated": allocated,
+        "ppid": os.getppid(),
         "argv": list(sys.argv),
     }
     try:
