@@ -63,8 +63,9 @@ def test_explain_of_nothing_known_exits_2_and_says_how_to_list() -> None:
 
 
 def test_help_of_todos_and_check_api_says_what_they_read() -> None:
-    for command in ("todos", "check-api"):
+    for command in ("todos", "check-api", "scan"):
         text = " ".join(invoke(command, "--help").output.split())
         assert "Files or folders to port" not in text, command
     assert "Files or folders to search for TODO comments" in " ".join(invoke("todos", "--help").output.split())
     assert "Files or folders to check" in " ".join(invoke("check-api", "--help").output.split())
+    assert "Files or folders to scan" in " ".join(invoke("scan", "--help").output.split())

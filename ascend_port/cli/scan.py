@@ -24,7 +24,6 @@ from ascend_port.cli.common import (
     MinConfidenceOpt,
     NoCacheOpt,
     OtherDevicesOpt,
-    PathsArg,
     QuietOpt,
     SelectOpt,
     Terminal,
@@ -45,7 +44,7 @@ from ascend_port.run.engine import RunResult
 
 @app.command()
 def scan(
-    paths: PathsArg,
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to scan.", show_default=False)],
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
     min_confidence: MinConfidenceOpt = None,
