@@ -181,6 +181,21 @@ def test_torch_npu_missing_names_the_release_for_torch(tmp_path: Path) -> None:
     assert found["devices"].status == WARN and "npu-smi is not on PATH" in found["devices"].found
 
 
+def test_cuda_variables_renamed_with_their_values(tmp_path: Path) -> None:
+    environ = {
+        "NCCL_BUFFSIZE": str(4 << 20),  # bytes; HCCL_BUFFSIZE counts megabytes
+        "TORCH_NCCL_BLOCKING_WAIT": "1",
+        "CUDA_VISIBLE_DEVICES": "0,1",
+        "ASCEND_RT_VISIBLE_DEVICES": "0,1",  # already set: the CUDA one is only left over
+    }
+    fixes = {f.id: f.fix for f in diagnose(_host(tmp_path, environ)).findings if f.id.startswith("env.")}
+    assert fixes == {
+        "env.CUDA_VISIBLE_DEVICES": "unset CUDA_VISIBLE_DEVICES",
+        "env.NCCL_BUFFSIZE": "export HCCL_BUFFSIZE=4 && unset NCCL_BUFFSIZE",
+        "env.TORCH_NCCL_BLOCKING_WAIT": "export TORCH_HCCL_BLOCKING_WAIT=1 && unset TORCH_NCCL_BLOCKING_WAIT",
+    }
+
+
 def test_npu_smi_parser_reads_a_910b_table_and_skips_the_process_table() -> None:
     table = parse_npu_smi((HOSTS / "a3_full" / "commands" / "npu-smi-info.out").read_text())
     assert table.version == "25.0.rc1.1"
