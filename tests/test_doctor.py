@@ -85,6 +85,15 @@ def test_old_driver_for_its_cann() -> None:
     assert found["cann.toolkit"].found.startswith("CANN 8.2.RC1")  # read from x86_64-linux/ascend_toolkit_install.info
 
 
+def test_cann_in_a_versioned_folder_named_by_ascend_home_path() -> None:
+    """No ascend_toolkit_install.info: the version is the folder's name; no driver pairing is known for 8.5.0."""
+    found = _findings("versioned_home")
+    assert _problems(found) == {}
+    assert found["cann.toolkit"].found == "CANN 8.5.0 in /usr/local/Ascend/cann-8.5.0"
+    assert found["cann.pairing"].found == "torch-npu 2.8.0.post2 is released with CANN 8.5.0"
+    assert found["driver.pairing"].status == SKIP
+
+
 def test_no_npu_says_so_and_what_it_would_check() -> None:
     report = diagnose(recorded_environment(HOSTS / "no_npu"))
     assert not report.npu_host and report.findings == []  # its leftover CUDA_VISIBLE_DEVICES is no NPU problem

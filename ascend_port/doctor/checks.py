@@ -95,6 +95,7 @@ def _toolkit(host: Host) -> Iterator[Finding]:
 
 def _set_env(host: Host) -> str:
     kit = host.toolkits[0].home
+    # set_env.sh sits in the toolkit's folder or beside the `latest` link (ascend-toolkit/set_env.sh)
     script = kit / "set_env.sh" if (kit / "set_env.sh").is_file() else kit.parent / "set_env.sh"
     return f"source {host.env.host_path(script)}"
 

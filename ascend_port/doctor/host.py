@@ -126,13 +126,15 @@ class Host:
 
     @cached_property
     def toolkits(self) -> list[Toolkit]:
-        """The CANN toolkits installed in the usual places, the first one first."""
-        found = []
-        for home in TOOLKIT_HOMES:
-            folder = self._expand(home)
-            if (folder / "set_env.sh").is_file() or (folder.parent / "set_env.sh").is_file():
-                found.append(Toolkit(folder, toolkit_version(folder)))
-        return found
+        """The CANN toolkits: the one ASCEND_HOME_PATH names (set_env.sh sourced), then those in the usual places."""
+        named = [self.env.environ.get(n, "") for n in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")]
+        found: dict[Path, Toolkit] = {}
+        for home in [h for h in named if h.startswith("/")] + list(TOOLKIT_HOMES):
+            folder = self._expand(home.rstrip("/"))
+            installed = any(folder.glob("*-linux/ascend_toolkit_install.info")) if folder.is_dir() else False
+            if installed or (folder / "set_env.sh").is_file() or (folder.parent / "set_env.sh").is_file():
+                found.setdefault(folder.resolve(), Toolkit(folder, toolkit_version(folder)))
+        return list(found.values())
 
     @cached_property
     def versions(self) -> dict[str, str | None] | None:
@@ -151,10 +153,11 @@ class Host:
 
 
 def toolkit_version(home: Path) -> str | None:
-    """CANN's version: ``<arch>-linux/ascend_toolkit_install.info`` (``version=8.0.RC3``), else the versioned
-    folder ``latest`` links to (``8.0.RC3``). (``compiler/version.info`` holds the compiler's own version.)"""
+    """CANN's version: ``<arch>-linux/ascend_toolkit_install.info`` (``version=8.0.RC3``), else the name of the
+    folder itself or of the one ``latest`` links to (``8.0.RC3``, ``cann-8.5.0``). (``compiler/version.info``
+    holds the compiler's own version, not CANN's.)"""
     for info in sorted(home.glob("*-linux/ascend_toolkit_install.info")):
         if version := read_info(info).get("version"):
             return version
-    name = home.resolve().name
-    return name if re.match(r"\d+\.\d+", name) else None
+    found = re.search(r"\d+\.\d+(?:\.[0-9A-Za-z]+)*", home.resolve().name)  # 8.0.RC3, cann-8.5.0
+    return found.group(0) if found else None
