@@ -145,7 +145,7 @@ def test_full_checks_on_an_a3_host() -> None:
 
 def _host(tmp_path: Path, environ: dict[str, str], smi: str | None = None, probe: dict | None = None) -> Environment:
     """A host built in the test: the driver installed, npu-smi and the version probe answering as given."""
-    (tmp_path / "usr/local/Ascend/driver").mkdir(parents=True)
+    (tmp_path / "usr/local/Ascend/driver").mkdir(parents=True, exist_ok=True)
 
     def run(key: str, argv: list[str], timeout: float) -> Completed | None:
         if key == "npu-smi-info" and smi is not None:
@@ -203,6 +203,19 @@ def test_cuda_variables_renamed_with_their_values(tmp_path: Path) -> None:
         "env.NCCL_BUFFSIZE": "export HCCL_BUFFSIZE=4 && unset NCCL_BUFFSIZE",
         "env.TORCH_NCCL_BLOCKING_WAIT": "export TORCH_HCCL_BLOCKING_WAIT=1 && unset TORCH_NCCL_BLOCKING_WAIT",
     }
+
+
+def test_one_node_with_its_own_address_as_master_is_one_host(tmp_path: Path) -> None:
+    smi = (HOSTS / "healthy" / "commands" / "npu-smi-info.out").read_text()  # 2 chips
+    one = {"MASTER_ADDR": "10.20.0.11", "WORLD_SIZE": "2"}
+    found = {f.id: f for f in diagnose(_host(tmp_path, one, smi)).findings}
+    assert found["hccl"].status == SKIP
+    several = {**one, "WORLD_SIZE": "4", "HCCL_IF_IP": "10.20.0.12"}
+    found = {f.id: f for f in diagnose(_host(tmp_path, several, smi)).findings}
+    assert found["hccl.interface"].status == OK
+    assert found["hccl.HCCL_CONNECT_TIMEOUT"].found.startswith(
+        "several hosts (WORLD_SIZE=4 > 2 local chips, MASTER_ADDR=10.20.0.11)"
+    )
 
 
 def test_npu_smi_parser_reads_a_910b_table_and_skips_the_process_table() -> None:

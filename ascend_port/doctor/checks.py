@@ -409,7 +409,10 @@ def _multi_host_reasons(host: Host) -> list[str]:
     if world and local and world > local:
         reasons.append(f"WORLD_SIZE={world} > {local} local chips")
     master = environ.get("MASTER_ADDR", "")
-    if world and world > 1 and master not in LOOPBACK and not master.startswith("127."):
+    remote = master not in LOOPBACK and not master.startswith("127.")
+    # A remote MASTER_ADDR alone may be this host's own address (one node of 8 chips): it counts only beside the
+    # others, or when the local chips are unknown.
+    if world and world > 1 and remote and (reasons or local is None):
         reasons.append(f"MASTER_ADDR={master}")
     return reasons
 
