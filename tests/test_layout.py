@@ -19,7 +19,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("python", "formats"),  # LibCST machinery (trigger search, scopes, chunks, splicing); other file formats
     ("rules",),  # every rule, declared and implemented in one module
     ("port",),  # the port of one file per file type: the rules composed
-    ("run", "emulate"),  # a run over a tree; the NPU emulator (a CPU-backed npu device, the torch_npu stand-in)
+    # a run over a tree; the NPU emulator (a CPU-backed npu device, the torch_npu stand-in); `doctor`: the checks of
+    # an Ascend host (they read the torch_npu tables of core/ and data/, nothing of the port)
+    ("run", "emulate", "doctor"),
     ("reports", "verify"),  # the reports of a run; `verify`: the ported project's commands run under the emulator
     ("git",),  # the branch transaction, the review
     ("cli",),
