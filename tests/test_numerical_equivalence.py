@@ -240,6 +240,13 @@ def _eager_attention_specs() -> dict[str, Spec]:
             lambda ns, dt: _module(ns, "CausalSelfAttention", 8, dtype=dt)(*qkv((2, 3, 5, 8), (2, 3, 5, 8), dt)),
             plain_original=True,
         ),
+        # transformers 4.3x's layer: shape checks between the steps, GQA by repeat_kv, HF's (B, 1, Sq, Sk) mask
+        "NPU425/layer_with_checks": Spec(
+            lambda ns, dt: _module(ns, "Attention", 4, 2, 8, dtype=dt)(
+                *qkv((2, 4, 5, 8), (2, 2, 5, 8), dt), hf_mask(causal_padding([5, 4], 5, 5), dt)
+            )[0],
+            plain_original=True,
+        ),
         # q pre-scaled, GQA by repeat_interleave, a (B, S) padding mask of the keys
         "NPU425/prescaled_padding": Spec(
             lambda ns, dt: ns["attend"](*qkv((2, 4, 5, 8), (2, 2, 6, 8), dt), padding_mask([6, 3], 6), 8),

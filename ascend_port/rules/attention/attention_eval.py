@@ -119,6 +119,8 @@ class Evaluator:
                     self.env[func.value.id] = self.masked_fill(self.expr(func.value), call.args, call.keywords)
                     return True
             return False
+        if _check(node):
+            return True  # (`if w.size() != (...): raise ValueError(...)`: on the path that goes on, nothing changes)
         if isinstance(node, ast.If) and not node.orelse:
             return self.optional_mask(node)
         return False

@@ -197,7 +197,9 @@ class EagerAttentionTransformer(PortTransformer):
             return updated
         kwargs = original.params.star_kwarg
         hf = isinstance(kwargs, cst.Param) and "module" in params
-        if found.weights is not None and not hf:
+        # transformers 4.3x's attention layers: `if not output_attentions: attn_weights = None` after the computation
+        flag = _weights_flag(statements[found.end + 1 :], found.weights, params) if found.weights else None
+        if found.weights is not None and not hf and flag is None:
             why = f"its weights `{found.weights}` are used after it, and the op returns none"
             return self._left(original, updated, found.start, why)
         attention = found.attention
@@ -210,7 +212,9 @@ class EagerAttentionTransformer(PortTransformer):
         tests = [f'{attention.query}.device.type == "npu"'] if self.ctx.options.other_devices == "keep" else []
         if not attention.four_d:
             tests.append(f"{attention.query}.dim() == 4")
-        if found.weights is not None and isinstance(kwargs, cst.Param):
+        if found.weights is not None and flag is not None:
+            tests.append(f"not {flag}")
+        elif found.weights is not None and isinstance(kwargs, cst.Param):
             config = 'getattr(getattr(module, "config", None), "output_attentions", False)'
             tests.append(f'not {kwargs.name.value}.get("output_attentions", {config})')
         fused = [cst.parse_statement(s) for s in self._fused(found)]
@@ -370,6 +374,28 @@ class EagerAttentionTransformer(PortTransformer):
         if used - {weights}:
             return f"`{', '.join(sorted(used - {weights}))}` of the computation are used after it"
         return _Found(start, end, attention, target, weights if weights in used else None)
+
+
+def _weights_flag(after: list[ast.stmt | None], weights: str, params: dict[str, str | None]) -> str | None:
+    """The parameter that asks for the weights, where the function drops them without it: `if not
+    output_attentions: attn_weights = None` among the statements after the computation (the fused path runs only
+    when they are not asked for, and drops them as the original does)."""
+    for statement in after:
+        if (
+            isinstance(statement, ast.If)
+            and not statement.orelse
+            and isinstance(statement.test, ast.UnaryOp)
+            and isinstance(statement.test.op, ast.Not)
+            and isinstance(flag := statement.test.operand, ast.Name)
+            and flag.id in params
+            and len(statement.body) == 1
+            and isinstance(drop := statement.body[0], ast.Assign)
+            and _target(drop) == weights
+            and isinstance(drop.value, ast.Constant)
+            and drop.value.value is None
+        ):
+            return flag.id
+    return None
 
 
 def _conjunction(tests: list[str]) -> cst.BaseExpression:
