@@ -35,9 +35,7 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date
@@ -45,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpora
 from human_ops import MODULE, ModuleOps, attention_kind, construct_of, module_ops, todo_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,21 +67,10 @@ def _pypi_tree(cache: Path, spec: str, sdist: bool, offline: bool) -> Path:
         return target
     if offline:
         raise Missing(f"PyPI {spec}{' (sdist)' if sdist else ''}: not in {target} (run once without --offline)")
-    with tempfile.TemporaryDirectory() as tmp:
-        kind = ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", *kind, spec, "-d", tmp]
-        if subprocess.run(command, check=False).returncode:
-            raise Missing(f"PyPI {spec}: pip download failed")
-        (archive,) = Path(tmp).iterdir()
-        target.mkdir(parents=True, exist_ok=True)
-        if archive.suffix in (".whl", ".zip"):
-            with zipfile.ZipFile(archive) as zf:
-                zf.extractall(target)
-        else:
-            with tarfile.open(archive) as tf:
-                tf.extractall(target, filter="data")
-    (target / ".complete").touch()
-    return target
+    try:
+        return corpora.fetch(name, version, sdist=sdist, cache=cache / "pypi")
+    except subprocess.CalledProcessError:
+        raise Missing(f"PyPI {spec}: pip download failed") from None
 
 
 def _github_file(cache: Path, mirrors: Path, pin: dict[str, str]) -> Path:

@@ -33,9 +33,10 @@ MULTI_DEVICE = ((*DEEPSPEED_MULTI_DEVICE, True), (*DIFFUSERS, False), (*ACCELERA
 LLAMAFACTORY = ("llamafactory", "0.9.5", True)
 
 
-def fetch(name: str, version: str, *, sdist: bool = False) -> Path:
-    """The unpacked distribution ``name==version`` (downloading it the first time)."""
-    target = CACHE / f"{name}-{version}{'-sdist' if sdist else ''}"
+def fetch(name: str, version: str, *, sdist: bool = False, cache: Path | None = None) -> Path:
+    """The unpacked distribution ``name==version`` (downloading it the first time) in ``cache`` (default CACHE).
+    Raises subprocess.CalledProcessError when pip cannot download it."""
+    target = (cache or CACHE) / f"{name}-{version}{'-sdist' if sdist else ''}"
     if (target / ".complete").exists():
         return target
     with tempfile.TemporaryDirectory() as tmp:

@@ -272,35 +272,42 @@ class _SwigluFinder:
     def _product(self, statement: cst.BaseStatement, a: str, b: str) -> cst.BinaryOperation | None:
         """The `F.silu(a) * b` (or `b * F.silu(a)`) in ``statement``, outside lambdas and comprehensions."""
         resolve = self.owner.ctx.imports.resolve
-        hits: list[cst.BinaryOperation] = []
-
-        class Finder(cst.CSTVisitor):
-            def visit_Lambda(self, node) -> bool:
-                return False
-
-            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
-
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                parts = _mul(node)
-                if parts is None:
-                    return
-                for gate, other in (parts, parts[::-1]):
-                    if (
-                        isinstance(gate, cst.Call)
-                        and resolve(gate.func) in SILU
-                        and len(gate.args) == 1
-                        and gate.args[0].keyword is None
-                        and not gate.args[0].star
-                        and isinstance(gate.args[0].value, cst.Name)
-                        and gate.args[0].value.value == a
-                        and not gate.args[0].value.lpar
-                        and isinstance(other, cst.Name)
-                        and other.value == b
-                    ):
-                        hits.append(node)
-
-        statement.visit(Finder())
+        hits = [
+            node
+            for node, gate, other in _products(statement)
+            if isinstance(gate, cst.Call)
+            and resolve(gate.func) in SILU
+            and len(gate.args) == 1
+            and gate.args[0].keyword is None
+            and not gate.args[0].star
+            and isinstance(gate.args[0].value, cst.Name)
+            and gate.args[0].value.value == a
+            and not gate.args[0].value.lpar
+            and isinstance(other, cst.Name)
+            and other.value == b
+        ]
         return hits[0] if len(hits) == 1 else None
+
+
+def _products(
+    statement: cst.BaseStatement,
+) -> list[tuple[cst.BinaryOperation, cst.BaseExpression, cst.BaseExpression]]:
+    """The products `x * y` of ``statement`` outside lambdas and comprehensions, each once with either factor first."""
+    found: list[tuple[cst.BinaryOperation, cst.BaseExpression, cst.BaseExpression]] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+
+        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+            parts = _mul(node)
+            if parts is not None:
+                found.extend((node, gate, other) for gate, other in (parts, parts[::-1]))
+
+    statement.visit(Finder())
+    return found
 
 
 class _SwigluApplier(cst.CSTTransformer):
@@ -399,26 +406,13 @@ class _GegluFinder(_SwigluFinder):
             if first <= self.line <= last
         }
         hits: list[tuple[cst.BinaryOperation, int, bool]] = []
-
-        class Finder(cst.CSTVisitor):
-            def visit_Lambda(self, node) -> bool:
-                return False
-
-            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
-
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                parts = _mul(node)
-                if parts is None:
-                    return
-                for gate, other in (parts, parts[::-1]):
-                    for activated, plain, left in ((a, b, True), (b, a, False)):
-                        approximate = _gelu_of(gate, activated, resolve)
-                        if approximate is None:
-                            approximate = _gelu_method_of(gate, activated, methods)
-                        if approximate is not None and isinstance(other, cst.Name) and other.value == plain:
-                            hits.append((node, approximate, left))
-
-        statement.visit(Finder())
+        for node, gate, other in _products(statement):
+            for activated, plain, left in ((a, b, True), (b, a, False)):
+                approximate = _gelu_of(gate, activated, resolve)
+                if approximate is None:
+                    approximate = _gelu_method_of(gate, activated, methods)
+                if approximate is not None and isinstance(other, cst.Name) and other.value == plain:
+                    hits.append((node, approximate, left))
         if len(hits) != 1:
             return None
         product, approximate, left = hits[0]
