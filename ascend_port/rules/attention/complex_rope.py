@@ -110,6 +110,8 @@ class ComplexRopeMixin:
         if x is None or original.args[0].keyword is not None:
             return
         functions = getattr(self, "_functions", None) or [None]  # (RotaryMixin's: the functions being visited)
+        if functions[-1] is None or "view_as_real" not in code_of(functions[-1]):
+            return  # (complex numbers never viewed as real again: not a rotation; complex_rope_function's scope)
         flagged = self.__dict__.setdefault("_complex_rope_functions", set())
         if id(functions[-1]) in flagged:
             return  # one TODO for the function (Llama rotates xq and xk the same way)
