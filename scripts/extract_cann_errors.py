@@ -35,8 +35,9 @@ LOG_FIX = "Rectify the fault based on the error information in the ascend log."
 NUMERIC = r"(?:error code is:?|runtime result =|ErrCode=|aclnnStatus=|ret =|failed:)\s*{code}\b"
 
 # tier: 0 a cause (the program, the environment, memory), 1 a device fault (a kernel crashed), 2 a report of a
-# failure (a runtime code, an inner error), 3 a consequence (a timeout waiting for another rank), 4 a tag (torch_npu's
-# ERRxxxxx, which labels the message it follows), 5 a warning. A log's findings are ordered by tier, then by first line.
+# failure (a code naming the call that failed), 3 an internal error (E*9999: something failed inside CANN), 4 a
+# consequence (a timeout waiting for another rank), 5 a tag (torch_npu's ERRxxxxx, which labels the message it
+# follows), 6 a warning. A log's findings are ordered by tier, then by first line.
 DOC = "https://www.hiascend.com/document/detail/zh/canncommercial/latest/maintenref/troubleshooting/"
 DOC_EN = "https://www.hiascend.com/document/detail/en/CANNCommunityEdition/900/"
 FAMILY_DOC = DOC + "troubleshooting_0225.html"  # the code's letters: level, module; 9xxx = internal
@@ -82,7 +83,7 @@ def curated() -> list[dict[str, object]]:
         return entry(
             f"cann-{code}",
             "cann",
-            2,
+            3,
             rf"\b{code}\b",
             f"An internal error of CANN's {module} module (E*9xxx codes are internal); it reports a failure "
             "whose cause is in the lines around it or in an earlier error.",
@@ -143,7 +144,7 @@ def curated() -> list[dict[str, object]]:
         entry(
             "acl-507048",
             "acl",
-            3,
+            4,
             NUMERIC.format(code=507048),
             "ACL_ERROR_RT_FFTS_PLUS_TIMEOUT: an internal task timed out; with HCCL it is the wait for another rank "
             "(EI0002 beside it).",
@@ -156,9 +157,26 @@ def curated() -> list[dict[str, object]]:
             name="ACL_ERROR_RT_FFTS_PLUS_TIMEOUT",
         ),
         entry(
+            "acl-507001",
+            "acl",
+            2,
+            NUMERIC.format(code=507001),
+            "ACL_ERROR_RT_TS_ERROR: an internal error of the device's task scheduler; reported on device-to-device "
+            "copies (copy_d2d) with the expandable-segments allocator.",
+            "If it happens in a copy (copy_d2d, CopyKernel.cpp) with PYTORCH_NPU_ALLOC_CONF=expandable_segments:True, "
+            "export PYTORCH_NPU_ALLOC_CONF=expandable_segments:False (the maintainers' answer); otherwise read the "
+            "ascend log.",
+            f"torch_npu 2.14.0 {NPU_ERROR_CODES} ('An internal error occurs in the task scheduler module on the "
+            "device'); https://github.com/vllm-project/vllm-ascend/issues/116",
+            "RuntimeError: copy_d2d:torch_npu/csrc/aten/common/CopyKernel.cpp:274 NPU function error: "
+            "c10_npu::acl::AclrtSynchronizeStreamWithTimeout(copy_stream), error code is 507001",
+            code="507001",
+            name="ACL_ERROR_RT_TS_ERROR",
+        ),
+        entry(
             "acl-107020",
             "acl",
-            3,
+            4,
             NUMERIC.format(code=107020),
             "ACL_ERROR_RT_TASK_TIMEOUT: a task on the device timed out (torch_npu treats it as an NPU timeout and "
             "lets the other processes exit first).",
@@ -444,7 +462,7 @@ def curated() -> list[dict[str, object]]:
         entry(
             "npu-cpu-fallback",
             "not-supported",
-            5,
+            6,
             r"The operator '[\w:.]+' is not currently supported on the NPU backend and will fall back to run on "
             r"the CPU",
             "torch_npu has no NPU kernel for this aten operator, so it runs on the CPU (copies to and from the "
@@ -534,7 +552,7 @@ def curated() -> list[dict[str, object]]:
         entry(
             "cann-EI0002",
             "hccl",
-            3,
+            4,
             r"\bEI0002\b",
             "Communication_Error_Timeout: a collective waited for a remote rank past HCCL_EXEC_TIMEOUT (1800 s by "
             "default). Usually a consequence: another rank failed or is late, ranks run different collectives, "
@@ -577,7 +595,7 @@ def curated() -> list[dict[str, object]]:
         entry(
             "hccl-watchdog-timeout",
             "hccl",
-            3,
+            4,
             r"Watchdog caught collective operation timeout: WorkHCCL\(",
             "torch_npu's HCCL watchdog: a collective did not finish within the process group's timeout, then the "
             "process is taken down. Usually another rank failed first or ranks run different collectives.",
@@ -788,7 +806,7 @@ def torch_npu_codes(new: Path) -> list[dict[str, object]]:
             "code": f"ERR{number:03d}",
             "name": name,
             "pattern": rf"\bERR\d\d{number:03d}\b",
-            "tier": 4,
+            "tier": 5,
             "cause": f"torch_npu's error code {name} ('{text}'); the two digits after ERR name the part of torch_npu "
             "(00 PTA, 01 OPS, 02 DIST, 03 GRAPH, 04 PROF, 99 UNKNOWN). It tags the message it follows.",
             "fix": fixes.get(name, "Read the message the code tags (the line before it)."),

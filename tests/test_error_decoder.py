@@ -94,6 +94,16 @@ REAL_LOGS = [
     ("pytorch_7_init_env.log", "env-init-failed", None, None, {"cann-EH9999"}),
     ("touchnet_100_oom.log", "oom-tried-to-allocate", None, None, set()),
     ("flash_attention_npu_237_aicore.log", "acl-507015", None, None, {"cann-EE9999", "torch_npu-ERR100"}),
+    (
+        "vllm_ascend_4859_aclnn_inner.log",
+        "aclnn-561103",
+        "aclnnInplaceZero",
+        None,
+        {"cann-EZ9999", "torch_npu-ERR100"},
+    ),
+    ("vllm_ascend_116_copy_d2d.log", "acl-507001", None, None, set()),
+    ("llamafactory_975_task_timeout.log", "acl-107020", None, None, {"cann-EI0002"}),
+    ("vllm_ascend_1443_ffts_timeout.log", "acl-507048", None, None, {"cann-EI0002", "torch_npu-ERR100"}),
 ]
 
 
@@ -110,6 +120,21 @@ def test_real_logs_decode_to_their_root_cause(
         assert user is not None and str(user).split("/")[-1].startswith(frame)
     else:
         assert user is None
+
+
+def test_the_fix_of_a_real_report_is_the_maintainers_answer() -> None:
+    findings, _ = cann_errors.decode_log(log("vllm_ascend_116_copy_d2d.log"))
+    assert "PYTORCH_NPU_ALLOC_CONF=expandable_segments:False" in findings[0].entry.fix
+    findings, _ = cann_errors.decode_log(log("pytorch_7_init_env.log"))
+    assert "pip install numpy decorator sympy" in findings[0].entry.fix
+
+
+def test_an_aclnn_error_comes_before_the_inner_error_it_raises() -> None:
+    text = log("vllm_ascend_4859_aclnn_inner.log").splitlines()
+    # the EZ9999 lines first, the aclnn call after: the aclnn error (it names the operator) still leads
+    findings, _ = cann_errors.decode_log("\n".join([*text[3:], *text[:3]]))
+    assert [f.entry.id for f in findings][:2] == ["aclnn-561103", "cann-EZ9999"]
+    assert findings[0].ops[0] == "aclnnInplaceZero"
 
 
 def test_a_cause_comes_before_the_errors_it_causes_even_when_printed_later() -> None:

@@ -9,9 +9,9 @@ The table is package data, ``ascend_port/data/cann_errors.json`` (written by ``s
   ``torch_npu`` (its ``ERRxxxxx`` tags), ``environment``;
 - ``code`` (or null) and ``name``: what ``ascend-port error CODE`` looks up;
 - ``pattern``: a regular expression that finds the entry in a log; ``example``: a line from the source it matches;
-- ``tier``: 0 a cause (the program, the environment, memory), 1 a device fault, 2 a report of a failure, 3 a
-  consequence (a timeout waiting for another rank), 4 a tag (torch_npu's ``ERRxxxxx`` labels the message it
-  follows), 5 a warning;
+- ``tier``: 0 a cause (the program, the environment, memory), 1 a device fault, 2 a report of a failure (a code
+  naming the call that failed), 3 an internal error (E*9999), 4 a consequence (a timeout waiting for another rank),
+  5 a tag (torch_npu's ``ERRxxxxx`` labels the message it follows), 6 a warning;
 - ``cause``, ``fix``, ``source`` (URL or wheel file), ``releases`` (the torch_npu releases checked, or ``all``).
 
 A log's findings are ordered root cause first: by tier, then by the first line where each appears. The operator is
@@ -28,9 +28,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-TIERS = ("cause", "fault", "report", "consequence", "tag", "warning")
-# Prefixes that launchers put before each line: "[rank1]: ", "(EngineCore_DP0 pid=1878198) ", "ERROR 12-10 ... ] "
-LINE_PREFIX = re.compile(r"^(?:\[rank\d+\]:\s?|\(\w+(?: pid=\d+)?\)\s|\[Stage-\d+\] ERROR [^\]]*\]\s*)+")
+TIERS = ("cause", "fault", "report", "internal", "consequence", "tag", "warning")
+# Prefixes that launchers and loggers put before each line: "[rank1]: ", "(EngineCore_DP0 pid=1878198) ",
+# "(train pid=8464, ip=172.16.6.36) ", vLLM's "ERROR 12-10 10:52:09 [patch_core.py:58] "
+LINE_PREFIX = re.compile(
+    r"^(?:\[rank\d+\]:\s?|\(\w+(?: pid=\d+(?:, ip=[\d.]+)?)?\)\s|(?:\[Stage-\d+\] )?(?:ERROR|WARNING|INFO) "
+    r"\d\d-\d\d [\d:.]+ \[[\w.]+:\d+\]\s?)+"
+)
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 NOT_USER = re.compile(
     r"[/\\](?:site-packages|dist-packages)[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\](?!site-packages)|"
