@@ -32,6 +32,14 @@ def test_every_entry_is_sourced_and_matches_its_example() -> None:
         assert 0 <= entry.tier < len(cann_errors.TIERS), entry.id
 
 
+def test_the_numeric_codes_are_found_through_one_search() -> None:
+    # a log is scanned with one search for every numeric code (the ACL table's pattern) plus the other patterns
+    assert len(cann_errors.by_number()) >= 200
+    assert len(cann_errors.by_number()) + len(cann_errors.by_text()) == len(cann_errors.entries())
+    findings, _ = cann_errors.decode_log("aclrtSynchronizeStream(stream) failed: 507035 and ret = 207018\n")
+    assert [f.entry.id for f in findings] == ["acl-207018", "acl-507035"]
+
+
 def test_the_curated_kinds_are_all_present() -> None:
     kinds = Counter(e.kind for e in cann_errors.entries())
     for kind in ("acl", "cann", "aclnn", "not-supported", "oom", "hccl", "device", "torch_npu"):

@@ -40,7 +40,7 @@ def error(
     if what != "-" and not path.is_file() and cann_errors.looks_like_code(what):
         found = cann_errors.lookup(what)
         if output_format == "json":
-            typer.echo(json.dumps({"code": what, "entries": [e.as_json() for e in found]}, indent=2))
+            typer.echo(json.dumps(cann_errors.code_json(what, found), indent=2, ensure_ascii=False))
         elif found:
             typer.echo("\n".join(cann_errors.render_entry(e, what) for e in found), nl=False)
         else:

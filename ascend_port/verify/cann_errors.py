@@ -139,6 +139,23 @@ def entries() -> tuple[Entry, ...]:
     )
 
 
+# How a numeric code appears in a log (scripts/extract_cann_errors.py writes this pattern for every ACL code): one
+# search finds the code, a dictionary its entry, instead of one search per code
+NUMERIC = r"(?:error code is:?|runtime result =|ErrCode=|aclnnStatus=|ret =|failed:)\s*{code}\b"
+ANY_NUMBER = re.compile(NUMERIC.format(code=r"(\d+)"))
+
+
+@cache
+def by_number() -> dict[str, Entry]:
+    return {e.code: e for e in entries() if e.code and e.pattern.pattern == NUMERIC.format(code=e.code)}
+
+
+@cache
+def by_text() -> tuple[Entry, ...]:
+    numeric = by_number()
+    return tuple(e for e in entries() if not (e.code and numeric.get(e.code) is e))
+
+
 def looks_like_code(text: str) -> bool:
     return bool(CODE_SHAPE.match(text.strip()))
 
@@ -178,9 +195,9 @@ def decode_log(text: str) -> tuple[list[Finding], UserFrame | None]:
     lines = [LINE_PREFIX.sub("", raw) for raw in text.splitlines()]
     found: dict[str, Finding] = {}
     for number, line in enumerate(lines, 1):
-        for entry in entries():
-            if not (match := entry.pattern.search(line)):
-                continue
+        matches = [(e, m) for m in ANY_NUMBER.finditer(line) if (e := by_number().get(m.group(1)))]
+        matches += [(e, m) for e in by_text() if (m := e.pattern.search(line))]
+        for entry, match in matches:
             if entry.id in found:
                 found[entry.id].count += 1
                 continue
@@ -242,6 +259,11 @@ def render_log(findings: list[Finding], frame: UserFrame | None) -> str:
             f"  source:   {entry.source}"
         )
     return "\n".join(out) + "\n"
+
+
+def code_json(code: str, found: list[Entry]) -> dict[str, Any]:
+    """``{"code": what was asked, "entries": [entry...]}``: the entries' fields as in a finding, without its place."""
+    return {"code": code, "entries": [e.as_json() for e in found]}
 
 
 def log_json(findings: list[Finding], frame: UserFrame | None) -> dict[str, Any]:
