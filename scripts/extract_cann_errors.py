@@ -308,7 +308,7 @@ def curated() -> list[dict[str, object]]:
             "Read the EZ1001/EZ0xxx line beside it for the argument; cast to a supported dtype (.float(), "
             ".to(torch.int32)) or change the shape; otherwise run that operator on CPU.",
             ACLNN_CODES,
-            "call aclnnIndexPut failed, error code is 161002",
+            "error code is 161002",
             code="161002",
             name="ACLNN_ERR_PARAM_INVALID",
         ),
@@ -428,7 +428,7 @@ def curated() -> list[dict[str, object]]:
             "source the CANN set_env.sh before running.",
             "https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/910beta1/maintenref/troubleshooting/"
             "atlaserrorcode_15_0392.html",
-            "EZ1002: Op failed. Environment variable ASCEND_OPP_PATH is not configured.",
+            "EZ1002: %s failed. Environment variable %s is not configured.",
             code="EZ1002",
             name="Config_Error_Invalid_Environment_Variable",
         ),
@@ -442,7 +442,7 @@ def curated() -> list[dict[str, object]]:
             "Pass the value the message asks for.",
             "https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/910beta3/maintenref/troubleshooting/"
             "atlaserrorcode_15_0444.html",
-            "EZ0024: Parameter dim of operator Softmax has incorrect value 4. The correct one should be 3.",
+            "EZ0024: Parameter %s of operator %s has incorrect value %s. The correct one should be %s.",
             code="EZ0024",
             name="Invalid_Argument",
         ),
@@ -455,7 +455,7 @@ def curated() -> list[dict[str, object]]:
             "Fix the value as the reason says.",
             "https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/910beta3/maintenref/troubleshooting/"
             "atlaserrorcode_15_0446.html",
-            "EZ0026: Parameter x of operator Add has incorrect value -1. Reason: must be positive.",
+            "EZ0026: Parameter %s of operator %s has incorrect value %s. Reason: %s.",
             code="EZ0026",
             name="Invalid_Argument",
         ),
@@ -530,7 +530,7 @@ def curated() -> list[dict[str, object]]:
             "torch_npu 2.14.0 lib/libtorch_npu.so (string 'Allocation was preemptively rejected because it would "
             "exceed per_process_memory_fraction limit')",
             "NPU out of memory. Allocation was preemptively rejected because it would exceed "
-            "per_process_memory_fraction limit. Requested size: 2.00 GiB",
+            "per_process_memory_fraction limit. Requested size: ",
             releases="torch_npu 2.14.0",
         ),
         entry(
@@ -589,7 +589,8 @@ def curated() -> list[dict[str, object]]:
             "An HCCL environment variable is set to an invalid value; the message names it and its range.",
             "Correct or unset the variable the message names (HCCL_* variables).",
             f"{DOC_EN}API/hcclug/hcclug_000029.html",
-            "EI0001: Environment variable HCCL_BUFFSIZE is invalid.",
+            "If the error code EI0001 is displayed in the service logs, the HCCL environment variable configuration is "
+            "abnormal.",
             code="EI0001",
         ),
         entry(
@@ -627,7 +628,7 @@ def curated() -> list[dict[str, object]]:
             "An error completion queue entry: a network (RoCE) transfer between devices failed.",
             "Check the links between the nodes (hccn_tool -i $devid -link -g, -tls -g) and the switch.",
             f"{DOC}atlaserrorcode_15_0242.html (solution 4)",
-            "[ERROR] HCCL ... error cqe, status[12]",
+            "Check whether the completion queue element (CQE) of the error exists in the plog(grep -rn 'error cqe')",
         ),
         # --- device faults: where the kernel failed -----------------------------------------------------------
         entry(
