@@ -352,22 +352,21 @@ def _note_skipped(result: RunResult, term: Terminal) -> RunResult:
     """One stderr line per kind of skip (ignore rules, excludes): how many files were left out, and the first names.
     Never silent: a .gitignore that matches a package must be seen (but with --quiet); --verbose names them all."""
     shown = None if term.verbose else SKIPPED_SHOWN
-    for kind, label in (("gitignore", "ignored by git"), ("exclude", "excluded")):
-        names = [s.path for s in result.skipped if s.kind == kind]
-        if names and not term.quiet:
-            line = f"{counted(len(names), 'file')} skipped ({label}): {', '.join(names[:shown])}"
-            if shown is not None and len(names) > shown:
-                line += f' and {len(names) - SKIPPED_SHOWN} more (all in the JSON report\'s "skipped": --format json)'
-            term.err.print(escape(line), soft_wrap=True)
+    in_json = ' (all in the JSON report\'s "skipped": --format json)'
+    groups = [
+        (label, [s.path for s in result.skipped if s.kind == kind], in_json)
+        for kind, label in (("gitignore", "ignored by git"), ("exclude", "excluded"))
+    ]
     unread: dict[str, list[str]] = {}  # files the port could not read as source (binary .py), by reason
     for file in result.files:
         if file.skipped:
             unread.setdefault(file.skipped, []).append(file.path)
-    if not term.quiet:
-        for reason, names in unread.items():
-            line = f"{counted(len(names), 'file')} skipped ({reason}): {', '.join(names[:shown])}"
+    groups += [(reason, names, "") for reason, names in unread.items()]
+    for label, names, more in groups:
+        if names and not term.quiet:
+            line = f"{counted(len(names), 'file')} skipped ({label}): {', '.join(names[:shown])}"
             if shown is not None and len(names) > shown:
-                line += f" and {len(names) - SKIPPED_SHOWN} more"
+                line += f" and {len(names) - SKIPPED_SHOWN} more{more}"
             term.err.print(escape(line), soft_wrap=True)
     note_run(result, term)
     return result

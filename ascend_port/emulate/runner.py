@@ -79,12 +79,17 @@ def real_torch_npu(interpreter: str) -> str | None:
         f"for name in {_REAL_DISTRIBUTIONS!r}:\n"
         "    try:\n        print(m.version(name)); break\n    except m.PackageNotFoundError:\n        pass\n"
     )
+    result = _probe(interpreter, probe)
+    return (result.stdout.strip() or None) if result is not None else None
+
+
+def _probe(interpreter: str, code: str) -> subprocess.CompletedProcess[str] | None:
+    """``code`` run by ``interpreter`` outside the emulator (no PYTHONPATH), None when it could not run."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     try:
-        result = subprocess.run([interpreter, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+        return subprocess.run([interpreter, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return result.stdout.strip() or None
 
 
 def target_api(version: str | None, folder: Path) -> tuple[str, Path]:
@@ -163,12 +168,8 @@ def merge_reports(folder: Path) -> dict:
 
 def has_torch(interpreter: str) -> bool | None:
     """Can ``interpreter`` import torch (found, not imported)? None when the probe itself fails."""
-    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    try:
-        return subprocess.run([interpreter, "-c", probe], capture_output=True, env=env, timeout=60).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    result = _probe(interpreter, "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)")
+    return result.returncode == 0 if result is not None else None
 
 
 def _processes(count: int) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -163,24 +163,24 @@ def _near_miss(path: Path, data: dict[str, Any]) -> None:
             raise ConfigError(f"{path}: [{shown}] is not read: did you mean [tool.{TABLE}]?")
 
 
-def nearest_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above ``start``, table or not."""
-    here = start.resolve()
-    if not here.is_dir():
-        here = here.parent
-    return next((f / "pyproject.toml" for f in (here, *here.parents) if (f / "pyproject.toml").is_file()), None)
-
-
-def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a ``[tool.ascend-port]`` table at or above ``start``."""
+def _pyprojects(start: Path) -> Iterator[Path]:
+    """The pyproject.toml files at or above ``start``, nearest first."""
     here = start.resolve()
     if not here.is_dir():
         here = here.parent
     for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file() and _table(candidate) is not None:
-            return candidate
-    return None
+        if (folder / "pyproject.toml").is_file():
+            yield folder / "pyproject.toml"
+
+
+def nearest_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start``, table or not."""
+    return next(_pyprojects(start), None)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a ``[tool.ascend-port]`` table at or above ``start``."""
+    return next((candidate for candidate in _pyprojects(start) if _table(candidate) is not None), None)
 
 
 def _at(where: str, key: str) -> str:
