@@ -17,7 +17,9 @@ DEVICES_ENV = "ASCEND_PORT_EMULATE_DEVICES"
 REPORT_ENV = "ASCEND_PORT_EMULATE_REPORT"
 API_ENV = "ASCEND_PORT_EMULATE_API"
 EXIT_USAGE = 2
-SUPPORTED = "python/python3 (or a path to a Python interpreter), pytest, torchrun, or -m MODULE"
+SUPPORTED = (
+    "python/python3 (or a path to a Python interpreter), pytest, torchrun, -m MODULE, or ascend-port run -- COMMAND"
+)
 _REAL_DISTRIBUTIONS = ("torch-npu", "torch_npu")
 
 
@@ -65,11 +67,26 @@ def resolve_command(command: list[str]) -> tuple[list[str], str]:
         if interpreter is None or not os.access(interpreter, os.X_OK):
             raise UsageError(f"{first}: no such Python interpreter")
         return command, interpreter
+    if Path(first).name == "ascend-port" and command[1:2] == ["run"]:
+        # `ascend-port emulate -- ascend-port run -- python train.py`: the unchanged program, ported as it imports,
+        # on the emulated npu. The Python that matters is the one `run` launches.
+        if shutil.which(first) is None:
+            raise UsageError(f"{first}: not found on PATH")
+        inner = command[command.index("--") + 1 :] if "--" in command else _first_command(command[2:])
+        return command, resolve_command(inner)[1]
     if Path(first).name in ("pytest", "py.test", "torchrun"):
         if shutil.which(first) is None:
             raise UsageError(f"{first}: not found on PATH")
         return command, _shebang_interpreter(first) or sys.executable
     raise UsageError(f"{first!r} is not a supported command: ascend-port emulate runs {SUPPORTED}")
+
+
+def _first_command(words: list[str]) -> list[str]:
+    """The command in ``ascend-port run``'s words when they have no ``--``: from the first word that is one."""
+    for i, word in enumerate(words):
+        if word == "-m" or _is_python(word) or Path(word).name in ("pytest", "py.test", "torchrun"):
+            return words[i:]
+    return []
 
 
 def real_torch_npu(interpreter: str) -> str | None:
@@ -218,7 +235,7 @@ def run_emulated(
             return EXIT_USAGE
         reports = folder / "reports"
         reports.mkdir()
-        exit_code = _call(argv, build_environment(devices, str(reports), api))
+        exit_code = run_command(argv, build_environment(devices, str(reports), api))
         if exit_code is None:
             return EXIT_USAGE
         merged = {
@@ -246,7 +263,7 @@ def refuse_real_torch_npu(interpreter: str, force: bool) -> None:
         )
 
 
-def _call(argv: list[str], env: dict[str, str]) -> int | None:
+def run_command(argv: list[str], env: dict[str, str]) -> int | None:
     """The command's exit code (128 + N when killed by signal N, 130 on Ctrl-C); None when it cannot start."""
     try:
         exit_code = subprocess.call(argv, env=env)
