@@ -91,7 +91,11 @@ class PortedLoader(importlib.abc.Loader):
         served.add(self.module.path)
         exec(self.module.code(module.__spec__.origin), module.__dict__)  # (the port of the user's file)
 
-    # What inspect, linecache and pdb ask a loader for.
+    # What runpy (-m), inspect, linecache and pdb ask a loader for.
+    def get_code(self, fullname):
+        served.add(self.module.path)
+        return self.module.code(self.module.path)
+
     def get_source(self, fullname):
         return self.module.text()
 
@@ -142,7 +146,7 @@ class PortedFinder(importlib.abc.MetaPathFinder):
         return self.modules.get(_real(path))
 
 
-served = set()
+served: set[str] = set()  # real paths of the ported modules this process ran
 _finder = None
 
 

@@ -12,7 +12,8 @@ import traceback
 
 
 def _main():
-    import _ascend_port_onthefly as onthefly  # (beside this file; sitecustomize has installed it already)
+    # (beside this file; the sitecustomize there has installed it already)
+    import _ascend_port_onthefly as onthefly  # type: ignore[import-not-found,unused-ignore]
 
     onthefly.install()
     del sys.path[0]  # this file's folder, where python put the script's (it stays on PYTHONPATH for subprocesses)

@@ -10,7 +10,7 @@ def _install():
     here = os.path.dirname(os.path.abspath(__file__))
     if os.environ.get("ASCEND_PORT_RUN_MANIFEST"):
         try:
-            import _ascend_port_onthefly
+            import _ascend_port_onthefly  # type: ignore[import-not-found,unused-ignore]
 
             _ascend_port_onthefly.install()
         except Exception as error:  # (site would swallow it into "Error in sitecustomize")
@@ -22,7 +22,7 @@ def _install():
     saved = list(sys.path)
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.realpath(here)]
     try:
-        import sitecustomize  # noqa: F401
+        import sitecustomize  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
     except ImportError:
         sys.modules["sitecustomize"] = this
     finally:
