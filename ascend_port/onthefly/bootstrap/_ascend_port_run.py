@@ -12,11 +12,17 @@ import traceback
 
 
 def _main():
-    # (beside this file; the sitecustomize there has installed it already)
-    import _ascend_port_onthefly as onthefly  # type: ignore[import-not-found,unused-ignore]
+    here = os.path.realpath(os.path.dirname(os.path.abspath(__file__)))
+    if sys.path and os.path.realpath(sys.path[0] or ".") == here:
+        del sys.path[0]  # this file's folder, where python puts the script's (it stays on PYTHONPATH for subprocesses)
+    try:  # beside this file: imported by the sitecustomize there already, unless python ran without site or PYTHONPATH
+        import _ascend_port_onthefly as onthefly  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        sys.path.append(here)
+        import _ascend_port_onthefly as onthefly  # type: ignore[import-not-found,unused-ignore]
 
+        sys.path.remove(here)
     onthefly.install()
-    del sys.path[0]  # this file's folder, where python put the script's (it stays on PYTHONPATH for subprocesses)
     args = sys.argv[1:]
     if not args:
         sys.stderr.write("usage: _ascend_port_run.py (SCRIPT | -m MODULE) [ARGS...]\n")
