@@ -34,7 +34,7 @@ _TORCHRUN_PROBE = (
 def launch_command(command: list[str]) -> tuple[list[str], str, list[str]]:
     """The command to run, the Python that runs the program, and notes on what was changed in the command.
     Raises UsageError for a command `run` cannot port."""
-    argv, interpreter = resolve_command(list(command))
+    argv, interpreter = resolve_command(list(command), tool="run")
     name = Path(argv[0]).name
     if name in ("pytest", "py.test"):
         return _pytest([interpreter, str(RUNNER), "-m", "pytest"], argv[1:])
@@ -48,7 +48,7 @@ def launch_command(command: list[str]) -> tuple[list[str], str, list[str]]:
         return argv, interpreter, []
     if rest[0] == "-m":
         if len(rest) < 2:
-            raise UsageError("-m needs a module name")
+            raise UsageError("-m needs a module name: `ascend-port run -- python -m MODULE [ARGS...]`")
         if rest[1] in _TORCHRUN_MODULES:
             return _torchrun([argv[0], *options, "-m", rest[1]], rest[2:], interpreter), interpreter, []
         if rest[1] == "pytest":
