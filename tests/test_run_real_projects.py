@@ -43,7 +43,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from emulation import CLI, check, emulate, installed, needs_compiler, outcomes, run_on_path, torchrun
+from emulation import CLI, PortedCopies, check, emulate, installed, needs_compiler, outcomes, run_on_path, torchrun
 from test_emulate_start_gp import GP_UNIT_TESTS, GPYTORCH
 from test_emulate_start_llm import PG_DRIVER, UNIT_TESTS, Litgpt
 from test_emulate_start_rl_vision import SB3, SB3_UNIT_TESTS
@@ -237,7 +237,9 @@ def test_litgpt_fabric_in_two_processes_under_run_as_under_the_permanent_port(
 # --- stable-baselines3 and gpytorch: their own tests -------------------------------------------------------------------
 
 
-def installed_with_tests(folders: pytest.TempPathFactory, project: tuple[str, str, str], source: Path, tests: str):
+def installed_with_tests(
+    folders: pytest.TempPathFactory, project: tuple[str, str, str], source: Path, tests: str
+) -> Unchanged:
     """The installed package, its sdist's tests and pyproject.toml, as they are."""
     root = folders.mktemp(f"unchanged-{project[2]}")
     copy_tree(installed(*project), root / project[2])
@@ -246,21 +248,11 @@ def installed_with_tests(folders: pytest.TempPathFactory, project: tuple[str, st
     return Unchanged(root)
 
 
-def permanent_package(folders: pytest.TempPathFactory, project: tuple[str, str, str]) -> Path:
-    """The installed package's copy ported with apply (emulation.PortedCopies does the same)."""
-    root = folders.mktemp(f"ported-{project[2]}")
-    copy_tree(installed(*project), root / project[2])
-    check(run_on_path([*CLI, "apply", str(root / project[2]), "--no-git", "--no-cache"], cwd=root))
-    return root
-
-
 @pytest.mark.slow
 def test_stable_baselines3_own_tests_under_run_as_under_the_permanent_port(tmp_path_factory):
     source = sdist(SB3, f"stable_baselines3-{SB3[1]}")
     unchanged = installed_with_tests(tmp_path_factory, SB3, source, "tests")
-    permanent = permanent_tests(
-        tmp_path_factory, source, permanent_package(tmp_path_factory, SB3), SB3_UNIT_TESTS, "tests"
-    )
+    permanent = permanent_tests(tmp_path_factory, source, PortedCopies(tmp_path_factory)(SB3), SB3_UNIT_TESTS, "tests")
     on_the_fly = run_tests(tmp_path_factory, unchanged, SB3_UNIT_TESTS)
     assert len(permanent[0]) >= 50 and any("[npu-" in test for test in permanent[0]), permanent
     assert_same_outcomes(permanent, on_the_fly)
@@ -273,7 +265,7 @@ def test_stable_baselines3_own_tests_under_run_as_under_the_permanent_port(tmp_p
 def test_gpytorch_own_tests_under_run_as_under_the_permanent_port(tmp_path_factory):
     source = sdist(GPYTORCH, f"gpytorch-{GPYTORCH[1]}")
     unchanged = installed_with_tests(tmp_path_factory, GPYTORCH, source, "test")
-    ported = permanent_package(tmp_path_factory, GPYTORCH)
+    ported = PortedCopies(tmp_path_factory)(GPYTORCH)  # (the copy ported with apply, as the start test ports it)
     permanent = permanent_tests(tmp_path_factory, source, ported, GP_UNIT_TESTS, "test")
     on_the_fly = run_tests(tmp_path_factory, unchanged, GP_UNIT_TESTS)
     assert len(permanent[0]) >= 300 and permanent[1] == 1  # (six upstream failures: test_emulate_start_gp says why)
