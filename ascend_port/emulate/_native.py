@@ -27,4 +27,8 @@ FUNCTIONS = [
     "memory_stats",
     "reset_peak_memory",
     "threads_seen",
+    "op_stats",
+    "reset_op_stats",
+    "pause_op_stats",
+    "enable_op_stats",
 ]

@@ -141,6 +141,7 @@ def install(device_module: types.ModuleType, devices: int | None = None) -> type
     native.warmup_allocations = tuple(native.memory_stats(index)[2] for index in range(count))  # type: ignore[attr-defined]
     for index in range(count):
         native.reset_peak_memory(index)
+    native.reset_op_stats()  # (the run hazards, likewise: the program's ops only)
     torch._ascend_port_emulate_native = native  # type: ignore[attr-defined]  # (found by the stand-in torch_npu)
     return native
 
@@ -174,6 +175,8 @@ def _settle_autograd_threads(native: types.ModuleType, count: int) -> None:
     in its state, so dropping it needs no GIL. Its allocations are the emulator's, not the program's (the report
     written after this tells whether the program ever put a tensor on the npu)."""
     engine = torch.autograd.Variable._execution_engine  # type: ignore[attr-defined]
+    # the run hazards are the program's: what it recorded, before this runs ops on every device thread
+    native.op_stats_at_exit = native.op_stats()  # type: ignore[attr-defined]
     before = [native.memory_stats(index)[2] for index in range(count)]
     try:
         for _ in range(2):

@@ -22,6 +22,8 @@
 #include <optional>
 #include <unordered_set>
 #include <thread>
+#include <string>
+#include <tuple>
 
 namespace {
 
@@ -372,11 +374,92 @@ void sync_back(const at::Tensor& orig, const at::Tensor& alias, Aliases& a, c10:
   }
 }
 
+// Run hazards (what the program's ops would cost on a real NPU), per operator that reaches the fallback: its calls,
+// its distinct input-shape signatures (CANN builds a kernel per new shape; at most kMaxShapes kept, so the
+// bookkeeping stays bounded) with when each was first seen (a model's fixed shapes are all seen in its first step,
+// variable ones keep coming) and its calls on float64 / complex npu tensors of more than one element (a scalar, such
+// as GradScaler's float64 reciprocal of its scale, costs nothing). The allocations (empty, empty_strided)
+// count float64 / complex tensors created on or moved to the npu. Keyed by the operator's schema (stable for the
+// process), named only when read; a thread may pause it (the emulator's own references of torch_npu's fused ops).
+constexpr size_t kMaxShapes = 64;
+struct OpStats {
+  std::string name;
+  bool view = false;  // returns a view of an argument: no kernel runs, so no shape is compiled for it
+  int64_t calls = 0;
+  std::unordered_set<uint64_t> shapes;
+  // when each shape was first seen: the op's call (1-based) and the call among all ops recorded
+  std::vector<std::pair<int64_t, int64_t>> first_seen;
+  std::unordered_map<int, int64_t> wide;  // ScalarType -> calls with an npu tensor of that (float64/complex) type
+};
+std::mutex g_stats_mutex;
+std::unordered_map<const void*, OpStats> g_stats;
+int64_t g_stats_calls = 0;  // calls recorded, all ops together (under g_stats_mutex)
+thread_local bool g_stats_paused = false;
+std::atomic<bool> g_stats_enabled{true};  // all threads (benchmarks/bench_emulate.py --hooks times both)
+
+bool is_wide(at::ScalarType type) { return type == at::kDouble || c10::isComplexType(type); }
+
+void mix(uint64_t& hash, uint64_t value) { hash = (hash ^ value) * 1099511628211ULL; }
+
+void note_tensor(const at::Tensor& t, uint64_t& hash, int& wide) {
+  if (!t.defined()) { mix(hash, 1); return; }
+  mix(hash, static_cast<uint64_t>(t.dim()) + 2);
+  for (auto size : t.sizes()) mix(hash, static_cast<uint64_t>(size));
+  if (!wide && t.device().type() == kNpu && is_wide(t.scalar_type()) && t.numel() > 1) {
+    wide = static_cast<int>(t.scalar_type());
+  }
+}
+
+void record_op(const c10::OperatorHandle& op, const torch::jit::Stack& stack, size_t args_begin) {
+  if (g_stats_paused || !g_stats_enabled.load(std::memory_order_relaxed)) return;
+  uint64_t hash = 14695981039346656037ULL;
+  int wide = 0;
+  for (size_t i = args_begin; i < stack.size(); ++i) {
+    const auto& value = stack[i];
+    if (value.isTensor()) {
+      note_tensor(value.toTensor(), hash, wide);
+    } else if (value.isTensorList()) {
+      for (const at::Tensor& t : value.toTensorList()) note_tensor(t, hash, wide);
+    } else {
+      mix(hash, 3);
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_stats_mutex);
+  OpStats& s = g_stats[&op.schema()];
+  if (s.name.empty()) {
+    const auto& name = op.schema().operator_name();
+    s.name = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+    for (const auto& ret : op.schema().returns()) {
+      if (ret.alias_info() && !ret.alias_info()->isWrite()) s.view = true;
+    }
+  }
+  ++s.calls;
+  ++g_stats_calls;
+  if (!s.view && s.shapes.size() < kMaxShapes && s.shapes.insert(hash).second) {
+    s.first_seen.emplace_back(s.calls, g_stats_calls);
+  }
+  if (wide) ++s.wide[wide];
+}
+
+// An npu allocation of a float64 / complex tensor (created on the npu, or the target of a move to it).
+void record_allocation(const char* name, at::ScalarType type, c10::IntArrayRef size) {
+  if (g_stats_paused || !g_stats_enabled.load(std::memory_order_relaxed) || !is_wide(type) ||
+      c10::multiply_integers(size) <= 1) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_stats_mutex);
+  OpStats& s = g_stats[name];
+  if (s.name.empty()) s.name = name;
+  ++s.calls;
+  ++s.wide[static_cast<int>(type)];
+}
+
 void npu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   const size_t nargs = schema.arguments().size();
   const size_t nrets = schema.returns().size();
   auto args_begin = stack->size() - nargs;
+  record_op(op, *stack, args_begin);
   std::vector<c10::IValue> originals(stack->begin() + args_begin, stack->end());
   Aliases aliases;
   c10::DeviceIndex idx = g_current;
@@ -432,6 +515,7 @@ at::Tensor npu_empty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
                      std::optional<at::Device> device, std::optional<bool> pin_memory,
                      std::optional<at::MemoryFormat> memory_format) {
   CurrentDeviceSwap swap(index_of(device));
+  record_allocation("aten::empty.memory_format", c10::dtype_or_default(dtype), size);
   return at::detail::empty_generic(size, &g_alloc, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                    c10::dtype_or_default(dtype), memory_format);
 }
@@ -440,6 +524,7 @@ at::Tensor npu_empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std
                              std::optional<at::Layout> layout, std::optional<at::Device> device,
                              std::optional<bool> pin_memory) {
   CurrentDeviceSwap swap(index_of(device));
+  record_allocation("aten::empty_strided", c10::dtype_or_default(dtype), size);
   return at::detail::empty_strided_generic(size, stride, &g_alloc, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                            c10::dtype_or_default(dtype));
 }
@@ -674,4 +759,38 @@ void route(std::string ns, std::vector<std::string> names) {
   for (const auto& name : names) {
     lib->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
   }
+}
+
+// The run hazards recorded so far: (operator, calls, distinct shape signatures (kMaxShapes at most), how many of
+// those were first seen in the second half both of its calls and of all the calls recorded, calls by float64 /
+// complex dtype name).
+using OpRecord = std::tuple<std::string, int64_t, int64_t, int64_t, std::vector<std::pair<std::string, int64_t>>>;
+std::vector<OpRecord> op_stats() {
+  std::lock_guard<std::mutex> lock(g_stats_mutex);
+  std::vector<OpRecord> out;
+  for (const auto& [key, s] : g_stats) {
+    std::vector<std::pair<std::string, int64_t>> wide;
+    for (const auto& [type, count] : s.wide) wide.emplace_back(c10::toString(static_cast<at::ScalarType>(type)), count);
+    int64_t late = 0;
+    for (const auto& [call, overall] : s.first_seen) late += call * 2 > s.calls && overall * 2 > g_stats_calls;
+    out.emplace_back(s.name, s.calls, static_cast<int64_t>(s.shapes.size()), late, std::move(wide));
+  }
+  return out;
+}
+
+// Forget what was recorded (the emulator's own start-up ops are not the program's).
+void reset_op_stats() {
+  std::lock_guard<std::mutex> lock(g_stats_mutex);
+  g_stats.clear();
+  g_stats_calls = 0;
+}
+
+// Turn the recording off (false) or on for every thread.
+void enable_op_stats(bool enabled) { g_stats_enabled.store(enabled); }
+
+// Pause (true) or resume the recording on this thread; returns the previous setting.
+bool pause_op_stats(bool paused) {
+  bool was = g_stats_paused;
+  g_stats_paused = paused;
+  return was;
 }

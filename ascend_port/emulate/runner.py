@@ -11,6 +11,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from ascend_port.emulate import hazards
+
 STUB_DIR = Path(__file__).resolve().parent / "stub"
 API_JSON = Path(__file__).resolve().parent.parent / "data" / "torch_npu_api.json"
 DEVICES_ENV = "ASCEND_PORT_EMULATE_DEVICES"
@@ -150,6 +152,8 @@ SECTIONS = {
     "notes": "where the emulator ran differently from a real NPU",
     "writes": "torch_npu / torch.npu settings written",
 }
+# The operators that reached the npu, per process (not in the final report: judged into hazards.SECTIONS).
+OP_STATS = "op_stats"
 # Counted apart, not shown name by name: calls and lookups made by torch's own code (torch.compile's probes).
 INTERNAL = "torch_internal"
 STAYED_ON_CPU = (
@@ -158,14 +162,19 @@ STAYED_ON_CPU = (
 )
 
 
-def merge_reports(folder: Path) -> dict:
-    merged: dict[str, Counter[str]] = {section: Counter() for section in [*SECTIONS, INTERNAL]}
+def _read_reports(folder: Path) -> list[dict]:
     reports = []
     for path in sorted(folder.glob("*.json")):
         try:
             reports.append(json.loads(path.read_text("utf-8")))
         except (OSError, ValueError):
             continue
+    return reports
+
+
+def merge_reports(folder: Path) -> dict:
+    merged: dict[str, Counter[str]] = {section: Counter() for section in [*SECTIONS, INTERNAL]}
+    reports = _read_reports(folder)
     # A process whose children computed on the npu launched them (torch.multiprocessing.spawn): not one that stayed
     # on the CPU.
     launchers = {data.get("ppid") for data in reports if data.get("npu_allocated")}
@@ -182,6 +191,14 @@ def merge_reports(folder: Path) -> dict:
         "stayed_on_cpu": len(stayed),
         "stayed_on_cpu_processes": stayed,
     }
+
+
+def run_hazards(folder: Path, target: str, api: Path) -> dict[str, dict]:
+    """The hazard sections (hazards.SECTIONS) of the processes' reports in ``folder`` on torch_npu ``target``, whose
+    names are in ``api``."""
+    stats = hazards.merge([data.get(OP_STATS) or {} for data in _read_reports(folder)])
+    npu_names = set(json.loads(api.read_text("utf-8")).get("npu", []))
+    return hazards.judge(stats, target, npu_names)
 
 
 def has_torch(interpreter: str) -> bool | None:
@@ -211,6 +228,7 @@ def _summary(report: dict, exit_code: int, interpreter: str) -> str:
         if report[section]:
             lines.append(f"  {title.format(version=report['torch_npu'])}:")
             lines += [f"    {name}: {count}" for name, count in report[section].items()]
+    lines += hazards.summary_lines(report)
     if report.get(INTERNAL):
         lines.append(
             f"  (not counted: {sum(report[INTERNAL].values())} call(s) and lookup(s) made by torch's own code)"
@@ -246,6 +264,7 @@ def run_emulated(
             "exit_code": exit_code,
             **merge_reports(reports),
         }
+        merged.update(run_hazards(reports, target, api))
     print(_summary(merged, exit_code, interpreter), file=sys.stderr)
     if report is not None:
         try:

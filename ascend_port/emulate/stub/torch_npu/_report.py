@@ -1,6 +1,6 @@
 """What the emulated process used: torch_npu / torch.npu calls with counts, the fused-op calls whose arguments broke
 the op's contract, the names looked up that the target torch_npu lacks, the NotImplementedErrors raised, the settings
-written, and whether it ever allocated npu storage.
+written, whether it ever allocated npu storage, and the operators that reached the npu (for the run hazards).
 Written at exit as JSON into the folder $ASCEND_PORT_EMULATE_REPORT (one file per process), merged by the runner."""
 
 from __future__ import annotations
@@ -129,6 +129,24 @@ def _npu_storage_allocated(helper: bool) -> bool | None:
     return None if helper and not allocated else allocated
 
 
+def _op_stats() -> dict:
+    """The run hazards the native device recorded (see native.cpp's record_op): per operator that reached the npu,
+    its calls, its distinct input-shape signatures (and how many of them were first seen in the second half of its
+    calls) and its calls by float64 / complex dtype. The runner judges them
+    against the target release (ascend_port/emulate/hazards.py)."""
+    native = getattr(sys.modules.get("torch"), "_ascend_port_emulate_native", None)
+    if native is None:
+        return {}
+    try:
+        stats = getattr(native, "op_stats_at_exit", None) or native.op_stats()
+    except Exception:  # a half-initialized device at exit: nothing to say
+        return {}
+    return {
+        name: {"calls": calls, "shapes": shapes, "late_shapes": late, "dtypes": dict(sorted(wide))}
+        for name, calls, shapes, late, wide in sorted(stats)
+    }
+
+
 @atexit.register
 def _write() -> None:
     # Every process that imported the stand-in reports, calls or not (helpers only where they called something): one
@@ -149,6 +167,7 @@ def _write() -> None:
         "writes": dict(writes),
         "torch_internal": dict(torch_internal),
         "npu_allocated": allocated,
+        "op_stats": _op_stats(),
         "ppid": os.getppid(),
         "argv": list(sys.argv),
     }
