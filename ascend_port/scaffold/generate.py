@@ -85,7 +85,9 @@ def plan(top: Path, op: ExtensionOp, out: Path | None) -> Plan:
 
 
 def _template(name: str) -> string.Template:
-    return string.Template(resources.files("ascend_port.scaffold").joinpath("templates").joinpath(name).read_text("utf-8"))
+    return string.Template(
+        resources.files("ascend_port.scaffold").joinpath("templates").joinpath(name).read_text("utf-8")
+    )
 
 
 def _shapes(p: Plan) -> tuple[dict[str, tuple[str, ...]], str]:

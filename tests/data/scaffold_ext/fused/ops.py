@@ -31,5 +31,5 @@ def gelu(x):
 
 
 def gelu_twice(x):
-    first, = [fused_ops_cuda.fused_gelu(x)]
+    (first,) = [fused_ops_cuda.fused_gelu(x)]
     return torch.nn.functional.gelu(first)
