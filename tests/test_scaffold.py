@@ -48,6 +48,7 @@ def test_an_unknown_op_is_an_error_listing_the_ops_found(project: Path) -> None:
     assert "no_such_op: no such op" in err
     assert "fused_ops_cuda.scale_bias  (csrc/fused_ops.cpp)" in err
     assert "fused_ops_cuda.fused_gelu" in err
+    assert "torch.ops.fused_extra.row_norm  (csrc/row_norm.cu)" in err
     assert not (project / "ascend_ops").exists()
 
 
@@ -71,6 +72,7 @@ def test_the_op_with_a_fallback_gets_it_as_reference_and_an_operator_project(pro
     assert "reference: scale_bias_torch (fused/ops.py:13)" in out
     root = project / "ascend_ops" / "scale_bias"
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == [
+        "README.md",
         "build.sh",
         "conftest.py",
         "op_host/scale_bias.cpp",
@@ -148,6 +150,37 @@ def test_an_op_without_fallback_gets_a_reference_to_write_and_its_test_skips_say
     result = run_generated_tests(out)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 skipped" in result.stdout and "reference.py is still a TODO" in result.stdout
+
+
+def test_a_torch_library_op_gets_the_fallback_of_a_module_beside_its_call_site(project: Path) -> None:
+    """torch.ops.fused_extra.row_norm: TORCH_LIBRARY's schema, TORCH_LIBRARY_IMPL(CUDA)'s function, called through
+    torch.ops in fused/ops.py; its pure-torch version is in fused/reference.py."""
+    code, out, err = scaffold("torch.ops.fused_extra.row_norm", str(project))
+    assert code == 0, err
+    assert "reference: row_norm_ref (fused/reference.py:6)" in out
+    root = project / "ascend_ops" / "row_norm"
+    assert "result = row_norm_ref(x=x, eps=eps)" in (root / "row_norm_npu" / "reference.py").read_text()
+    test = (root / "test_row_norm.py").read_text()
+    assert "fused/ops.py:44 in row_norm() (result used)" in test
+    assert "EXPECTED_SHAPE = (2, 3)  # the op returns empty_like(x): (tokens, hidden)" in test
+    result = run_generated_tests(root)
+    assert result.returncode == 0 and "1 passed, 2 skipped" in result.stdout, result.stdout + result.stderr
+
+
+def test_the_generated_test_checks_the_results_the_call_sites_unpack(project: Path) -> None:
+    """fused/ops.py unpacks split_halves into two names: a reference giving one tensor fails the generated test."""
+    assert scaffold("split_halves", str(project))[0] == 0
+    root = project / "ascend_ops" / "split_halves"
+    test = (root / "test_split_halves.py").read_text()
+    assert "assert isinstance(result, (tuple, list)) and len(result) >= 2  # as the call sites unpack it" in test
+    reference = root / "split_halves_npu" / "reference.py"
+    text = reference.read_text()
+    body = text[text.index("    raise NotImplementedError") :]
+    reference.write_text(text.replace(body, "    return x\n"))
+    assert "1 failed" in run_generated_tests(root).stdout
+    reference.write_text(text.replace(body, "    return list(x.chunk(2, dim))\n"))
+    result = run_generated_tests(root)
+    assert result.returncode == 0 and "1 passed, 2 skipped" in result.stdout, result.stdout + result.stderr
 
 
 def test_existing_files_are_kept_unless_forced(project: Path) -> None:

@@ -403,6 +403,16 @@ def render(p: Plan) -> dict[str, str]:
         ),
         "infer_dtypes": "\n".join(f"    context->SetOutputDataType({i}, dtype);" for i in range(len(p.outputs))),
         "op_def": _op_def(p),
+        "reference_note": (
+            f"the project's own {p.fallback.name} ({p.fallback.file}:{p.fallback.line}), copied"
+            if p.fallback
+            else "a NotImplementedError to replace with the op's computation in torch"
+        ),
+        "reference_step": (
+            "reference.py calls the fallback with the arguments whose names match (a TODO names any other)."
+            if p.fallback
+            else "reference.py is a TODO until then, and the test skips saying so: write it first."
+        ),
         **_kernel(p),
         **_binding(p),
     }
@@ -419,6 +429,7 @@ def render(p: Plan) -> dict[str, str]:
         f"{p.package}/reference.py": reference_source(p),
         f"test_{name}.py": _template("test_op.py.tmpl").substitute(values),
         "conftest.py": _conftest(p),
+        "README.md": _template("README.md.tmpl").substitute(values),
     }
     return files
 

@@ -22,7 +22,13 @@ torch::Tensor fused_gelu(const torch::Tensor& x) {
     return out;
 }
 
+std::vector<torch::Tensor> split_halves(const torch::Tensor& x, int64_t dim) {
+    auto halves = x.chunk(2, dim);
+    return {halves[0].contiguous(), halves[1].contiguous()};
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("scale_bias", &scale_bias, "x * alpha + bias");
     m.def("fused_gelu", &fused_gelu, "gelu(x)");
+    m.def("split_halves", &split_halves, "two halves of x along dim");
 }

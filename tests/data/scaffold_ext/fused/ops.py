@@ -33,3 +33,12 @@ def gelu(x):
 def gelu_twice(x):
     (first,) = [fused_ops_cuda.fused_gelu(x)]
     return torch.nn.functional.gelu(first)
+
+
+def halves(x):
+    low, high = fused_ops_cuda.split_halves(x, 1)
+    return low, high
+
+
+def row_norm(x, eps=1e-6):
+    return torch.ops.fused_extra.row_norm(x, eps)
