@@ -1,12 +1,15 @@
-"""`ascend-port scaffold` on two real CUDA extension ops (issue 31, item 5): causal-conv1d's `causal_conv1d_fwd`
-(csrc/causal_conv1d.cpp, its pure-torch `causal_conv1d_ref` in another module of the package) and mamba-ssm's
-`selective_scan_cuda.fwd` (csrc/selective_scan/selective_scan.cpp, `selective_scan_ref` beside the call site). The
-generated reference and test run here, with this venv's torch. The sources are git snapshots at pinned commits
-(their PyPI sdists build metadata with torch and nvcc, which pip download cannot do here), unpacked by hand into the
-gitignored .cache/corpora and never committed:
-  git --git-dir=<causal-conv1d.git> archive 0d2252d161f25f7907bbd05985c08ab98d255874 | tar -x -C .cache/corpora/causal-conv1d-0d2252d
-  git --git-dir=<mamba.git> archive e9594ce1c732d97440f0332fdc43170a2294dbfa | tar -x -C .cache/corpora/mamba-e9594ce
-(the fixture does it from a mirror under /work/.mirror, or ASCEND_PORT_MIRRORS, where there is one)."""
+"""`ascend-port scaffold` on real CUDA extension ops (issue 31, item 5): causal-conv1d's `causal_conv1d_fwd`
+(csrc/causal_conv1d.cpp, its pure-torch `causal_conv1d_ref` in another module of the package), mamba-ssm's
+`selective_scan_cuda.fwd` (csrc/selective_scan/selective_scan.cpp, `selective_scan_ref` beside the call site) and
+stylegan2-pytorch's `upfirdn2d` (a JIT load() of op/upfirdn2d.cpp, `upfirdn2d_native` beside it, whose shapes come
+from its `_, channel, in_h, in_w = input.shape`). The generated reference and test run here, with this venv's
+torch. The sources are git snapshots at pinned commits (their PyPI sdists build metadata with torch and nvcc, which
+pip download cannot do here), unpacked into the gitignored .cache/corpora and never committed, by the fixture from a
+mirror under /work/.mirror (or ASCEND_PORT_MIRRORS) where there is one, else by hand:
+  git --git-dir=<causal-conv1d.git> archive 0d2252d161f25f7907bbd05985c08ab98d255874 | tar -x -C <cache>/causal-conv1d-0d2252d
+  git --git-dir=<mamba.git> archive e9594ce1c732d97440f0332fdc43170a2294dbfa | tar -x -C <cache>/mamba-e9594ce
+  git --git-dir=<stylegan2-pytorch.git> archive bef283a1c24087da704d16c30abc8e36e63efa0e op | tar -x -C <cache>/stylegan2-pytorch-bef283a
+(<cache>: .cache/corpora, or ASCEND_PORT_CORPORA)"""
 
 from __future__ import annotations
 
@@ -24,12 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import corpora
 
 MIRRORS = Path(os.environ.get("ASCEND_PORT_MIRRORS", "/work/.mirror"))
-# (folder in .cache/corpora, mirror, pinned commit)
+# (folder in .cache/corpora, mirror, pinned commit, the paths unpacked: all where none is named)
 CAUSAL_CONV1D = ("causal-conv1d-0d2252d", "Dao-AILab+causal-conv1d", "0d2252d161f25f7907bbd05985c08ab98d255874")
 MAMBA = ("mamba-e9594ce", "state-spaces+mamba", "e9594ce1c732d97440f0332fdc43170a2294dbfa")
+# (op/ alone: the snapshot lacks some of the repository's sample images)
+STYLEGAN2 = (
+    "stylegan2-pytorch-bef283a",
+    "rosinality+stylegan2-pytorch",
+    "bef283a1c24087da704d16c30abc8e36e63efa0e",
+    "op",
+)
 
 
-def unpacked(folder: str, mirror: str, commit: str) -> Path:
+def unpacked(folder: str, mirror: str, commit: str, *paths: str) -> Path:
     target = corpora.CACHE / folder
     if (target / ".complete").exists():
         return target
@@ -37,7 +47,9 @@ def unpacked(folder: str, mirror: str, commit: str) -> Path:
     if not git_dir.exists():
         pytest.skip(f"{folder} is not unpacked at {target} and no mirror at {git_dir} (see the module docstring)")
     target.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", commit], capture_output=True, check=True)
+    archive = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "archive", commit, *paths], capture_output=True, check=True
+    )
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
     (target / ".complete").touch()
     return target
@@ -88,5 +100,19 @@ def test_selective_scan_fwd_gets_its_projects_reference_and_the_test_runs(tmp_pa
     test = (out / "test_selective_scan_fwd.py").read_text()
     assert "SIZES = {'B': 2, 'D': 3, 'L': 4, 'N': 5}" in test and '"B": rand(2, 5, 4),  # (B, N, L)' in test
     assert "The call sites unpack 3 results: selective_scan_ref gives the first" in test
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "1 passed, 2 skipped" in tests.stdout
+
+
+@pytest.mark.slow
+def test_upfirdn2d_of_a_jit_build_gets_its_projects_native_version_and_the_test_runs(tmp_path: Path) -> None:
+    source = unpacked(*STYLEGAN2)
+    out, tests = scaffold_and_test(source, "upfirdn2d.upfirdn2d", tmp_path)
+    reference = (out / "upfirdn2d_npu" / "reference.py").read_text()
+    assert "# Copied from op/upfirdn2d.py:168" in reference
+    assert "result = upfirdn2d_native(input=input, kernel=kernel, up_x=up_x," in reference
+    test = (out / "test_upfirdn2d.py").read_text()
+    assert '"input": rand(2, 3, 4, 5),  # (input_dim0, channel, in_h, in_w)' in test
+    assert "op/upfirdn2d.py:32 in forward() (result used)" in test
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "1 passed, 2 skipped" in tests.stdout

@@ -5,6 +5,7 @@ and that the generated reference and its test run here (pytest in a subprocess, 
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ascend_port.cli import app
-from ascend_port.scaffold.fallback import docstring_shapes
+from ascend_port.scaffold.fallback import docstring_shapes, unpacked_shapes
 from ascend_port.scaffold.signature import BOOL, TENSOR, bound_function, find_function
 
 EXTENSION = Path(__file__).parent / "data" / "scaffold_ext"
@@ -49,6 +50,7 @@ def test_an_unknown_op_is_an_error_listing_the_ops_found(project: Path) -> None:
     assert "fused_ops_cuda.scale_bias  (csrc/fused_ops.cpp)" in err
     assert "fused_ops_cuda.fused_gelu" in err
     assert "torch.ops.fused_extra.row_norm  (csrc/row_norm.cu)" in err
+    assert "upfirdn_ext.upfirdn  (jit/upfirdn.cpp)" in err
     assert not (project / "ascend_ops").exists()
 
 
@@ -183,6 +185,19 @@ def test_the_generated_test_checks_the_results_the_call_sites_unpack(project: Pa
     assert result.returncode == 0 and "1 passed, 2 skipped" in result.stdout, result.stdout + result.stderr
 
 
+def test_an_op_of_a_jit_build_is_found_with_its_call_site(project: Path) -> None:
+    """jit/ops.py: `upfirdn_ext = load("upfirdn_ext", sources=[...upfirdn.cpp...])`, then `upfirdn_ext.upfirdn(...)`:
+    the op is bound under TORCH_EXTENSION_NAME, which the load() names."""
+    code, _, err = scaffold("upfirdn_ext.upfirdn", str(project))
+    assert code == 0, err
+    root = project / "ascend_ops" / "upfirdn"
+    test = (root / "test_upfirdn.py").read_text()
+    assert "jit/ops.py:15 in upfirdn2d() (result used)" in test
+    assert '"up": 1,  # int64_t  TODO(ascend-port): a value the op accepts' in test
+    binding = (root / "torch_binding" / "upfirdn_npu.cpp").read_text()
+    assert 'm.def("upfirdn(Tensor input, Tensor kernel, int up, int down) -> Tensor");' in binding
+
+
 def test_existing_files_are_kept_unless_forced(project: Path) -> None:
     assert scaffold("scale_bias", str(project))[0] == 0
     edited = project / "ascend_ops" / "scale_bias" / "op_kernel" / "scale_bias.cpp"
@@ -233,4 +248,20 @@ def test_docstring_shapes_take_the_first_real_alternative() -> None:
         "B": ("B", "N", "L"),
         "initial_states": ("batch", "dim", "width - 1"),
         "bias": ("dim",),
+    }
+
+
+def test_the_shapes_a_fallback_unpacks_name_its_dimensions() -> None:
+    function = ast.parse(
+        "def upfirdn2d_native(input, kernel, up=1):\n"
+        "    _, channel, in_h, in_w = input.shape\n"
+        "    input = input.reshape(-1, in_h, in_w, 1)\n"
+        "    _, in_h, in_w, minor = input.shape\n"
+        "    kernel_h, kernel_w = kernel.size()\n"
+        "    a, b = other.shape\n"
+    ).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert unpacked_shapes(function) == {
+        "input": ("input_dim0", "channel", "in_h", "in_w"),
+        "kernel": ("kernel_h", "kernel_w"),
     }

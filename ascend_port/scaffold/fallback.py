@@ -82,7 +82,7 @@ def find_fallback(top: Path, op: ExtensionOp) -> Fallback | None:
         tuple(a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]),
         source,
         imports,
-        docstring_shapes(ast.get_docstring(node) or ""),
+        {**unpacked_shapes(node), **docstring_shapes(ast.get_docstring(node) or "")},
     )
 
 
@@ -108,6 +108,27 @@ def docstring_shapes(doc: str) -> dict[str, tuple[str, ...]]:
         dims = [d for d in re.split(r",\s*|\s+(?![+-])(?<![+-]\s)", chosen.strip()) if d.strip()]
         if dims and all(DIM.match(d) for d in dims):
             shapes[match.group(1)] = tuple(" ".join(d.split()) for d in dims)
+    return shapes
+
+
+def unpacked_shapes(function: ast.FunctionDef) -> dict[str, tuple[str, ...]]:
+    """Parameter -> its dimensions as the function unpacks them (``_, channel, in_h, in_w = input.shape``,
+    ``dim, width = weight.size()``): the first unpacking of each; ``_`` and a starred name get a name of their own."""
+    params = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    shapes: dict[str, tuple[str, ...]] = {}
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple | ast.List)):
+            continue
+        value = node.value.func if isinstance(node.value, ast.Call) and not node.value.args else node.value
+        if not (
+            isinstance(value, ast.Attribute) and value.attr in ("shape", "size") and isinstance(value.value, ast.Name)
+        ):
+            continue
+        name = value.value.id
+        targets = node.targets[0].elts
+        if name in params and name not in shapes and all(isinstance(t, ast.Name) for t in targets):
+            dims = [t.id for t in targets if isinstance(t, ast.Name)]
+            shapes[name] = tuple(f"{name}_dim{i}" if d == "_" else d for i, d in enumerate(dims))
     return shapes
 
 

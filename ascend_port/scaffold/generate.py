@@ -97,7 +97,7 @@ def _shapes(p: Plan) -> tuple[dict[str, tuple[str, ...]], str]:
     shapes = {**p.signature.shapes, **doc}
     sources = []
     if doc:
-        sources.append(f"{p.fallback.name}'s docstring" if p.fallback else "")
+        sources.append(f"{p.fallback.name}'s docstring and its `a, b = x.shape`" if p.fallback else "")
     if p.signature.shapes:
         sources.append(f"CHECK_SHAPE in {p.signature.file}")
     return shapes, " and ".join(sources) or "no shape found: edit them"
