@@ -142,9 +142,9 @@ def test_an_op_without_fallback_gets_a_reference_to_write_and_its_test_skips_say
     assert code == 0, err
     reference = (out / "fused_gelu_npu" / "reference.py").read_text()
     assert "def fused_gelu(x):" in reference
+    assert "    raise NotImplementedError(\n" in reference
     assert (
-        'raise NotImplementedError("TODO(ascend-port): write the CPU reference of fused_ops_cuda.fused_gelu'
-        in reference
+        '"TODO(ascend-port): write the CPU reference of fused_ops_cuda.fused_gelu from its CUDA kernels "' in reference
     )
     test = (out / "test_fused_gelu.py").read_text()
     # (gelu_twice unpacks a list it builds: the call itself gives one result)
@@ -198,6 +198,13 @@ def test_an_op_of_a_jit_build_is_found_with_its_call_site(project: Path) -> None
     assert 'm.def("upfirdn(Tensor input, Tensor kernel, int up, int down) -> Tensor");' in binding
 
 
+def test_an_op_whose_cpp_function_is_not_in_the_sources_is_an_error(project: Path) -> None:
+    code, _, err = scaffold("external_op", str(project))
+    assert code == 2
+    assert "fused_ops_cuda.external_op: the C++ function bound to it (in csrc/fused_ops.cpp) was not found" in err
+    assert not (project / "ascend_ops").exists()
+
+
 def test_existing_files_are_kept_unless_forced(project: Path) -> None:
     assert scaffold("scale_bias", str(project))[0] == 0
     edited = project / "ascend_ops" / "scale_bias" / "op_kernel" / "scale_bias.cpp"
@@ -231,6 +238,9 @@ def test_the_cpp_signature_is_read_with_optional_and_written_tensors() -> None:
         ("silu_activation", BOOL, False, False),
     ]
     assert signature.shapes == {"x": ("batch", "dim", "seqlen"), "bias": ("dim",)}
+    keyword = find_function("at::Tensor clamp(const at::Tensor& in, double lambda) { return in; }", "clamp", "b.cpp")
+    assert keyword is not None and keyword.result == "tensor"
+    assert [p.name for p in keyword.params] == ["in_", "lambda_"]
 
 
 def test_docstring_shapes_take_the_first_real_alternative() -> None:

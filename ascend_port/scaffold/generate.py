@@ -194,10 +194,12 @@ def reference_source(p: Plan) -> str:
             else "no pure-torch version of it was found beside its call sites"
         )
         head.append(f'operator for. {why[0].upper() + why[1:]}: write it from the CUDA kernels."""')
-        lines.append(
-            f'    raise NotImplementedError("TODO(ascend-port): write the CPU reference of {p.op.qualified} from its '
-            f'CUDA kernels ({p.signature.file}): {why}")'
-        )
+        lines += [
+            "    raise NotImplementedError(",
+            f'        "TODO(ascend-port): write the CPU reference of {p.op.qualified} from its CUDA kernels "',
+            f'        "({p.signature.file}): {why}"',
+            "    )",
+        ]
         return "\n".join([*_wrap(head), "", "from __future__ import annotations", "", "", *lines]) + "\n"
     fb = p.fallback
     head.append(
@@ -389,6 +391,7 @@ def render(p: Plan) -> dict[str, str]:
         "result_note": f"the CUDA op returns {sig.result}",
         "py_params": ", ".join(q.name for q in sig.params),
         "py_args": ", ".join(q.name for q in sig.params),
+        "py_tuple": f"({', '.join(q.name for q in sig.params)}{',' if len(sig.params) == 1 else ''})",
         "sizes": repr(sizes),
         "shape_source": shape_source,
         "call_sites": _call_sites(p),

@@ -4,6 +4,7 @@ blanks comments and literals of."""
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass, field
 
@@ -89,7 +90,9 @@ def _param(text: str) -> Param | None:
     else:
         kind = OTHER
     written = kind == TENSOR and not optional and "&" in cpp_type and not re.search(r"\bconst\b", cpp_type)
-    return Param(match.group(2).rstrip("_") or match.group(2), cpp_type, kind, optional, written)
+    name = match.group(2).rstrip("_") or match.group(2)
+    # (a C++ name that is a Python keyword, `lambda`, `in`, keeps the underscore Python needs)
+    return Param(f"{name}_" if keyword.iskeyword(name) else name, cpp_type, kind, optional, written)
 
 
 def _result(return_type: str) -> str:

@@ -27,8 +27,12 @@ std::vector<torch::Tensor> split_halves(const torch::Tensor& x, int64_t dim) {
     return {halves[0].contiguous(), halves[1].contiguous()};
 }
 
+// Defined in a library the extension links: no source to read its arguments from.
+torch::Tensor external_op(const torch::Tensor& x);
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("scale_bias", &scale_bias, "x * alpha + bias");
     m.def("fused_gelu", &fused_gelu, "gelu(x)");
     m.def("split_halves", &split_halves, "two halves of x along dim");
+    m.def("external_op", &external_op, "defined elsewhere");
 }
