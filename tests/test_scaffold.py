@@ -205,6 +205,15 @@ def test_an_op_whose_cpp_function_is_not_in_the_sources_is_an_error(project: Pat
     assert not (project / "ascend_ops").exists()
 
 
+def test_the_scaffold_itself_gives_the_port_nothing_to_do(project: Path) -> None:
+    """`ascend-port scan` of the written folder: no finding (its NpuExtension build and its torch.ops call of the
+    binding are no CUDA extension's)."""
+    assert scaffold("scale_bias", str(project))[0] == 0
+    root = project / "ascend_ops" / "scale_bias"
+    result = CliRunner().invoke(app, ["scan", str(root), "--no-cache", "--format", "concise"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+
+
 def test_existing_files_are_kept_unless_forced(project: Path) -> None:
     assert scaffold("scale_bias", str(project))[0] == 0
     edited = project / "ascend_ops" / "scale_bias" / "op_kernel" / "scale_bias.cpp"
