@@ -128,6 +128,7 @@ def test_the_op_with_a_fallback_gets_it_as_reference_and_an_operator_project(pro
     assert "no NPU here" in result.stdout
 
 
+@pytest.mark.slow
 def test_the_generated_test_fails_when_the_reference_gives_the_wrong_shape(project: Path) -> None:
     assert scaffold("scale_bias", str(project))[0] == 0
     reference = project / "ascend_ops" / "scale_bias" / "scale_bias_npu" / "reference.py"
@@ -169,6 +170,7 @@ def test_a_torch_library_op_gets_the_fallback_of_a_module_beside_its_call_site(p
     assert result.returncode == 0 and "1 passed, 2 skipped" in result.stdout, result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_the_generated_test_checks_the_results_the_call_sites_unpack(project: Path) -> None:
     """fused/ops.py unpacks split_halves into two names: a reference giving one tensor fails the generated test."""
     assert scaffold("split_halves", str(project))[0] == 0
@@ -212,6 +214,32 @@ def test_the_scaffold_itself_gives_the_port_nothing_to_do(project: Path) -> None
     root = project / "ascend_ops" / "scale_bias"
     result = CliRunner().invoke(app, ["scan", str(root), "--no-cache", "--format", "concise"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
+
+
+# A stand-in for the built binding (`scale_bias_npu/_C`): the op registered for PrivateUse1 in Python, so that the
+# generated NPU comparison runs under `ascend-port emulate` (its npu device is PrivateUse1, its torch_npu a stand-in).
+STAND_IN_BINDING = """
+import torch
+
+_LIB = torch.library.Library("scale_bias_npu", "DEF")
+_LIB.define("scale_bias(Tensor x, Tensor bias, float alpha) -> Tensor")
+_LIB.impl("scale_bias", lambda x, bias, alpha: {formula}, "PrivateUse1")
+"""
+
+
+@pytest.mark.slow
+def test_the_generated_npu_comparison_runs_under_the_emulator_and_catches_a_wrong_operator(project: Path) -> None:
+    from emulation import CLI, run
+
+    assert scaffold("scale_bias", str(project))[0] == 0
+    root = project / "ascend_ops" / "scale_bias"
+    command = [*CLI, "emulate", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(root)]
+    (root / "scale_bias_npu" / "_C.py").write_text(STAND_IN_BINDING.format(formula="x * alpha + bias"))
+    result = run(command, cwd=root)
+    assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout + result.stderr
+    (root / "scale_bias_npu" / "_C.py").write_text(STAND_IN_BINDING.format(formula="x * alpha"))
+    result = run(command, cwd=root)
+    assert "2 failed, 1 passed" in result.stdout, result.stdout + result.stderr
 
 
 def test_existing_files_are_kept_unless_forced(project: Path) -> None:
