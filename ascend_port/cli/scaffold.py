@@ -44,8 +44,9 @@ def scaffold(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace files that exist.")] = False,
 ) -> None:
-    from ascend_port.scaffold.generate import ScaffoldError, op_id, plan, write
+    from ascend_port.scaffold.generate import write
     from ascend_port.scaffold.ops import find_ops
+    from ascend_port.scaffold.plan import ScaffoldError, op_id, plan
 
     term = Terminal()
     if not path.is_dir():

@@ -2,4 +2,5 @@
 
 ``ops.py`` finds the ops (the bindings of the project's C++ and their Python call sites), ``signature.py`` reads an
 op's C++ function (arguments, result, shape checks), ``fallback.py`` finds the project's own pure-torch version of it
-beside the call sites, ``generate.py`` writes the project from the templates in ``templates/``."""
+beside the call sites, ``plan.py`` names the scaffold, ``ascend_c.py`` and ``python_side.py`` compute its C++ and
+Python parts, ``generate.py`` writes them through the templates in ``templates/``."""
