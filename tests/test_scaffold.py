@@ -266,6 +266,14 @@ def test_the_cpp_signature_is_read_with_optional_and_written_tensors() -> None:
     PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("conv_fwd", &fwd, "doc"); }
     """
     assert bound_function(text, "conv_fwd") == "fwd"
+    assert (
+        bound_function(
+            'TORCH_LIBRARY(ns, m) { m.def("scale(Tensor x, float a) -> Tensor", &ns::scale_impl); }', "scale"
+        )
+        == "scale_impl"
+    )
+    assert bound_function('m.impl("scale", TORCH_FN(scale_cuda));', "scale") == "scale_cuda"
+    assert bound_function('m.def("scale_twice", &twice);', "scale") is None
     signature = find_function(text, "fwd", "a.cpp")
     assert signature is not None and signature.result == "none" and signature.line == 3
     assert [(p.name, p.kind, p.optional, p.written) for p in signature.params] == [

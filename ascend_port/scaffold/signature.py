@@ -45,9 +45,10 @@ class Signature:
 
 
 def bound_function(text: str, op: str) -> str | None:
-    """The C++ function ``m.def("op", &fn)`` / ``m.impl("op", TORCH_FN(fn))`` binds ``op`` to in ``text``."""
+    """The C++ function ``m.def("op", &fn)``, ``m.def("op(Tensor x) -> Tensor", &fn)`` or ``m.impl("op",
+    TORCH_FN(fn))`` binds ``op`` to in ``text``."""
     match = re.search(
-        rf'\.\s*(?:def|impl)\s*\(\s*"(?:\w+::)?{re.escape(op)}(?:\.\w+)?"\s*,\s*(?:TORCH_FN\s*\(\s*)?&?\s*([\w:]+)',
+        rf'\.\s*(?:def|impl)\s*\(\s*"(?:\w+::)?{re.escape(op)}(?:\.\w+)?(?:\([^"]*)?"\s*,\s*(?:TORCH_FN\s*\(\s*)?&?\s*([\w:]+)',
         text,
     )
     return match.group(1).rsplit("::", 1)[-1] if match else None
