@@ -23,7 +23,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # an Ascend host (they read the torch_npu tables of core/ and data/, nothing of the port)
     # `scaffold`: an Ascend C operator project for a CUDA extension's op (it reads the ops NPU502 knows)
     ("run", "emulate", "doctor", "scaffold"),
-    ("reports", "verify"),  # the reports of a run; `verify`: the ported project's commands run under the emulator
+    # the reports of a run; `verify`: the ported project's commands run under the emulator; `run`'s port on the fly
+    ("reports", "verify", "onthefly"),
     ("git",),  # the branch transaction, the review
     ("cli",),
 )
@@ -66,10 +67,15 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
+# The package's front door: ``ascend_port.activate()`` (`ascend-port run` in a notebook) loads the machinery above
+# it when called, as the console script loads the CLI. It is an entry point, not a dependency of the layers.
+ENTRY_POINTS = {"ascend_port": {"ascend_port.onthefly.activate"}}
+
+
 def graph() -> dict[str, set[str]]:
     found = modules()
     known = set(found)
-    return {name: imports(name, path, known) for name, path in found.items()}
+    return {name: imports(name, path, known) - ENTRY_POINTS.get(name, set()) for name, path in found.items()}
 
 
 def layer(module: str) -> str:

@@ -14,7 +14,7 @@ from ascend_port.cli import common
 from ascend_port.cli.common import DEFAULT_BRANCH, Terminal, app
 
 # One module per command; importing it registers its commands, in the order `--help` lists them.
-from ascend_port.cli import scan, apply, emulate, rules, config, doctor, errors, scaffold  # noqa: F401  isort: skip
+from ascend_port.cli import scan, apply, run, emulate, rules, config, doctor, errors, scaffold  # noqa: F401  isort: skip
 
 __all__ = ["DEFAULT_BRANCH", "app", "main"]
 

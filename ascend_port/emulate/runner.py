@@ -17,7 +17,8 @@ DEVICES_ENV = "ASCEND_PORT_EMULATE_DEVICES"
 REPORT_ENV = "ASCEND_PORT_EMULATE_REPORT"
 API_ENV = "ASCEND_PORT_EMULATE_API"
 EXIT_USAGE = 2
-SUPPORTED = "python/python3 (or a path to a Python interpreter), pytest, torchrun, or -m MODULE"
+PYTHON_COMMANDS = "python/python3 (or a path to a Python interpreter), pytest, torchrun, or -m MODULE"
+SUPPORTED = PYTHON_COMMANDS.replace(", or -m MODULE", ", -m MODULE, or ascend-port run -- COMMAND")
 _REAL_DISTRIBUTIONS = ("torch-npu", "torch_npu")
 
 
@@ -49,27 +50,44 @@ def _shebang_interpreter(program: str) -> str | None:
     return words[0] if words else None
 
 
-def resolve_command(command: list[str]) -> tuple[list[str], str]:
-    """The command to run and the Python interpreter that will run it. Raises UsageError."""
+def resolve_command(command: list[str], tool: str = "emulate") -> tuple[list[str], str]:
+    """The command to run and the Python interpreter that will run it; ``tool``: the ascend-port command that runs
+    it (its messages name it; `emulate` also runs `ascend-port run`). Raises UsageError."""
+    supported = SUPPORTED if tool == "emulate" else PYTHON_COMMANDS
     if not command:
         raise UsageError(
-            f"no command to run: `ascend-port emulate -- COMMAND [ARGS...]` with COMMAND one of {SUPPORTED}"
+            f"no command to run: `ascend-port {tool} -- COMMAND [ARGS...]` with COMMAND one of {supported}"
         )
     first = command[0]
     if first == "-m":
         if len(command) < 2:
-            raise UsageError("-m needs a module name: `ascend-port emulate -- -m MODULE [ARGS...]`")
+            raise UsageError(f"-m needs a module name: `ascend-port {tool} -- -m MODULE [ARGS...]`")
         return [sys.executable, *command], sys.executable
     if _is_python(first):
         interpreter = shutil.which(first) if os.sep not in first else first
         if interpreter is None or not os.access(interpreter, os.X_OK):
             raise UsageError(f"{first}: no such Python interpreter")
         return command, interpreter
+    if tool == "emulate" and Path(first).name == "ascend-port" and command[1:2] == ["run"]:
+        # `ascend-port emulate -- ascend-port run -- python train.py`: the unchanged program, ported as it imports,
+        # on the emulated npu. The Python that matters is the one `run` launches.
+        if shutil.which(first) is None:
+            raise UsageError(f"{first}: not found on PATH")
+        inner = command[command.index("--") + 1 :] if "--" in command else _first_command(command[2:])
+        return command, resolve_command(inner)[1]
     if Path(first).name in ("pytest", "py.test", "torchrun"):
         if shutil.which(first) is None:
             raise UsageError(f"{first}: not found on PATH")
         return command, _shebang_interpreter(first) or sys.executable
-    raise UsageError(f"{first!r} is not a supported command: ascend-port emulate runs {SUPPORTED}")
+    raise UsageError(f"{first!r} is not a supported command: ascend-port {tool} runs {supported}")
+
+
+def _first_command(words: list[str]) -> list[str]:
+    """The command in ``ascend-port run``'s words when they have no ``--``: from the first word that is one."""
+    for i, word in enumerate(words):
+        if word == "-m" or _is_python(word) or Path(word).name in ("pytest", "py.test", "torchrun"):
+            return words[i:]
+    return []
 
 
 def real_torch_npu(interpreter: str) -> str | None:
@@ -218,7 +236,7 @@ def run_emulated(
             return EXIT_USAGE
         reports = folder / "reports"
         reports.mkdir()
-        exit_code = _call(argv, build_environment(devices, str(reports), api))
+        exit_code = run_command(argv, build_environment(devices, str(reports), api))
         if exit_code is None:
             return EXIT_USAGE
         merged = {
@@ -246,7 +264,7 @@ def refuse_real_torch_npu(interpreter: str, force: bool) -> None:
         )
 
 
-def _call(argv: list[str], env: dict[str, str]) -> int | None:
+def run_command(argv: list[str], env: dict[str, str]) -> int | None:
     """The command's exit code (128 + N when killed by signal N, 130 on Ctrl-C); None when it cannot start."""
     try:
         exit_code = subprocess.call(argv, env=env)

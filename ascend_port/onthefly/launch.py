@@ -1,0 +1,138 @@
+"""`ascend-port run`: the project ported in memory (prepare.py), the program launched with the bootstrap on its path
+(command.py), and at exit what it ran ported: the modules each process imported from their ports, the TODOs they
+carry, and the `apply` command that makes the port permanent."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ascend_port.core.findings import FileResult
+from ascend_port.emulate.runner import run_command
+from ascend_port.onthefly.command import BOOTSTRAP
+from ascend_port.onthefly.prepare import Prepared, prepare
+from ascend_port.run.engine import RunResult
+
+MANIFEST_ENV = "ASCEND_PORT_RUN_MANIFEST"
+REPORT_ENV = "ASCEND_PORT_RUN_REPORT"
+EXIT_USAGE = 2
+
+
+class NotStarted(Exception):
+    """The program could not be started; what stopped it is printed."""
+
+
+@dataclass
+class Launch:
+    """What the program ran: its exit code and the real paths of the ported modules some process imported."""
+
+    exit_code: int
+    served: set[str]
+    notes: list[str]
+
+
+def environment(manifest: Path, reports: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(BOOTSTRAP), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    )
+    env[MANIFEST_ENV] = str(manifest)
+    env[REPORT_ENV] = str(reports)
+    return env
+
+
+def launch(argv: list[str], notes: list[str], result: RunResult) -> tuple[Prepared, Launch]:
+    """Run ``argv`` (command.launch_command's) with ``result``'s port served to its imports. Raises NotStarted for a
+    command that did not start."""
+    with tempfile.TemporaryDirectory(prefix="ascend-port-run-") as scratch:
+        folder = Path(scratch)
+        prepared = prepare(result, folder)
+        reports = folder / "reports"
+        reports.mkdir()
+        exit_code = run_command(argv, environment(prepared.manifest, reports))
+        if exit_code is None:
+            raise NotStarted  # (run_command said why)
+        served: set[str] = set()
+        for path in reports.glob("*.json"):
+            try:
+                served.update(json.loads(path.read_text("utf-8")).get("served", ()))
+            except (OSError, ValueError):
+                continue
+    return prepared, Launch(exit_code, served, notes)
+
+
+def _todos(file: FileResult) -> list[str]:
+    return [f"{file.path}:{f.line}: {f.rule.id} [{f.confidence.label}] {f.message}" for f in file.findings if f.todo]
+
+
+def _rewrites(file: FileResult) -> int:
+    return sum(1 for f in file.findings if f.applied and f.rewrites)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def summary(prepared: Prepared, ran: Launch, apply_command: str, verbose: bool = False) -> list[str]:
+    """What stderr says at exit."""
+    imported = [f for path, f in prepared.modules.items() if path in ran.served]
+    others = [f for path, f in prepared.modules.items() if path not in ran.served]
+    todos = [line for f in imported for line in _todos(f)]
+    head = f"ascend-port run: exit code {ran.exit_code}; torch_npu {prepared.result.target}: "
+    if not prepared.modules:
+        return [head + "the port changes no Python module of the project: the program ran as it is"]
+    lines = [head + f"{_plural(len(imported), 'module')} ported on the fly, {_plural(len(todos), 'TODO')}"]
+    for file in imported:
+        lines.append(f"  {file.path}: {_plural(_rewrites(file), 'rewrite')}")
+    if todos:
+        lines.append("  TODOs in the modules it imported (work the port leaves to a person):")
+        lines += [f"    {line}" for line in todos]
+    if others:
+        names = ", ".join(f.path for f in others) if verbose else ""
+        lines.append(
+            f"  {_plural(len(others), 'more module')} the port changes, not imported{': ' + names if names else ''}"
+        )
+    if prepared.others:
+        names = ", ".join(f.path for f in prepared.others)
+        lines.append(f"  not ported on the fly: {_plural(len(prepared.others), 'file')} that are not Python ({names})")
+    lines += ran.notes and [f"  note: {note}" for note in ran.notes]
+    lines.append(f"to make the port permanent: {apply_command}")
+    return lines
+
+
+def report(prepared: Prepared, ran: Launch, command: list[str], apply_command: str) -> dict:
+    """The JSON of --report: the same facts as the summary, every module and TODO named."""
+
+    def module(file: FileResult) -> dict:
+        return {
+            "path": file.path,
+            "rewrites": _rewrites(file),
+            "todos": [
+                {"line": f.line, "rule": f.rule.id, "confidence": f.confidence.label, "message": f.message}
+                for f in file.findings
+                if f.todo
+            ],
+        }
+
+    return {
+        "command": command,
+        "exit_code": ran.exit_code,
+        "torch_npu": prepared.result.target,
+        "imported": [module(f) for p, f in prepared.modules.items() if p in ran.served],
+        "not_imported": [f.path for p, f in prepared.modules.items() if p not in ran.served],
+        "not_python": [f.path for f in prepared.others],
+        "notes": ran.notes,
+        "apply": apply_command,
+    }
+
+
+def apply_command(project: Path, flags: dict[str, str | None]) -> str:
+    words = ["ascend-port", "apply", str(project)]
+    for flag, value in flags.items():
+        if value is not None:
+            words += [flag, value]
+    return shlex.join(words)
