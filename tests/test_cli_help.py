@@ -1,7 +1,7 @@
 """Every ``--help`` reads cleanly at 80 columns (issue 20): no type placeholders that typer 0.27 and later print
 (``<bool>``, ``<list[Path]>``, ``{paths}...``), no rich markup eaten (``[tool.ascend-port]`` taken for a style tag)
 or leaked (``[/bold]``); and shell completion: the script is printed, and completing ``ascend-port sc`` offers
-``scan``, through the environment variables the script sets."""
+``scan`` and ``scaffold``, through the environment variables the script sets."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_bash_completion_script_and_completing_a_command() -> None:
     env = {"_ASCEND_PORT_COMPLETE": instruction.group(1), "COMP_WORDS": "ascend-port sc", "COMP_CWORD": "1"}
     done = _run(env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["scan"]
+    assert done.stdout.split() == ["scan", "scaffold"]
     options = _run({**env, "COMP_WORDS": "ascend-port scan --ex", "COMP_CWORD": "2"})
     assert set(options.stdout.split()) == {"--exclude", "--exit-zero"}
 

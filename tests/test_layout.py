@@ -21,7 +21,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("port",),  # the port of one file per file type: the rules composed
     # a run over a tree; the NPU emulator (a CPU-backed npu device, the torch_npu stand-in); `doctor`: the checks of
     # an Ascend host (they read the torch_npu tables of core/ and data/, nothing of the port)
-    ("run", "emulate", "doctor"),
+    # `scaffold`: an Ascend C operator project for a CUDA extension's op (it reads the ops NPU502 knows)
+    ("run", "emulate", "doctor", "scaffold"),
     # the reports of a run; `verify`: the ported project's commands run under the emulator; `run`'s port on the fly
     ("reports", "verify", "onthefly"),
     ("git",),  # the branch transaction, the review

@@ -1,5 +1,5 @@
 """The ``ascend-port`` command line: one module per command (scan, apply, emulate and verify, rules, config, doctor,
-errors),
+errors, scaffold),
 what they share in ``common``. Exit codes follow ruff and black: 0 clean, 1 findings or pending changes, 2 usage
 or tool error (including files that could not be read or parsed)."""
 
@@ -14,7 +14,7 @@ from ascend_port.cli import common
 from ascend_port.cli.common import DEFAULT_BRANCH, Terminal, app
 
 # One module per command; importing it registers its commands, in the order `--help` lists them.
-from ascend_port.cli import scan, apply, run, emulate, rules, config, doctor, errors  # noqa: F401  isort: skip
+from ascend_port.cli import scan, apply, run, emulate, rules, config, doctor, errors, scaffold  # noqa: F401  isort: skip
 
 __all__ = ["DEFAULT_BRANCH", "app", "main"]
 

@@ -24,10 +24,11 @@ class KernelRules(PortTransformer):
         self._build_context = 0  # inside `cmdclass=...` or a `"build_ext": ...` entry
         self._kernels: list[_KernelScan | None] = []  # the functions being visited: a scan for each Triton kernel
         aliases = set(ctx.imports.aliases.values())
-        # BuildExtension only matters when CUDA sources are built; a setup.py importing CppExtension and not
-        # CUDAExtension builds host C++ only.
+        # BuildExtension only matters when CUDA sources are built; a setup.py importing CppExtension (or torch_npu's
+        # NpuExtension: an NPU build, e.g. the torch binding `ascend-port scaffold` writes) and not CUDAExtension
+        # builds host C++ only.
         self._cpp_only = (
-            f"{CPP_EXTENSION}.CppExtension" in aliases
+            bool(aliases & {f"{CPP_EXTENSION}.CppExtension", "torch_npu.utils.cpp_extension.NpuExtension"})
             and f"{CPP_EXTENSION}.CUDAExtension" not in aliases
             and f"{CPP_EXTENSION}.CUDA_HOME" not in aliases
         )
