@@ -3,19 +3,24 @@
 `selective_scan_cuda.fwd` (csrc/selective_scan/selective_scan.cpp, `selective_scan_ref` beside the call site) and
 stylegan2-pytorch's `upfirdn2d` (a JIT load() of op/upfirdn2d.cpp, `upfirdn2d_native` beside it, whose shapes come
 from its `_, channel, in_h, in_w = input.shape`). The generated reference and test run here, with this venv's
-torch. The sources are git snapshots at pinned commits (their PyPI sdists build metadata with torch and nvcc, which
-pip download cannot do here), unpacked into the gitignored .cache/corpora and never committed, by the fixture from a
-mirror under /work/.mirror (or ASCEND_PORT_MIRRORS) where there is one, else by hand:
-  git --git-dir=<causal-conv1d.git> archive 0d2252d161f25f7907bbd05985c08ab98d255874 | tar -x -C <cache>/causal-conv1d-0d2252d
-  git --git-dir=<mamba.git> archive e9594ce1c732d97440f0332fdc43170a2294dbfa | tar -x -C <cache>/mamba-e9594ce
-  git --git-dir=<stylegan2-pytorch.git> archive bef283a1c24087da704d16c30abc8e36e63efa0e op | tar -x -C <cache>/stylegan2-pytorch-bef283a
-(<cache>: .cache/corpora, or ASCEND_PORT_CORPORA)"""
+torch.
+
+causal-conv1d 1.6.1 and mamba-ssm 2.3.2.post1 are their PyPI sdists, fetched by URL and checked against their
+sha256 (`pip download` would build their metadata with torch and nvcc, which it cannot do here), unpacked into the
+gitignored .cache/corpora (or ASCEND_PORT_CORPORA) and never committed. stylegan2-pytorch is not on PyPI: a git
+snapshot at a pinned commit, unpacked from a mirror under /work/.mirror (or ASCEND_PORT_MIRRORS) where there is one,
+else skipped, or by hand:
+  git --git-dir=<stylegan2-pytorch.git> archive bef283a1c24087da704d16c30abc8e36e63efa0e op | tar -x -C <cache>/stylegan2-pytorch-bef283a"""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 import subprocess
 import sys
+import tarfile
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -28,8 +33,16 @@ import corpora
 
 MIRRORS = Path(os.environ.get("ASCEND_PORT_MIRRORS", "/work/.mirror"))
 # (folder in .cache/corpora, mirror, pinned commit, the paths unpacked: all where none is named)
-CAUSAL_CONV1D = ("causal-conv1d-0d2252d", "Dao-AILab+causal-conv1d", "0d2252d161f25f7907bbd05985c08ab98d255874")
-MAMBA = ("mamba-e9594ce", "state-spaces+mamba", "e9594ce1c732d97440f0332fdc43170a2294dbfa")
+FILES = "https://files.pythonhosted.org/packages"
+# (the sdist's URL, its sha256)
+CAUSAL_CONV1D = (
+    f"{FILES}/63/15/ec51d77a2df03ee93410f8ee97fceeb7181da213813c51243e9dd6d7e144/causal_conv1d-1.6.1.tar.gz",
+    "e4a697ec2db3906f012e675125569f8b510b4559bc53e3095143d91369e1221b",
+)
+MAMBA = (
+    f"{FILES}/af/48/aa7bec0efc7453fa0512276c0069c854bf684219050294266534bfef34bb/mamba_ssm-2.3.2.post1.tar.gz",
+    "104cc47e9101e5401a675fa2b784f2952b9b037f3b1dd83b5ac544394e95d028",
+)
 # (op/ alone: the snapshot lacks some of the repository's sample images)
 STYLEGAN2 = (
     "stylegan2-pytorch-bef283a",
@@ -37,6 +50,24 @@ STYLEGAN2 = (
     "bef283a1c24087da704d16c30abc8e36e63efa0e",
     "op",
 )
+
+
+def sdist(url: str, sha256: str) -> Path:
+    """The sdist at ``url`` unpacked (once) into the corpora cache; its root folder."""
+    name = url.rsplit("/", 1)[1].removesuffix(".tar.gz")
+    target = corpora.CACHE / f"{name}-sdist"
+    if not (target / ".complete").exists():
+        try:
+            with urllib.request.urlopen(url, timeout=120) as response:
+                data = response.read()
+        except OSError as error:
+            pytest.skip(f"cannot download {url}: {error}")
+        assert hashlib.sha256(data).hexdigest() == sha256, f"{url} is not the pinned sdist"
+        target.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            archive.extractall(target, filter="data")
+        (target / ".complete").touch()
+    return target / name
 
 
 def unpacked(folder: str, mirror: str, commit: str, *paths: str) -> Path:
@@ -71,7 +102,7 @@ def scaffold_and_test(source: Path, op: str, tmp_path: Path) -> tuple[Path, subp
 
 @pytest.mark.slow
 def test_causal_conv1d_fwd_gets_its_projects_reference_and_the_test_runs(tmp_path: Path) -> None:
-    source = unpacked(*CAUSAL_CONV1D)
+    source = sdist(*CAUSAL_CONV1D)
     out, tests = scaffold_and_test(source, "causal_conv1d_fwd", tmp_path)
     reference = (out / "causal_conv1d_fwd_npu" / "reference.py").read_text()
     assert "# Copied from causal_conv1d/causal_conv1d_interface.py:132" in reference
@@ -92,10 +123,10 @@ def test_causal_conv1d_fwd_gets_its_projects_reference_and_the_test_runs(tmp_pat
 
 @pytest.mark.slow
 def test_selective_scan_fwd_gets_its_projects_reference_and_the_test_runs(tmp_path: Path) -> None:
-    source = unpacked(*MAMBA)
+    source = sdist(*MAMBA)
     out, tests = scaffold_and_test(source, "selective_scan_cuda.fwd", tmp_path)
     reference = (out / "selective_scan_fwd_npu" / "reference.py").read_text()
-    assert "# Copied from mamba_ssm/ops/selective_scan_interface.py:127" in reference
+    assert "# Copied from mamba_ssm/ops/selective_scan_interface.py:115" in reference
     assert "from einops import rearrange, repeat" in reference and "import selective_scan_cuda" not in reference
     test = (out / "test_selective_scan_fwd.py").read_text()
     assert "SIZES = {'B': 2, 'D': 3, 'L': 4, 'N': 5}" in test and '"B": rand(2, 5, 4),  # (B, N, L)' in test
