@@ -390,3 +390,13 @@ def test_activate_ports_the_modules_a_notebook_imports_after_it(tmp_path: Path) 
         str(tmp_path / "envmod.py"),
     ]
     assert "imported before ascend_port.activate(), so not ported: early" in result.stderr
+
+
+def test_a_ported_package_reads_its_data_files_beside_it(tmp_path: Path) -> None:
+    init_old = "import importlib.resources\nDEVICE = 'cuda'\n"
+    init_new = "import importlib.resources\nDEVICE = 'npu'\n"
+    main = "import pkg, importlib.resources\nprint(pkg.DEVICE, importlib.resources.files('pkg').joinpath('data.txt').read_text())\n"
+    project, env = _project(tmp_path, {"main.py": (main, None), "pkg/__init__.py": (init_old, init_new)})
+    (project / "pkg" / "data.txt").write_text("weights")
+    result = _python([str(RUNNER), "main.py"], project, env)
+    assert result.stdout == "npu weights\n", result.stderr

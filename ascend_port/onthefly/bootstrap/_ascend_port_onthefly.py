@@ -78,32 +78,22 @@ class PortedModule:
             return []
 
 
-class PortedLoader(importlib.abc.Loader):
-    """Executes a module from its ported text; the spec's origin (``__file__``) stays the real path."""
+class PortedLoader(importlib.machinery.SourceFileLoader):
+    """Executes a module from its ported text. Otherwise the file's own loader: ``__file__`` is the real path, and
+    the package's data files and importlib.resources are read beside it. Its ``get_code`` never reads or writes
+    bytecode."""
 
-    def __init__(self, module):
+    def __init__(self, fullname, module):
+        super().__init__(fullname, module.path)
         self.module = module
 
-    def create_module(self, spec):
-        return None  # the default module
-
-    def exec_module(self, module):
-        served.add(self.module.path)
-        exec(self.module.code(module.__spec__.origin), module.__dict__)  # (the port of the user's file)
-
-    # What runpy (-m), inspect, linecache and pdb ask a loader for.
+    # What exec_module, runpy (-m), inspect, linecache and pdb ask a loader for.
     def get_code(self, fullname):
         served.add(self.module.path)
         return self.module.code(self.module.path)
 
     def get_source(self, fullname):
         return self.module.text()
-
-    def get_filename(self, fullname):
-        return self.module.path
-
-    def is_package(self, fullname):
-        return os.path.basename(self.module.path) == "__init__.py"
 
 
 class PortedFinder(importlib.abc.MetaPathFinder):
@@ -120,7 +110,7 @@ class PortedFinder(importlib.abc.MetaPathFinder):
             if spec.origin and spec.has_location:
                 module = self.modules.get(_real(spec.origin))
                 if module is not None and not module.created:
-                    spec.loader = PortedLoader(module)
+                    spec.loader = PortedLoader(fullname, module)
             return spec
         return self._created(fullname, path)
 
@@ -136,7 +126,7 @@ class PortedFinder(importlib.abc.MetaPathFinder):
                     return importlib.util.spec_from_file_location(
                         fullname,
                         module.path,
-                        loader=PortedLoader(module),
+                        loader=PortedLoader(fullname, module),
                         submodule_search_locations=[os.path.dirname(module.path)] if package else None,
                     )
         return None
