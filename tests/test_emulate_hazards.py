@@ -83,7 +83,7 @@ def test_float64_and_complex_tensors_on_the_npu(tmp_path):
     assert dtypes["aten::mul.Tensor float64"]["advice"] == hazards.FLOAT64_ADVICE
     assert dtypes["aten::empty_strided float64 (created on / moved to the npu)"]["calls"] >= 1
     assert dtypes["aten::mul.Tensor complex64"]["advice"] == hazards.COMPLEX_ADVICE
-    assert "NPU427" in hazards.COMPLEX_ADVICE and "use float32" in hazards.FLOAT64_ADVICE
+    assert "explain complex-rope" in hazards.COMPLEX_ADVICE and "use float32" in hazards.FLOAT64_ADVICE
     assert "float64 / complex tensors on the npu:" in stderr
     assert "aten::mul.Tensor complex64: 1 call(s): complex tensors are mostly unsupported" in stderr
 

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from ascend_port.cli.common import EXIT_CLEAN, EXIT_ERROR, Terminal, app
 
-HELP = """Write an Ascend C operator project for an op of the project's CUDA extensions (the ops NPU502 reports).
+HELP = """Write an Ascend C operator project for an op of the project's CUDA extensions (the ops the cuda-extension rule reports).
 
 No tool turns a CUDA kernel into an Ascend C kernel: scaffold writes everything around the kernel and a CPU
 reference to check it against. OP is the op's name (causal_conv1d_fwd) or module.op (selective_scan_cuda.fwd);
@@ -56,7 +56,9 @@ def scaffold(
     if len(chosen) != 1:
         listed = "\n".join(f"  {escape(o.qualified)}  ({escape(o.binding)})" for o in ops)
         if not ops:
-            raise term.fail(f"{escape(str(path))}: no op of a CUDA extension found (NPU502 reports none)")
+            raise term.fail(
+                f"{escape(str(path))}: no op of a CUDA extension found (the cuda-extension rule reports none)"
+            )
         why = "give the op" if not op else (f"{escape(op)}: " + ("ambiguous" if chosen else "no such op"))
         term.err.print(f"error: {why}; the CUDA extension ops of {escape(str(path))}:\n{listed}")
         raise typer.Exit(EXIT_ERROR)

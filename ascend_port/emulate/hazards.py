@@ -40,8 +40,8 @@ FLOAT64_ADVICE = (
     "(.float(), dtype=torch.float32), or keep the float64 work on the CPU"
 )
 COMPLEX_ADVICE = (
-    "complex tensors are mostly unsupported on the NPU: use real tensors (complex RoPE -> the real cos/sin form, "
-    "rule NPU427: `ascend-port explain NPU427`)"
+    "complex tensors are mostly unsupported on the NPU: use real tensors (complex RoPE -> the real cos/sin form: "
+    "`ascend-port explain complex-rope`)"
 )
 # The allocations native.cpp counts: the tensor was made on the npu or moved to it (to("npu"), .npu()).
 ALLOCATIONS = {
