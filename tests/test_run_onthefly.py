@@ -400,3 +400,21 @@ def test_a_ported_package_reads_its_data_files_beside_it(tmp_path: Path) -> None
     (project / "pkg" / "data.txt").write_text("weights")
     result = _python([str(RUNNER), "main.py"], project, env)
     assert result.stdout == "npu weights\n", result.stderr
+
+
+def test_the_summary_names_a_few_files_per_line_and_the_report_all(tmp_path: Path) -> None:
+    from ascend_port.onthefly.launch import Launch, report, summary
+    from ascend_port.onthefly.prepare import Prepared
+
+    result = RunResult([], target="2.5.1.post1")
+    module = FileResult("train.py", new_bytes=b"")
+    configs = [FileResult(f"configs/c{i}.yaml", new_bytes=b"") for i in range(7)]
+    prepared = Prepared(tmp_path / "m.json", result, {str(tmp_path / "train.py"): module}, configs)
+    ran = Launch(0, {str(tmp_path / "train.py")}, ["pytest runs with --assert=plain"])
+    lines = summary(prepared, ran, "ascend-port apply .")
+    assert lines[0] == "ascend-port run: exit code 0; torch_npu 2.5.1.post1: 1 module ported on the fly, 0 TODOs"
+    assert (
+        "(configs/c0.yaml, configs/c1.yaml, configs/c2.yaml, configs/c3.yaml, configs/c4.yaml and 2 more)" in lines[2]
+    )
+    assert lines[-2:] == ["  note: pytest runs with --assert=plain", "to make the port permanent: ascend-port apply ."]
+    assert len(report(prepared, ran, ["python", "train.py"], "ascend-port apply .")["not_python"]) == 7

@@ -77,6 +77,14 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+NAMES_SHOWN = 5  # files named in a line of the summary (--report names them all)
+
+
+def _names(files: list[FileResult], shown: int = NAMES_SHOWN) -> str:
+    names = ", ".join(f.path for f in files[:shown])
+    return names + (f" and {len(files) - shown} more" if len(files) > shown else "")
+
+
 def summary(prepared: Prepared, ran: Launch, apply_command: str, verbose: bool = False) -> list[str]:
     """What stderr says at exit."""
     imported = [f for path, f in prepared.modules.items() if path in ran.served]
@@ -92,14 +100,14 @@ def summary(prepared: Prepared, ran: Launch, apply_command: str, verbose: bool =
         lines.append("  TODOs in the modules it imported (work the port leaves to a person):")
         lines += [f"    {line}" for line in todos]
     if others:
-        names = ", ".join(f.path for f in others) if verbose else ""
-        lines.append(
-            f"  {_plural(len(others), 'more module')} the port changes, not imported{': ' + names if names else ''}"
-        )
+        names = f": {_names(others, len(others))}" if verbose else ""
+        lines.append(f"  {_plural(len(others), 'other module')} the port changes, not imported{names}")
     if prepared.others:
-        names = ", ".join(f.path for f in prepared.others)
-        lines.append(f"  not ported on the fly: {_plural(len(prepared.others), 'file')} that are not Python ({names})")
-    lines += ran.notes and [f"  note: {note}" for note in ran.notes]
+        count = len(prepared.others)
+        lines.append(
+            f"  not ported on the fly: {_plural(count, 'file')} that are not Python ({_names(prepared.others)})"
+        )
+    lines += [f"  note: {note}" for note in ran.notes]
     lines.append(f"to make the port permanent: {apply_command}")
     return lines
 
