@@ -418,3 +418,25 @@ def test_the_summary_names_a_few_files_per_line_and_the_report_all(tmp_path: Pat
     )
     assert lines[-2:] == ["  note: pytest runs with --assert=plain", "to make the port permanent: ascend-port apply ."]
     assert len(report(prepared, ran, ["python", "train.py"], "ascend-port apply .")["not_python"]) == 7
+
+
+def test_an_installed_package_is_ported_only_when_included(tmp_path: Path) -> None:
+    """The standard library and installed packages are left alone unless named in --include; torch is never
+    imported by run's own machinery (nothing of torch.cuda is patched)."""
+    library = tmp_path / "site"
+    (library / "extpkg").mkdir(parents=True)
+    (library / "extpkg" / "__init__.py").write_text("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "main.py").write_text(
+        "import os, sys\nimport extpkg\n"
+        "print(sorted(k for k in os.environ if k.endswith('VISIBLE_DEVICES')), 'torch' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("VISIBLE_DEVICES")}
+    env["PYTHONPATH"] = str(library)
+    plain = _cli(["run", "-q", "--", sys.executable, "main.py"], project, env)
+    assert plain.stdout == "['CUDA_VISIBLE_DEVICES'] False\n", plain.stderr
+    included = _cli(["run", "--include", "extpkg", "--", sys.executable, "main.py"], project, env)
+    assert included.stdout == "['ASCEND_RT_VISIBLE_DEVICES'] False\n", included.stderr
+    assert "site/extpkg/__init__.py: 1 rewrite" in included.stderr
+    assert (library / "extpkg" / "__init__.py").read_text().count("CUDA_VISIBLE_DEVICES") == 1  # (unchanged)
