@@ -30,10 +30,13 @@ CUDA_EXTENSION = rule(
     ATen builds for NPU with `torch_npu.utils.cpp_extension.NpuExtension` (a setuptools Extension that links
     torch_npu; the same module has a JIT `load`); the device code has to become Ascend C custom operators
     (scaffold them with msOpGen from a JSON prototype) registered with `TORCH_LIBRARY` or OpPlugin, or be
-    replaced by torch/torch_npu ops. `ascend-port scan` lists every .cu/.cuh file with its kernels (NPU503), which
-    is the size of that work. `CppExtension` alone gets no TODO, nor torch_npu's `NpuExtension` (the NPU build of
-    host C++, as `ascend-port scaffold` writes it), and `BuildExtension` gets one where a build uses it
-    (`cmdclass=...`) in a module that builds CUDA sources. The Python call sites of the extension's ops get a
+    replaced by torch/torch_npu ops. `ascend-port scaffold OP` writes that operator project for one of the ops this
+    rule reports (`ascend-port scaffold` with no OP lists them): the prototype, the kernel class to fill in, the
+    torch binding, and a CPU reference (the project's own pure-torch version where it ships one) with its test.
+    `ascend-port scan` lists every .cu/.cuh file with its kernels (NPU503), which is the size of that work.
+    `CppExtension` alone gets no TODO, nor torch_npu's `NpuExtension` (the NPU build of host C++, as `ascend-port
+    scaffold` writes it), and `BuildExtension` gets one where a build uses it (`cmdclass=...`) in a module that
+    builds CUDA sources. The Python call sites of the extension's ops get a
     TODO too: calls through the module a JIT build returns (`ops = load(..., sources=["k.cu"])`, then
     `ops.scale(x)`), through an imported compiled module named for CUDA (`selective_scan_cuda.fwd(...)`, or
     `from fused_cuda import fwd`, then `fwd(x)`), and of custom operators `torch.ops.<ns>.<op>` outside torch's,
