@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ascend_port.core.findings import TODO_PREFIX
+from ascend_port.core.words import counted
 from ascend_port.run import config as project_config
 from ascend_port.run.changes import ChangesError, changed_paths
 from ascend_port.run.engine import RunConfig, RunResult, run
@@ -375,11 +376,6 @@ def _note_skipped(result: RunResult, term: Terminal) -> RunResult:
 def report_errors(result: RunResult, term: Terminal) -> None:
     for file in result.errors:
         term.error(escape(f"{file.path}: {file.error}"))
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 file``, ``2 files``: the summary lines are read, and copied into tickets."""
-    return f"{n} {noun if n == 1 else noun + 's'}"
 
 
 def findings_counts(rewrites: int, todos: int) -> str:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ascend_port.core.words import counted
+
 READY, ADAPT, HARD = "ready", "needs adaptation", "hard"
 
 # (item, hours each, why)
@@ -56,11 +58,6 @@ class EffortLine:
 def effort(counts: dict[str, int]) -> list[EffortLine]:
     """One line per item of ``HOURS`` with a non-zero count, in ``HOURS`` order."""
     return [EffortLine(item, counts[item], hours, why) for item, (hours, why) in HOURS.items() if counts.get(item)]
-
-
-def counted(count: int, singular: str, plural: str) -> str:
-    """``1 automatic rewrite``, ``2 automatic rewrites``."""
-    return f"{count} {singular if count == 1 else plural}"
 
 
 def feasibility(counts: dict[str, int], lines: list[EffortLine]) -> tuple[str, list[str]]:

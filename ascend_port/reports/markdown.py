@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 
-from ascend_port.reports.effort import counted
+from ascend_port.core.words import counted
 from ascend_port.reports.model import DOMAIN_TITLES, Report
 from ascend_port.reports.performance import source_text
 
