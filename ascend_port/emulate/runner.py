@@ -9,8 +9,10 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
+from ascend_port.core.words import counted
 from ascend_port.emulate import hazards
 
 STUB_DIR = Path(__file__).resolve().parent / "stub"
@@ -99,15 +101,20 @@ def real_torch_npu(interpreter: str) -> str | None:
         f"for name in {_REAL_DISTRIBUTIONS!r}:\n"
         "    try:\n        print(m.version(name)); break\n    except m.PackageNotFoundError:\n        pass\n"
     )
-    result = _probe(interpreter, probe)
+    result = run_probe(interpreter, probe)
     return (result.stdout.strip() or None) if result is not None else None
 
 
-def _probe(interpreter: str, code: str) -> subprocess.CompletedProcess[str] | None:
-    """``code`` run by ``interpreter`` outside the emulator (no PYTHONPATH), None when it could not run."""
+def run_probe(
+    interpreter: str, code: str, args: list[str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str] | None:
+    """``code`` run by ``interpreter`` (with ``args``) outside the emulator (no PYTHONPATH), None when it could not
+    run."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     try:
-        return subprocess.run([interpreter, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        return subprocess.run(
+            [interpreter, "-c", code, *(args or [])], capture_output=True, text=True, env=env, timeout=timeout
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
 
@@ -129,10 +136,15 @@ def target_api(version: str | None, folder: Path) -> tuple[str, Path]:
     return names["torch_npu_version"], path
 
 
+def python_path_with(folder: Path, env: Mapping[str, str]) -> str:
+    """``env``'s PYTHONPATH with ``folder`` first (its empty entries dropped: one would put the working directory
+    on the path)."""
+    return os.pathsep.join([str(folder), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
+
+
 def build_environment(devices: int, report_dir: str | None, api: Path = API_JSON) -> dict[str, str]:
     env = dict(os.environ)
-    paths = [str(STUB_DIR)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["PYTHONPATH"] = python_path_with(STUB_DIR, env)
     env[DEVICES_ENV] = str(devices)
     env[API_ENV] = str(api)
     env.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "1")
@@ -162,7 +174,8 @@ STAYED_ON_CPU = (
 )
 
 
-def _read_reports(folder: Path) -> list[dict]:
+def read_reports(folder: Path) -> list[dict]:
+    """The JSON reports the processes wrote into ``folder`` (one each); one that cannot be read is left out."""
     reports = []
     for path in sorted(folder.glob("*.json")):
         try:
@@ -174,7 +187,7 @@ def _read_reports(folder: Path) -> list[dict]:
 
 def merge_reports(folder: Path) -> dict:
     merged: dict[str, Counter[str]] = {section: Counter() for section in [*SECTIONS, INTERNAL]}
-    reports = _read_reports(folder)
+    reports = read_reports(folder)
     # A process whose children computed on the npu launched them (torch.multiprocessing.spawn): not one that stayed
     # on the CPU.
     launchers = {data.get("ppid") for data in reports if data.get("npu_allocated")}
@@ -196,33 +209,29 @@ def merge_reports(folder: Path) -> dict:
 def run_hazards(folder: Path, target: str, api: Path) -> dict[str, dict]:
     """The hazard sections (hazards.SECTIONS) of the processes' reports in ``folder`` on torch_npu ``target``, whose
     names are in ``api``."""
-    stats = hazards.merge([data.get(OP_STATS) or {} for data in _read_reports(folder)])
+    stats = hazards.merge([data.get(OP_STATS) or {} for data in read_reports(folder)])
     npu_names = set(json.loads(api.read_text("utf-8")).get("npu", []))
     return hazards.judge(stats, target, npu_names)
 
 
 def has_torch(interpreter: str) -> bool | None:
     """Can ``interpreter`` import torch (found, not imported)? None when the probe itself fails."""
-    result = _probe(interpreter, "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)")
+    result = run_probe(interpreter, "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)")
     return result.returncode == 0 if result is not None else None
-
-
-def _processes(count: int) -> str:
-    return f"{count} process{'' if count == 1 else 'es'}"
 
 
 def _summary(report: dict, exit_code: int, interpreter: str) -> str:
     head = f"ascend-port emulate: exit code {exit_code}"
     target = f"(torch_npu {report['torch_npu']})"
     if report["processes"]:
-        head += f", {_processes(report['processes'])} reported {target}"
+        head += f", {counted(report['processes'], 'process', 'processes')} reported {target}"
     elif has_torch(interpreter) is False:
         head += f" {target}; no process loaded torch: {interpreter} has no torch (install CPU torch for it)"
     else:
         head += f" {target}; no process loaded torch, so none used the stand-in torch_npu"
     lines = [head]
     if report.get("stayed_on_cpu"):
-        lines.append(f"  {_processes(report['stayed_on_cpu'])} {STAYED_ON_CPU}:")
+        lines.append(f"  {counted(report['stayed_on_cpu'], 'process', 'processes')} {STAYED_ON_CPU}:")
         lines += [f"    {process}" for process in report["stayed_on_cpu_processes"]]
     for section, title in SECTIONS.items():
         if report[section]:

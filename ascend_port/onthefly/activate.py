@@ -13,6 +13,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ascend_port.emulate.runner import python_path_with
 from ascend_port.onthefly.command import BOOTSTRAP
 from ascend_port.onthefly.launch import MANIFEST_ENV, REPORT_ENV
 from ascend_port.onthefly.prepare import Prepared, prepare
@@ -47,9 +48,7 @@ def activate(project: str | os.PathLike[str] = ".", torch_npu: str | None = None
         )
     os.environ[MANIFEST_ENV] = str(prepared.manifest)
     os.environ.pop(REPORT_ENV, None)
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(BOOTSTRAP), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    )
+    os.environ["PYTHONPATH"] = python_path_with(BOOTSTRAP, os.environ)
     _import_side().install()
     _active = prepared
     return prepared

@@ -10,11 +10,9 @@ DataLoader workers) gets the finder through the bootstrap's sitecustomize."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
-from ascend_port.emulate.runner import UsageError, resolve_command
+from ascend_port.emulate.runner import UsageError, resolve_command, run_probe
 
 BOOTSTRAP = Path(__file__).resolve().parent / "bootstrap"
 RUNNER = BOOTSTRAP / "_ascend_port_run.py"
@@ -105,16 +103,9 @@ def _pytest(prefix: list[str], args: list[str]) -> tuple[list[str], str, list[st
 
 
 def _torchrun(prefix: list[str], args: list[str], interpreter: str) -> list[str]:
-    try:
-        probe = subprocess.run(
-            [interpreter, "-c", _TORCHRUN_PROBE, *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise UsageError(f"cannot read torchrun's arguments with {interpreter}: {error}") from None
+    probe = run_probe(interpreter, _TORCHRUN_PROBE, args, timeout=120)
+    if probe is None:
+        raise UsageError(f"cannot read torchrun's arguments with {interpreter}: it did not run")
     if probe.returncode != 0:
         said = (probe.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise UsageError(f"torchrun's arguments: {said}")

@@ -4,7 +4,6 @@ carry, and the `apply` command that makes the port permanent."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import tempfile
@@ -12,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ascend_port.core.findings import FileResult
-from ascend_port.emulate.runner import run_command
+from ascend_port.core.words import counted
+from ascend_port.emulate.runner import python_path_with, read_reports, run_command
 from ascend_port.onthefly.command import BOOTSTRAP
 from ascend_port.onthefly.prepare import Prepared, prepare
 from ascend_port.run.engine import RunResult
@@ -37,9 +37,7 @@ class Launch:
 
 def environment(manifest: Path, reports: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(BOOTSTRAP), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
-    )
+    env["PYTHONPATH"] = python_path_with(BOOTSTRAP, env)
     env[MANIFEST_ENV] = str(manifest)
     env[REPORT_ENV] = str(reports)
     return env
@@ -56,12 +54,7 @@ def launch(argv: list[str], notes: list[str], result: RunResult) -> tuple[Prepar
         exit_code = run_command(argv, environment(prepared.manifest, reports))
         if exit_code is None:
             raise NotStarted  # (run_command said why)
-        served: set[str] = set()
-        for path in reports.glob("*.json"):
-            try:
-                served.update(json.loads(path.read_text("utf-8")).get("served", ()))
-            except (OSError, ValueError):
-                continue
+        served = {path for data in read_reports(reports) for path in data.get("served", ())}
     return prepared, Launch(exit_code, served, notes)
 
 
@@ -71,10 +64,6 @@ def _todos(file: FileResult) -> list[str]:
 
 def _rewrites(file: FileResult) -> int:
     return sum(1 for f in file.findings if f.applied and f.rewrites)
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 NAMES_SHOWN = 5  # files named in a line of the summary (--report names them all)
@@ -93,19 +82,19 @@ def summary(prepared: Prepared, ran: Launch, apply_command: str, verbose: bool =
     head = f"ascend-port run: exit code {ran.exit_code}; torch_npu {prepared.result.target}: "
     if not prepared.modules:
         return [head + "the port changes no Python module of the project: the program ran as it is"]
-    lines = [head + f"{_plural(len(imported), 'module')} ported on the fly, {_plural(len(todos), 'TODO')}"]
+    lines = [head + f"{counted(len(imported), 'module')} ported on the fly, {counted(len(todos), 'TODO')}"]
     for file in imported:
-        lines.append(f"  {file.path}: {_plural(_rewrites(file), 'rewrite')}")
+        lines.append(f"  {file.path}: {counted(_rewrites(file), 'rewrite')}")
     if todos:
         lines.append("  TODOs in the modules it imported (work the port leaves to a person):")
         lines += [f"    {line}" for line in todos]
     if others:
         names = f": {_names(others, len(others))}" if verbose else ""
-        lines.append(f"  {_plural(len(others), 'other module')} the port changes, not imported{names}")
+        lines.append(f"  {counted(len(others), 'other module')} the port changes, not imported{names}")
     if prepared.others:
         count = len(prepared.others)
         lines.append(
-            f"  not ported on the fly: {_plural(count, 'file')} that are not Python ({_names(prepared.others)})"
+            f"  not ported on the fly: {counted(count, 'file')} that are not Python ({_names(prepared.others)})"
         )
     lines += [f"  note: {note}" for note in ran.notes]
     lines.append(f"to make the port permanent: {apply_command}")

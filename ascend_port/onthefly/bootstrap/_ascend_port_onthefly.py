@@ -169,14 +169,23 @@ def _write_report():
         pass
 
 
-def run_path_ported(path, run_name):
-    """``runpy.run_path`` for a script: its ported text when the port changed it. Returns the globals."""
+def ported_code(path, filename):
+    """The code of the script at ``path`` compiled from its port (as ``filename``), or None when the port leaves it
+    unchanged."""
     module = _finder.ported(path) if _finder is not None else None
     if module is None:
+        return None
+    served.add(module.path)
+    return module.code(filename)
+
+
+def run_path_ported(path, run_name):
+    """``runpy.run_path`` for a script: its ported text when the port changed it. Returns the globals."""
+    code = ported_code(path, path)
+    if code is None:
         import runpy
 
         return runpy.run_path(path, run_name=run_name)
-    served.add(module.path)
     namespace = {
         "__name__": run_name,
         "__file__": path,
@@ -187,7 +196,7 @@ def run_path_ported(path, run_name):
         "__spec__": None,
         "__builtins__": __builtins__,
     }
-    exec(module.code(path), namespace)  # (the port of the user's script)
+    exec(code, namespace)  # (the port of the user's script)
     return namespace
 
 

@@ -44,11 +44,8 @@ def _main():
     main.__builtins__ = __builtins__
     main.__cached__ = None
     sys.modules["__main__"] = main
-    module = onthefly._finder.ported(script) if onthefly._finder is not None else None
-    if module is not None:
-        onthefly.served.add(module.path)
-        code = module.code(main.__file__)
-    else:
+    code = onthefly.ported_code(script, main.__file__)
+    if code is None:
         with open(script, "rb") as stream:
             code = compile(stream.read(), main.__file__, "exec", dont_inherit=True)
     exec(code, main.__dict__)
