@@ -440,3 +440,10 @@ def test_an_installed_package_is_ported_only_when_included(tmp_path: Path) -> No
     assert included.stdout == "['ASCEND_RT_VISIBLE_DEVICES'] False\n", included.stderr
     assert "site/extpkg/__init__.py: 1 rewrite" in included.stderr
     assert (library / "extpkg" / "__init__.py").read_text().count("CUDA_VISIBLE_DEVICES") == 1  # (unchanged)
+
+
+def test_a_form_feed_ends_no_line_for_the_line_map() -> None:
+    """Python (and git) end lines at newlines only: a form feed (a page break in old sources) is inside a line."""
+    old = "import torch\n\x0c\nx = torch.cuda.is_available()\n"
+    new = "import torch\nimport torch_npu\n\x0c\nx = torch.npu.is_available()\n"
+    assert line_map(old, new) == ([1, 2, 2, 3], [2, 4])

@@ -39,6 +39,12 @@ def unified_diff(display_path: str, old: str, new: str, context: int = 3) -> str
 
 _Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
 
+
+def line_opcodes(old_lines: list[str], new_lines: list[str]) -> list[_Opcode]:
+    """difflib's opcodes from ``old_lines`` to ``new_lines``, as the diffs above pair the lines (see _Matcher)."""
+    return _Matcher(old_lines, new_lines).get_opcodes()
+
+
 # Lines of the shared start and end that difflib still sees: where an insertion repeats the lines around it (a
 # device branch copied from the one above), difflib places it after the block it copies, as without the cut.
 _MARGIN = 10

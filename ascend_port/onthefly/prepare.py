@@ -4,11 +4,11 @@ processes (bootstrap/_ascend_port_onthefly.py), in a scratch folder. The project
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ascend_port.core.diffing import git_lines, line_opcodes
 from ascend_port.core.findings import FileResult
 from ascend_port.core.sources import SourceError, decode_python
 from ascend_port.run.engine import RunResult
@@ -30,13 +30,13 @@ def line_map(old: str, new: str) -> tuple[list[int], list[int]]:
     """For each line of ``new`` (the port of ``old``), the line of ``old`` it stands for (1-based); and the lines
     of ``new`` whose text is not ``old``'s. A line the port inserted (an import, a TODO comment) stands for the line
     it precedes, so an error raised there is shown at the code the port changed; a replaced block maps line by line
-    and its extra lines to its last line."""
-    old_lines, new_lines = old.splitlines(), new.splitlines()
+    and its extra lines to its last line. The lines are paired as in the port's diff (core/diffing.py), lines as
+    Python and git count them (a form feed ends none)."""
+    old_lines, new_lines = git_lines(old), git_lines(new)
     lines: list[int] = [0] * len(new_lines)
     changed: list[int] = []
     last = max(1, len(old_lines))
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
         for j in range(j1, j2):
             if tag == "equal":
                 lines[j] = i1 + (j - j1) + 1
@@ -64,7 +64,7 @@ def prepare(result: RunResult, folder: Path) -> Prepared:
         source = folder / f"{number}_{path.name}"
         source.write_text(new, "utf-8")
         # A module the port creates has no file to point at: its lines are its own (shown through its loader).
-        lines, changed = line_map(old, new) if old else (list(range(1, new.count("\n") + 2)), [])
+        lines, changed = line_map(old, new) if old else (list(range(1, len(git_lines(new)) + 1)), [])
         entries[str(path)] = {
             "source": str(source),
             "lines": lines,
