@@ -12,7 +12,8 @@ stays in the name because one folder may hold a case in several file types (``NP
 A case without a findings file must report no findings (a missing file reads as empty).
 
 A rule that acts only for older torch-npu releases than the default target has its cases (and its doc example,
-tests/test_rule_docs.py) ported for the release ``RULE_TARGETS`` names."""
+tests/test_rule_docs.py) ported for the release ``RULE_TARGETS`` names. ``CASE_OPTIONS`` gives single cases options of
+their own (a target release, ``--other-devices drop``), by case id."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ from pathlib import Path
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 # NPU708: the fused optimizer kernels that torch_npu 2.8.0 lacks (the newest release has them all).
 RULE_TARGETS = {"NPU708": "2.8.0.post5"}
+# NPU709: the drop mode's spelling, the kernels by release, and the releases whose torch has no fused CPU kernels.
+CASE_OPTIONS: dict[str, dict[str, str]] = {
+    "NPU709/drop_other_devices": {"other_devices": "drop"},
+    "NPU709/adam_sgd_without_kernels": {"target": "2.8.0.post5"},
+    "NPU709/torch_before_2_4": {"target": "2.3.1.post6"},
+    "NPU709/torch_2_1": {"target": "2.1.0.post17"},
+}
 
 
 @dataclass(frozen=True)

@@ -338,3 +338,106 @@ def test_ported_compiled_training_runs_on_the_npu(tmp_path):
     assert ported.new_text is not None and 'mode="default" if hasattr(torch, "npu")' in ported.new_text
     out = emulate(tmp_path, ported.new_text, "--torch-npu", "2.8.0.post5")
     assert check(out).split()[-3:] == ["None", "True", "npu"]
+
+
+# NPU709 (tests/test_optimizer_fused_on_npu.py): a CUDA training script whose AdamW the port makes fused on the NPU.
+# The reference optimizer passes foreach=False, which the rule leaves: it stays torch's per-parameter loop.
+FUSED_ON_NPU = """\
+import copy, io
+import torch
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).cuda()
+reference = copy.deepcopy(model)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.05)
+ref = torch.optim.AdamW(reference.parameters(), lr=1e-2, weight_decay=0.05, foreach=False)
+for _ in range(5):
+    x = torch.randn(5, 6).cuda()
+    for m, o in ((model, opt), (reference, ref)):
+        o.zero_grad()
+        m(x).pow(2).mean().backward()
+        o.step()
+difference = max((a - b).abs().max().item() for a, b in zip(model.parameters(), reference.parameters()))
+# a checkpoint of the fused optimizer continues in an unfused one as in the fused one
+saved = io.BytesIO()
+torch.save(opt.state_dict(), saved)
+saved.seek(0)
+other = copy.deepcopy(model)
+plain = torch.optim.AdamW(other.parameters(), lr=1e-2, weight_decay=0.05, foreach=False)
+plain.load_state_dict(torch.load(saved))
+for group in plain.param_groups:
+    group["fused"] = None
+x = torch.randn(5, 6).cuda()
+for m, o in ((model, opt), (other, plain)):
+    o.zero_grad()
+    m(x).pow(2).mean().backward()
+    o.step()
+resumed = max((a - b).abs().max().item() for a, b in zip(model.parameters(), other.parameters()))
+print(opt.param_groups[0]["fused"], difference < 1e-6, resumed < 1e-6, next(model.parameters()).device.type)
+"""
+
+
+def test_ported_fused_adamw_trains_as_the_unfused_one(tmp_path):
+    ported = handler_for(Path("train.py")).port(FUSED_ON_NPU.encode(), Selection(), PortOptions()).new_text
+    assert ported is not None and ported.count('fused=True if hasattr(torch, "npu")') == 1
+    assert "foreach=False)\n" in ported  # (the reference and the resumed optimizer: left unfused)
+    assert check(emulate(tmp_path, ported)).split() == ["True", "True", "True", "npu"]
+
+
+def test_fused_optimizers_on_the_npu_in_low_precision(tmp_path):
+    """_fused_adamw_, _fused_adam_ and _fused_sgd_ on npu parameters of every dtype match the per-parameter loop
+    to rounding (bfloat16: the fused kernels round once, the loop after each op), SGD too where torch's CPU kernel
+    alone would leave bfloat16 SIMD blocks un-updated (pytorch/pytorch#191763; emulate/device.py)."""
+    out = emulate(
+        tmp_path,
+        """
+import torch, torch_npu
+makers = {
+    "AdamW": lambda p, **k: torch.optim.AdamW(p, lr=1e-2, weight_decay=0.05, **k),
+    "Adam": lambda p, **k: torch.optim.Adam(p, lr=1e-2, **k),
+    "SGD": lambda p, **k: torch.optim.SGD(p, lr=1e-1, momentum=0.9, nesterov=True, weight_decay=1e-2, **k),
+}
+for name, make in makers.items():
+    for dtype, tolerance in ((torch.float32, 1e-6), (torch.bfloat16, 2**-6)):
+        torch.manual_seed(0)
+        p = torch.randn(100, device="npu", dtype=dtype, requires_grad=True)
+        q = p.detach().clone().requires_grad_()
+        fused, plain = make([p], fused=True), make([q], foreach=False)
+        for _ in range(3):
+            g = torch.randn(100, device="npu", dtype=dtype)
+            p.grad, q.grad = g.clone(), g.clone()
+            fused.step()
+            plain.step()
+        print(name, torch.allclose(p.float(), q.float(), rtol=tolerance, atol=tolerance), p.dtype == dtype)
+""",
+    )
+    assert check(out).split() == ["AdamW", "True", "True", "AdamW", "True", "True"] + [
+        word for name in ("Adam", "SGD") for word in (name, "True", "True", name, "True", "True")
+    ]
+
+
+def test_torch_npu_grad_scaler_passes_itself_to_a_fused_torch_optimizer(tmp_path):
+    """torch_npu's GradScaler.step (every release) steps an optimizer that says _step_supports_amp_scaling with
+    grad_scaler=self, which torch.optim's fused optimizers do not take: NPU709 leaves modules that scale their loss.
+    torch.amp.GradScaler, and an unfused optimizer, step as on CUDA."""
+    out = emulate(
+        tmp_path,
+        """
+import torch, torch_npu
+model = torch.nn.Linear(4, 4).npu()
+
+def step(scaler, **options):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, **options)
+    scaler.scale(model(torch.ones(2, 4, device="npu")).sum()).backward()
+    try:
+        scaler.step(opt)
+    except TypeError as error:
+        return "grad_scaler" in str(error)
+    scaler.update()
+    return "stepped"
+
+print(step(torch.npu.amp.GradScaler(), fused=True), step(torch.npu.amp.GradScaler()))
+print(step(torch.amp.GradScaler("npu"), fused=True), step(torch.npu.amp.GradScaler(enabled=False), fused=True))
+""",
+    )
+    assert check(out).split() == ["True", "stepped", "stepped", "stepped"]

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from golden_cases import GOLDEN, RULE_TARGETS, Case, cases
+from golden_cases import CASE_OPTIONS, GOLDEN, RULE_TARGETS, Case, cases
 
 from ascend_port.core.findings import Finding
 from ascend_port.core.options import PortOptions
@@ -23,8 +23,9 @@ def port(case: Case, data: bytes):
 def options(case: Case) -> PortOptions:
     """The options a case is ported with: a rule that acts only in a project that supports the NPU already has its
     cases ported as files of such a project (Rule.npu_aware); one that acts for older torch-npu releases only, for
-    the release golden_cases.RULE_TARGETS names."""
-    return PortOptions(npu_aware=get_rule(case.rule).npu_aware, target=RULE_TARGETS.get(case.rule))
+    the release golden_cases.RULE_TARGETS names; golden_cases.CASE_OPTIONS gives single cases their own."""
+    own = CASE_OPTIONS.get(case.id, {})
+    return PortOptions(npu_aware=get_rule(case.rule).npu_aware, **{"target": RULE_TARGETS.get(case.rule), **own})
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -8,6 +8,7 @@ and cached under the user's cache directory (``$ASCEND_PORT_CACHE_DIR`` or ``$XD
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import importlib.util
 import os
@@ -135,6 +136,7 @@ def install(device_module: types.ModuleType, devices: int | None = None) -> type
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True, for_packed_sequence=True)
     _route_structured(native)
     _route_collectives(native)
+    _fused_sgd_in_float32(native)
     _start_autograd_threads(native, count)
     # The threads' start allocated npu memory: what the program allocates is counted from here (its peak too), so
     # that a program that never puts a tensor on the npu is told it stayed on the CPU.
@@ -285,3 +287,34 @@ def _reduce_scatter_lists(output_tensors, input_tensors, process_group, reduce_o
 
 def _reduce_scatter_coalesced(outputs, inputs, process_group, reduce_op, async_op=True, timeout=-1):
     return _scatter_after_all_reduce(outputs, inputs, process_group, reduce_op, async_op, timeout)
+
+
+def _fused_sgd_in_float32(native: types.ModuleType) -> None:
+    """torch's CPU ``_fused_sgd_`` (2.4 to 2.13) leaves the whole SIMD blocks of a bfloat16 or float16 parameter
+    un-updated (pytorch/pytorch#191763), and the fallback would run that CPU kernel for npu tensors, where torch_npu
+    registers a kernel of its own (2.7.1, 2.9.0, 2.10.0 and later). On the emulated device the CPU kernel updates
+    float32 copies of a low-precision parameter, gradient and momentum buffer (right in float32), rounded once
+    into them: a device kernel's opmath, as torch's CUDA kernel computes."""
+    library = torch.library.Library("aten", "IMPL")  # noqa: TOR901 (overrides the fallback for these two)
+    kernel = functools.partial(_fused_sgd, native)
+    library.impl("_fused_sgd_", kernel, "PrivateUse1")
+    library.impl("_fused_sgd_.tensor_lr", kernel, "PrivateUse1")
+    _libraries.append(library)
+
+
+def _fused_sgd(native, params, grads, buffers, *, lr, grad_scale=None, found_inf=None, **options) -> None:
+    aliases = [[native.cpu_alias(t) for t in tensors] for tensors in (params, grads, buffers)]
+    work = [[t.float() for t in tensors] for tensors in aliases]  # (float32 ones are their own copies)
+    alias = native.cpu_alias
+    cpu_lr = alias(lr) if isinstance(lr, torch.Tensor) else lr
+    torch._fused_sgd_(
+        *work,
+        lr=cpu_lr,
+        grad_scale=None if grad_scale is None else alias(grad_scale),
+        found_inf=None if found_inf is None else alias(found_inf),
+        **options,
+    )
+    for originals, copies in zip(aliases, work):
+        for original, copy in zip(originals, copies):
+            if copy is not original:
+                original.copy_(copy)

@@ -18,7 +18,7 @@ from ascend_port.rules.kernels import KernelTransformer
 from ascend_port.rules.kernels.kernel_tests import KernelTestTransformer
 from ascend_port.rules.libraries import LibraryTransformer
 from ascend_port.rules.multidevice import MultiDeviceTransformer
-from ascend_port.rules.optimizers import FusedOptimizerTransformer
+from ascend_port.rules.optimizers import FusedByDefaultTransformer, FusedOptimizerTransformer
 from ascend_port.rules.perf.step_loop import StepLoopTransformer
 from ascend_port.rules.precision import PrecisionCallTransformer, PrecisionTransformer
 from ascend_port.rules.target_api import TargetApiTransformer
@@ -38,6 +38,7 @@ TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     FrameworkTransformer,
     CompileTransformer,
     FusedOptimizerTransformer,
+    FusedByDefaultTransformer,
     AttentionTransformer,
     PaddingTransformer,
     NormTransformer,

@@ -64,8 +64,8 @@ APEX_OPTIMIZER = rule(
     Atlas A2 and later). torch_npu's own `NpuFusedAdamW`/`NpuFusedSGD` are not the target: they raise for bf16
     parameters (apex supports them) and for `zero_grad(set_to_none=True)` (accelerate calls it), and they update
     flat buffers that miss a gradient reset to None and re-created by backward (`model.zero_grad()`), a parameter
-    re-allocated after construction, or one that gets its first gradient late. torch's `fused=True` is not written
-    either: it needs a `_fused_adamw_` kernel for the device, which depends on the torch_npu release. apex's default
+    re-allocated after construction, or one that gets its first gradient late. torch's `fused=True` is written by
+    optimizer-fused-on-npu, on the NPU and where the target torch_npu release has the kernel. apex's default
     `weight_decay` is 0 and AdamW's is 1e-2, so `weight_decay=0.0` is written out when the call does not set it.
     apex-only arguments with their default values (`bias_correction=True`, `capturable=False`, `master_weights=
     False`, `set_grad_none`) are dropped; any other (a third positional argument, `bias_correction=False`,
@@ -84,10 +84,10 @@ APEX_OPTIMIZER = rule(
     Before:
         import torch
         from apex.optimizers import FusedAdam
-        opt = FusedAdam(model.parameters(), lr=1e-4)
+        opt = FusedAdam(params)
     After:
         import torch
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0)
+        opt = torch.optim.AdamW(params, weight_decay=0.0, fused=True if hasattr(torch, "npu") and torch.npu.is_available() else None)
     """,
 )
 APEX = rule(

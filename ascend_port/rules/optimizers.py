@@ -8,13 +8,16 @@ fail there unless libtorch_npu registers the kernel. Which releases do was read 
 
 from __future__ import annotations
 
+import ast
+import re
+
 import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.python.calls import code_of
-from ascend_port.python.scopes import Trigger
-from ascend_port.python.transformer import PortTransformer
+from ascend_port.python.calls import code_of, finish_args, literal
+from ascend_port.python.scopes import FUNCTIONS, Trigger
+from ascend_port.python.transformer import PortContext, PortTransformer
 
 FUSED_OPTIMIZER = rule(
     "NPU708",
@@ -118,3 +121,215 @@ class FusedOptimizerTransformer(PortTransformer):
             )
             or updated
         )
+
+
+FUSED_BY_DEFAULT = rule(
+    "NPU709",
+    "optimizer-fused-on-npu",
+    Confidence.MEDIUM,
+    "`torch.optim.AdamW/Adam/SGD(...)` without `fused`/`foreach`: `fused=True` on the NPU, where the target "
+    "torch-npu has the kernel (one kernel per step instead of foreach's launches per op).",
+    """
+    torch's optimizers take `foreach` on the NPU where torch_npu enables it (Atlas A2 and later, CANN 8.0 or later):
+    a few launches per operation of the update, each over every parameter. `fused=True` does the whole step in one
+    kernel per device and dtype, `_fused_adamw_` / `_fused_adam_` / `_fused_sgd_`, which libtorch_npu registers:
+    `_fused_adamw_` in every covered release, `_fused_adam_` and `_fused_sgd_` in 2.7.1, 2.9.0 and 2.10.0 and later
+    (the tables of optimizer-fused-kernel). They are torch's own optimizers: the same update (up to rounding), the
+    same `state_dict`, `zero_grad(set_to_none=True)` and any dtype. torch_npu's `NpuFusedAdamW/Adam/SGD` are not
+    used: they refuse `zero_grad(set_to_none=True)` and bfloat16 parameters, and silently stop updating a
+    parameter whose gradient was set to None (`model.zero_grad()`) or that was re-allocated after the first step
+    (torch_npu/optim/npu_fused_optim_base.py).
+
+    Changed only where nothing else could differ: no `fused`, `foreach`, `differentiable` or `**`-arguments other
+    than a dict the same function builds from literal keys; `amsgrad`, `maximize` and `capturable` absent or a
+    literal False (the NPU kernels' support of them is not known); an `lr` that is no tensor (no release has
+    `_fused_adamw_.tensor_lr`); a target whose torch is 2.4 or later (earlier torch has no fused kernel on the CPU,
+    and a CPU model on an NPU host would fail at construction); no SGD in a module that makes sparse gradients
+    (`sparse=True`: `_fused_sgd_` refuses them). A module that names a loss scaler (`GradScaler`, `scaler`,
+    accelerate's `Accelerator`, `mixed_precision`) is left: torch_npu's `torch.npu.amp.GradScaler.step` passes
+    `grad_scaler=self` to an optimizer that says `_step_supports_amp_scaling`, as torch's fused ones do, and their
+    `step()` takes no such argument (TypeError). A scaler made in another module is not seen: `ascend-port
+    emulate` runs that failure as the device would. In a project that keeps its other devices (the default)
+    `fused` is chosen at run time, `True` where the NPU is available and torch's default (None) elsewhere; with
+    `--other-devices drop` it is `True`.
+
+    Before:
+        import torch
+        opt = torch.optim.AdamW(params, lr=1e-3)
+    After:
+        import torch
+        opt = torch.optim.AdamW(params, lr=1e-3, fused=True if hasattr(torch, "npu") and torch.npu.is_available() else None)
+    """,
+)
+
+# The optimizer -> its fused kernel and the parameters it may be given: positionally, and by keyword. Any other
+# argument leaves the call alone (a newer torch's option whose NPU support is not known: decoupled_weight_decay).
+_ADAM = ("params", "lr", "betas", "eps", "weight_decay", "amsgrad")
+_SGD = ("params", "lr", "momentum", "dampening", "weight_decay", "nesterov")
+FUSABLE = {
+    "torch.optim.AdamW": ("_fused_adamw_", _ADAM),
+    "torch.optim.adamw.AdamW": ("_fused_adamw_", _ADAM),
+    **{name: (kernel, _SGD if kernel == "_fused_sgd_" else _ADAM) for name, kernel in FUSED_KERNELS.items()},
+}
+# Options a fused kernel is not known to support on the NPU: only absent or a literal False.
+FALSE_ONLY = frozenset({"amsgrad", "maximize", "capturable"})
+KEYWORDS = frozenset({*_ADAM, *_SGD, *FALSE_ONLY})
+# torch >= 2.4 has fused Adam/AdamW/SGD kernels on the CPU too (torch/utils/_foreach_utils.py), so a fused=True
+# chosen because the host has an NPU still works for a model left on the CPU.
+FUSED_ON_CPU_SINCE = (2, 4)
+# A loss scaler: torch_npu's GradScaler.step calls optimizer.step(grad_scaler=self) for a fused torch optimizer.
+SCALER = re.compile(r"(?i)scaler|\bAccelerator\b|mixed_precision")
+SPARSE = re.compile(r"\bsparse\s*=\s*(?!False\b|None\b)")
+
+
+def _without_scaler(text: str) -> bool:
+    return not SCALER.search(text)
+
+
+class FusedByDefaultTransformer(PortTransformer):
+    """NPU709."""
+
+    TRIGGERS = (
+        Trigger(r"\b(?:AdamW|Adam|SGD)\b", also=("optim",), when=_without_scaler),
+        # apex's FusedAdam/FusedSGD, which NPU505 makes torch.optim's in the same pass (the port stays idempotent)
+        Trigger(r"\bFused(?:Adam|SGD)\b", imports=("apex",), when=_without_scaler),
+    )
+    RULES = (FUSED_BY_DEFAULT,)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._target = npu_api.target_version(ctx.options)
+        self._fused_on_cpu = npu_api.target_torch(ctx.options) >= FUSED_ON_CPU_SINCE
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        optimizer = self.ctx.imports.resolve(updated.func) or ""  # (updated: apex's optimizer NPU505 made torch's)
+        if optimizer not in FUSABLE or not self._fused_on_cpu:
+            return updated
+        kernel, params = FUSABLE[optimizer]
+        if kernel != "_fused_adamw_" and self._target in WITHOUT_FUSED_ADAM_SGD:
+            return updated
+        if kernel == "_fused_sgd_" and SPARSE.search(self.ctx.source):
+            return updated
+        if not self._arguments_allow(updated, self.ctx.line_of(original), params):
+            return updated
+        if self.ctx.options.other_devices == "keep":
+            torch = self.ctx.imports.local_name_for("torch")
+            if torch is None:  # (`from torch.optim import AdamW` alone: no name to ask torch.npu through)
+                return updated
+            value = f'True if hasattr({torch}, "npu") and {torch}.npu.is_available() else None'
+        else:
+            value = "True"
+        fused = cst.Arg(keyword=cst.Name("fused"), value=cst.parse_expression(value), equal=_EQUAL)
+        message = (
+            f"{optimizer}: fused=True on the NPU ({kernel}: one kernel per step instead of foreach's launches per "
+            "op; torch's optimizer, its state_dict and zero_grad unchanged)"
+        )
+        changed = updated.with_changes(args=finish_args(updated, [*updated.args, fused]))
+        return self.fix(FUSED_BY_DEFAULT, original, changed, message, needs_torch_npu=False) or updated
+
+    def _arguments_allow(self, call: cst.Call, line: int, params: tuple[str, ...]) -> bool:
+        """Does nothing the call (at ``line``) passes stand in the way of the fused kernel (see the rule's doc)?"""
+        positional = 0
+        for arg in call.args:
+            if arg.star == "**":
+                entries = literal_kwargs(self.ctx, line, arg.value)
+                if entries is None or not all(self._allows(k, v, params) for k, v in entries.items()):
+                    return False
+            elif arg.star or (arg.keyword is None and positional >= len(params)):
+                return False
+            elif arg.keyword is None:
+                positional += 1
+                if not self._allows(params[positional - 1], arg.value, params):
+                    return False
+            elif not self._allows(arg.keyword.value, arg.value, params):
+                return False
+        return True
+
+    def _allows(self, name: str, value: cst.BaseExpression, params: tuple[str, ...]) -> bool:
+        """Is ``name=value`` an argument the fused kernel takes as the unfused optimizer does?"""
+        if name in FALSE_ONLY:
+            return literal(value) is False
+        if name == "lr":  # a tensor made by a torch call (torch.tensor, torch.full...): the kernel takes a float
+            return not (
+                isinstance(value, cst.Call) and (self.ctx.imports.resolve(value.func) or "").startswith("torch.")
+            )
+        return name in params
+
+
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+# What may be done with a **-argument's dict besides building it: read it, and pass it on with ** again.
+_READS = frozenset({"get", "items", "keys", "values", "copy"})
+
+
+def literal_kwargs(ctx: PortContext, line: int, value: cst.BaseExpression) -> dict[str, cst.BaseExpression] | None:
+    """The entries of the dict ``value`` names at ``line``, when the function around it (or the module) builds it
+    from literal keys only: a dict literal or ``dict(k=v)``, then ``d["k"] = v`` or ``d.update(...)`` of the same
+    kinds, and does nothing else with it than read it and pass it with ``**``. None when it does anything else."""
+    tree = ctx.module()
+    if not isinstance(value, cst.Name) or tree is None:
+        return None
+    containing = [
+        f for kind in FUNCTIONS for f in ctx.facts().statements(kind) if f.lineno <= line <= (f.end_lineno or f.lineno)
+    ]
+    scope: ast.AST = max(containing, key=lambda f: f.lineno, default=tree)
+    return _dict_entries(scope, value.value)
+
+
+def _dict_entries(scope: ast.AST, name: str) -> dict[str, cst.BaseExpression] | None:
+    """See literal_kwargs: every use of ``name`` in ``scope`` must be one it understands."""
+    uses = 0
+    understood = 0
+    built = 0
+    entries: dict[str, ast.expr] = {}
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name) and node.id == name:
+            uses += 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _is(node.targets[0], name):
+            built += 1
+            understood += _add(entries, _literal_entries(node.value))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _literal_key(node.targets[0], name):
+            understood += _add(entries, {_literal_key(node.targets[0], name) or "": node.value})
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is(node.func.value, name):
+            if node.func.attr == "update":
+                understood += _add(entries, _literal_entries(ast.Call(ast.Name("dict"), node.args, node.keywords)))
+            else:
+                understood += node.func.attr in _READS
+        elif isinstance(node, ast.keyword) and node.arg is None and _is(node.value, name):
+            understood += 1
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _literal_key(node, name):
+            understood += 1
+    if built != 1 or understood != uses:
+        return None
+    return {key: cst.parse_expression(ast.unparse(v)) for key, v in entries.items()}
+
+
+def _is(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _literal_key(node: ast.AST, name: str) -> str | None:
+    """``k`` of ``name["k"]``."""
+    if isinstance(node, ast.Subscript) and _is(node.value, name) and isinstance(node.slice, ast.Constant):
+        return node.slice.value if isinstance(node.slice.value, str) else None
+    return None
+
+
+def _literal_entries(value: ast.expr) -> dict[str, ast.expr] | None:
+    """The entries of a dict literal or ``dict(k=v, ...)`` with literal keys only; else None."""
+    if isinstance(value, ast.Dict):
+        keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in value.keys]
+        return None if None in keys else dict(zip(keys, value.values))  # (a None key is a ** inside the literal)
+    if isinstance(value, ast.Call) and _is(value.func, "dict"):
+        if len(value.args) == 1 and not value.keywords:
+            return _literal_entries(value.args[0])  # (d.update({...}))
+        if not value.args and all(k.arg is not None for k in value.keywords):
+            return {k.arg: k.value for k in value.keywords if k.arg is not None}
+    return None
+
+
+def _add(entries: dict[str, ast.expr], more: dict[str, ast.expr] | None) -> int:
+    """Adds ``more``: 1 use of the name understood, 0 when ``more`` is None (not literal keys)."""
+    if more is None:
+        return 0
+    entries.update(more)
+    return 1

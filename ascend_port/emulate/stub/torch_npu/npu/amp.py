@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import torch
+from torch.amp.grad_scaler import OptState
 from torch_npu import _report
 
 
@@ -12,6 +13,23 @@ class GradScaler(torch.amp.GradScaler):
     def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
         _report.record_call("torch.npu.amp.GradScaler")
         super().__init__("npu", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+
+    def step(self, optimizer, *args, **kwargs):
+        """As torch_npu's GradScaler.step (torch_npu/npu/amp/grad_scaler.py, every release 2.1.0 to 2.14.0): an
+        optimizer that says ``_step_supports_amp_scaling`` (torch.optim's ``fused=True`` ones) is stepped with
+        ``grad_scaler=self``, the contract torch itself has since replaced; their ``step()`` takes no such argument,
+        so on the device this raises TypeError where torch.amp.GradScaler would unscale in the fused kernel."""
+        if not self._enabled or not getattr(optimizer, "_step_supports_amp_scaling", False):
+            return super().step(optimizer, *args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        self._check_scale_growth_tracker("step")
+        state = self._per_optimizer_states[id(optimizer)]
+        if state["stage"] is OptState.STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        result = optimizer.step(*args, **dict(kwargs, grad_scaler=self))
+        state["stage"] = OptState.STEPPED
+        return result
 
 
 class autocast(torch.autocast):

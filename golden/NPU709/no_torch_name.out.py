@@ -1,0 +1,8 @@
+# Without `import torch` the run-time choice has no name to ask torch.npu through: left (--other-devices drop
+# would pass fused=True, which needs none).
+import torch_npu
+from torch import nn
+from torch.optim import AdamW
+
+model = nn.Linear(4, 4).npu()
+optimizer = AdamW(model.parameters(), lr=1e-3)
