@@ -200,6 +200,7 @@ def test_project_steps_are_declared_by_rule_modules_and_all_listed() -> None:
         "StaleLocks",
         "LaunchFlagSwitches",
         "GraphCapture",
+        "LossScaling",
     ]
 
 

@@ -126,3 +126,20 @@ def test_the_state_dict_loads_into_the_unfused_optimizer(name: str) -> None:
         opt.step()
     for a, b in zip(model.parameters(), other.parameters(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+
+
+def test_a_loss_scaler_in_another_module_leaves_the_project(tmp_path) -> None:
+    """MAE's and Swin's layout: the optimizer is built in one module, the GradScaler made in another (which steps
+    it); torch_npu's GradScaler would pass grad_scaler= to the fused optimizer's step. Without it, ported."""
+    from ascend_port.run.engine import RunConfig, run
+
+    (tmp_path / "train.py").write_text(TRAINING, "utf-8")
+    (tmp_path / "misc.py").write_text("import torch\n\nscaler = torch.cuda.amp.GradScaler()\n", "utf-8")
+
+    def rewrites() -> int:
+        result = run([tmp_path], RunConfig(jobs=1, cache=False))
+        return sum(f.rule.id == "NPU709" for file in result.files for f in file.findings)
+
+    assert rewrites() == 0
+    (tmp_path / "misc.py").write_text("import torch\n", "utf-8")
+    assert rewrites() == 3

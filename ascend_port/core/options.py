@@ -68,6 +68,9 @@ class PortOptions:
     # The project's Python captures CUDA or NPU graphs (rules/perf/run_settings.py): torch_npu refuses graph capture
     # under TASK_QUEUE_ENABLE=2, so NPU902 leaves that setting to torch_npu's default in its scripts.
     graph_capture: bool = False
+    # The project's Python names a loss scaler (rules/optimizers.py): torch_npu's GradScaler steps torch's fused
+    # optimizers with an argument they do not take, so NPU709 leaves every optimizer of such a project.
+    loss_scaling: bool = False
     # The module's per-device family (python/device_model.module_family: cuda_accelerator.py beside
     # npu_accelerator.py): an option of one file, part of that file's cache key rather than the run's.
     family: str = ""

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
+from ascend_port.core.options import PortOptions
+from ascend_port.core.porting import Project, ProjectStep
 from ascend_port.python.calls import code_of, finish_args, literal
 from ascend_port.python.scopes import FUNCTIONS, Trigger
 from ascend_port.python.transformer import PortContext, PortTransformer
@@ -145,13 +148,17 @@ FUSED_BY_DEFAULT = rule(
     literal False (the NPU kernels' support of them is not known); an `lr` that is no tensor (no release has
     `_fused_adamw_.tensor_lr`); a target whose torch is 2.4 or later (earlier torch has no fused kernel on the CPU,
     and a CPU model on an NPU host would fail at construction); no SGD in a module that makes sparse gradients
-    (`sparse=True`: `_fused_sgd_` refuses them). A module that names a loss scaler (`GradScaler`, `scaler`,
+    (`sparse=True`: `_fused_sgd_` refuses them); no module that names float64 (`.double()`, `torch.float64`: the
+    NPU kernels' support of it is not known). A module that names a loss scaler (`GradScaler`, `scaler`,
     accelerate's `Accelerator`, `mixed_precision`) is left: torch_npu's `torch.npu.amp.GradScaler.step` passes
     `grad_scaler=self` to an optimizer that says `_step_supports_amp_scaling`, as torch's fused ones do, and their
-    `step()` takes no such argument (TypeError). A scaler made in another module is not seen: `ascend-port
-    emulate` runs that failure as the device would. In a project that keeps its other devices (the default)
+    `step()` takes no such argument (TypeError). So is every module of a project whose ported Python names one (a
+    scaler made in utils.py steps the optimizer main.py builds); a scaler outside the files ported is not seen, and
+    `ascend-port emulate` runs that failure as the device would. In a project that keeps its other devices (the default)
     `fused` is chosen at run time, `True` where the NPU is available and torch's default (None) elsewhere; with
-    `--other-devices drop` it is `True`.
+    `--other-devices drop` it is `True`. On an NPU host a model left on the CPU gets torch's CPU kernels, whose
+    `_fused_sgd_` (torch 2.4 to 2.13) leaves the SIMD blocks of a bfloat16 or float16 parameter un-updated
+    (pytorch/pytorch#191763): SGD on low-precision CPU parameters beside an NPU needs `fused=False` by hand.
 
     Before:
         import torch
@@ -182,17 +189,41 @@ SCALER = re.compile(r"(?i)scaler|\bAccelerator\b|mixed_precision")
 SPARSE = re.compile(r"\bsparse\s*=\s*(?!False\b|None\b)")
 
 
-def _without_scaler(text: str) -> bool:
-    return not SCALER.search(text)
+# float64 parameters: the NPU kernels' support of them is not known (the NPU has little float64 at all).
+FLOAT64 = re.compile(r"\.double\(\)|\bfloat64\b|\btorch\.double\b")
+
+
+def _may_change(text: str) -> bool:
+    """A module the rule may change: it names no loss scaler and no float64."""
+    return not SCALER.search(text) and not FLOAT64.search(text)
+
+
+class LossScaling(ProjectStep):
+    """Does the project's Python name a loss scaler (PortOptions.loss_scaling)? A scaler made in one module steps
+    the optimizer another module builds (MAE's, Swin's and timm's train scripts and utils)."""
+
+    def facts(self, project: Project, options: PortOptions) -> PortOptions:
+        scaler = re.compile(SCALER.pattern.encode())
+        for path in project.files:
+            if path.suffix == ".py" and not options.loss_scaling:
+                try:
+                    if scaler.search(path.read_bytes()):
+                        return replace(options, loss_scaling=True)
+                except OSError:
+                    continue
+        return options
+
+
+PROJECT_STEPS = (LossScaling(),)
 
 
 class FusedByDefaultTransformer(PortTransformer):
     """NPU709."""
 
     TRIGGERS = (
-        Trigger(r"\b(?:AdamW|Adam|SGD)\b", also=("optim",), when=_without_scaler),
+        Trigger(r"\b(?:AdamW|Adam|SGD)\b", also=("optim",), when=_may_change),
         # apex's FusedAdam/FusedSGD, which NPU505 makes torch.optim's in the same pass (the port stays idempotent)
-        Trigger(r"\bFused(?:Adam|SGD)\b", imports=("apex",), when=_without_scaler),
+        Trigger(r"\bFused(?:Adam|SGD)\b", imports=("apex",), when=_may_change),
     )
     RULES = (FUSED_BY_DEFAULT,)
 
@@ -203,7 +234,7 @@ class FusedByDefaultTransformer(PortTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         optimizer = self.ctx.imports.resolve(updated.func) or ""  # (updated: apex's optimizer NPU505 made torch's)
-        if optimizer not in FUSABLE or not self._fused_on_cpu:
+        if optimizer not in FUSABLE or not self._fused_on_cpu or self.ctx.options.loss_scaling:
             return updated
         kernel, params = FUSABLE[optimizer]
         if kernel != "_fused_adamw_" and self._target in WITHOUT_FUSED_ADAM_SGD:
@@ -257,8 +288,9 @@ class FusedByDefaultTransformer(PortTransformer):
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-# What may be done with a **-argument's dict besides building it: read it, and pass it on with ** again.
-_READS = frozenset({"get", "items", "keys", "values", "copy"})
+# What may be done with a **-argument's dict besides building it: read it, pop a key (fewer keys: still known), and
+# pass it on with ** again.
+_READS = frozenset({"get", "items", "keys", "values", "copy", "pop"})
 
 
 def literal_kwargs(ctx: PortContext, line: int, value: cst.BaseExpression) -> dict[str, cst.BaseExpression] | None:

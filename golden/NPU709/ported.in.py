@@ -19,5 +19,6 @@ def build(model, args):
     opt_kwargs = dict(lr=args.lr, weight_decay=args.wd)
     opt_kwargs["betas"] = (0.9, 0.95)
     opt_kwargs.update({"eps": 1e-6})
+    opt_kwargs.pop("momentum", None)
     print(opt_kwargs.get("lr"))
     return torch.optim.AdamW(model.parameters(), **opt_kwargs)
