@@ -255,7 +255,7 @@ class FusedByDefaultTransformer(PortTransformer):
             f"{optimizer}: fused=True on the NPU ({kernel}: one kernel per step instead of foreach's launches per "
             "op; torch's optimizer, its state_dict and zero_grad unchanged)"
         )
-        changed = updated.with_changes(args=finish_args(updated, [*updated.args, fused]))
+        changed = updated.with_changes(args=_with_argument(updated, fused))
         return self.fix(FUSED_BY_DEFAULT, original, changed, message, needs_torch_npu=False) or updated
 
     def _arguments_allow(self, call: cst.Call, line: int, params: tuple[str, ...]) -> bool:
@@ -285,6 +285,18 @@ class FusedByDefaultTransformer(PortTransformer):
                 isinstance(value, cst.Call) and (self.ctx.imports.resolve(value.func) or "").startswith("torch.")
             )
         return name in params
+
+
+def _with_argument(call: cst.Call, new: cst.Arg) -> list[cst.Arg]:
+    """The call's arguments with ``new`` added last, or just before a keyword (or ``**``) argument that carries a
+    comment: a comment stays on its argument's line (keyword arguments may come in any order)."""
+    args = list(call.args)
+    last = args[-1] if args else None
+    if last is None or "#" not in code_of(last) or (last.keyword is None and last.star != "**"):
+        return finish_args(call, [*args, new])
+    separators = [a.comma for a in args[:-1] if isinstance(a.comma, cst.Comma) and "#" not in code_of(a.comma)]
+    separator = separators[-1] if separators else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return [*args[:-1], new.with_changes(comma=separator), last]
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))

@@ -12,6 +12,11 @@ adam = optim.Adam(
 sgd = SGD(model.parameters(), 0.1, 0.9, nesterov=True)
 # amsgrad and maximize as a literal False are torch's defaults: the fused kernel takes them.
 plain = AdamW(model.parameters(), 3e-4, (0.9, 0.999), 1e-8, 0.01, False, maximize=False)
+# A comment on the last argument stays on its line: fused= goes before it.
+commented = AdamW(
+    model.parameters(),
+    lr=1e-3,  # the paper's
+)
 
 
 def build(model, args):

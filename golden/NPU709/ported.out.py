@@ -14,6 +14,12 @@ adam = optim.Adam(
 sgd = SGD(model.parameters(), 0.1, 0.9, nesterov=True, fused=True if hasattr(torch, "npu") and torch.npu.is_available() else None)
 # amsgrad and maximize as a literal False are torch's defaults: the fused kernel takes them.
 plain = AdamW(model.parameters(), 3e-4, (0.9, 0.999), 1e-8, 0.01, False, maximize=False, fused=True if hasattr(torch, "npu") and torch.npu.is_available() else None)
+# A comment on the last argument stays on its line: fused= goes before it.
+commented = AdamW(
+    model.parameters(),
+    fused=True if hasattr(torch, "npu") and torch.npu.is_available() else None,
+    lr=1e-3,  # the paper's
+)
 
 
 def build(model, args):
