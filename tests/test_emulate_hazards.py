@@ -145,3 +145,22 @@ def test_a_fused_op_s_reference_is_not_the_program_s_ops(tmp_path):
     )
     assert report["calls"]["torch_npu.npu_rms_norm"] == 20
     assert report["dynamic_shapes"] == {}
+
+
+# torch.optim's fused SGD: aten::_fused_sgd_ has an NPU kernel in 2.7.1 and 2.10.0 and newer, none in 2.8.0 (the
+# emulator runs it with a Python kernel of its own, emulate/device.py, which the hazards count all the same).
+FUSED_SGD = """
+    import torch, torch_npu
+    p = torch.zeros(8, device="npu", requires_grad=True)
+    opt = torch.optim.SGD([p], lr=0.1, momentum=0.9, fused=True)
+    for _ in range(2):
+        p.grad = torch.ones(8, device="npu")
+        opt.step()
+"""
+
+
+def test_fused_sgd_is_a_cpu_fallback_where_the_release_lacks_its_kernel(tmp_path):
+    _, report = emulate(tmp_path, FUSED_SGD, "--torch-npu", "2.8.0")
+    assert report["cpu_fallbacks"]["aten::_fused_sgd_"]["calls"] == 2
+    _, report = emulate(tmp_path, FUSED_SGD, "--torch-npu", "2.10.0")
+    assert "aten::_fused_sgd_" not in report["cpu_fallbacks"]

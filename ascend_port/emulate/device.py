@@ -144,6 +144,7 @@ def install(device_module: types.ModuleType, devices: int | None = None) -> type
     for index in range(count):
         native.reset_peak_memory(index)
     native.reset_op_stats()  # (the run hazards, likewise: the program's ops only)
+    native.python_op_calls = {}  # type: ignore[attr-defined]  # (the ops with a Python kernel here: _fused_sgd_)
     torch._ascend_port_emulate_native = native  # type: ignore[attr-defined]  # (found by the stand-in torch_npu)
     return native
 
@@ -303,6 +304,9 @@ def _fused_sgd_in_float32(native: types.ModuleType) -> None:
 
 
 def _fused_sgd(native, params, grads, buffers, *, lr, grad_scale=None, found_inf=None, **options) -> None:
+    # (the run hazards: the native fallback records the ops it runs, and this one does not reach it)
+    name = "aten::_fused_sgd_" + (".tensor_lr" if isinstance(lr, torch.Tensor) else "")
+    native.python_op_calls[name] = native.python_op_calls.get(name, 0) + 1
     aliases = [[native.cpu_alias(t) for t in tensors] for tensors in (params, grads, buffers)]
     work = [[t.float() for t in tensors] for tensors in aliases]  # (float32 ones are their own copies)
     alias = native.cpu_alias

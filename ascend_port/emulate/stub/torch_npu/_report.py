@@ -141,10 +141,14 @@ def _op_stats() -> dict:
         stats = getattr(native, "op_stats_at_exit", None) or native.op_stats()
     except Exception:  # a half-initialized device at exit: nothing to say
         return {}
-    return {
+    recorded = {
         name: {"calls": calls, "shapes": shapes, "late_shapes": late, "dtypes": dict(sorted(wide))}
         for name, calls, shapes, late, wide in sorted(stats)
     }
+    # the ops the emulator runs with a Python kernel of its own (device.py's _fused_sgd_): their calls
+    for name, count in getattr(native, "python_op_calls", {}).items():
+        recorded.setdefault(name, {"calls": count, "shapes": 1, "late_shapes": 0, "dtypes": {}})
+    return recorded
 
 
 @atexit.register
