@@ -180,15 +180,12 @@ FUSABLE = {
 }
 # Options a fused kernel is not known to support on the NPU: only absent or a literal False.
 FALSE_ONLY = frozenset({"amsgrad", "maximize", "capturable"})
-KEYWORDS = frozenset({*_ADAM, *_SGD, *FALSE_ONLY})
 # torch >= 2.4 has fused Adam/AdamW/SGD kernels on the CPU too (torch/utils/_foreach_utils.py), so a fused=True
 # chosen because the host has an NPU still works for a model left on the CPU.
 FUSED_ON_CPU_SINCE = (2, 4)
 # A loss scaler: torch_npu's GradScaler.step calls optimizer.step(grad_scaler=self) for a fused torch optimizer.
 SCALER = re.compile(r"(?i)scaler|\bAccelerator\b|mixed_precision")
 SPARSE = re.compile(r"\bsparse\s*=\s*(?!False\b|None\b)")
-
-
 # float64 parameters: the NPU kernels' support of them is not known (the NPU has little float64 at all).
 FLOAT64 = re.compile(r"\.double\(\)|\bfloat64\b|\btorch\.double\b")
 
@@ -361,8 +358,9 @@ def _literal_key(node: ast.AST, name: str) -> str | None:
 def _literal_entries(value: ast.expr) -> dict[str, ast.expr] | None:
     """The entries of a dict literal or ``dict(k=v, ...)`` with literal keys only; else None."""
     if isinstance(value, ast.Dict):
-        keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in value.keys]
-        return None if None in keys else dict(zip(keys, value.values))  # (a None key is a ** inside the literal)
+        keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        # (a key that is no string literal, or None: a ** inside the literal)
+        return dict(zip(keys, value.values, strict=True)) if len(keys) == len(value.keys) else None
     if isinstance(value, ast.Call) and _is(value.func, "dict"):
         if len(value.args) == 1 and not value.keywords:
             return _literal_entries(value.args[0])  # (d.update({...}))
