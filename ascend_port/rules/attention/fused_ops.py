@@ -164,6 +164,13 @@ def _npu_test(test: cst.BaseExpression) -> bool:
     )
 
 
+def _npu_call(node: cst.BaseExpression) -> bool:
+    """A call of a torch_npu op (`torch_npu.npu_...(...)`)."""
+    return (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value.startswith("npu_")
+    )
+
+
 def _plain_reference(node: cst.BaseExpression) -> bool:
     """A name or an attribute of one (``q``, ``self.x``): reading it again computes nothing."""
     while isinstance(node, cst.Attribute):
@@ -237,7 +244,9 @@ class RotaryMixin:
         return self.ctx.fact(_table_scaling)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        if _npu_test(node.test):  # `fused if x.device.type == "npu" else original`: the original is the others'
+        # `fused if x.device.type == "npu" else original` (or `torch_npu.npu_op(...) if <the op takes x> else
+        # original`: NPU428's): the original is the other tensors'
+        if _npu_test(node.test) or _npu_call(node.body):
             self._for_others = {*getattr(self, "_for_others", ()), id(node.orelse)}
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):

@@ -25,7 +25,7 @@ from ascend_port.rules.attention.complex_rope import COMPLEX_ROPE, ComplexRopeMi
 from ascend_port.rules.attention.fused_ops import ROTARY_MUL, npu_test
 from ascend_port.rules.attention.glu import GEGLU, SWIGLU, GluMixin
 from ascend_port.rules.attention.helper_names import PRIVATE_TORCH
-from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX, MaskedSoftmaxMixin
+from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX, MASKED_SOFTMAX_NOTE, MaskedSoftmaxMixin
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -338,7 +338,7 @@ def softmax_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt
 
 
 class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransformer):
-    """NPU420-NPU423, NPU426-NPU428: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
+    """NPU420-NPU423, NPU426-NPU428, NPU430: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
     function (the rotary tables' broadcasting, the halves of a chunk)."""
 
     # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
@@ -364,7 +364,7 @@ class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransf
         # a softmax of masked scores (NPU428: the scores' function, which masked_fill them right before)
         Trigger(r"softmax\(", softmax_function, also=("masked_fill",)),
     )
-    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU, GEGLU, COMPLEX_ROPE, MASKED_SOFTMAX)
+    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU, GEGLU, COMPLEX_ROPE, MASKED_SOFTMAX, MASKED_SOFTMAX_NOTE)
     DISPATCHES_ON_DEVICE = True  # (see dispatches)
 
     def torch_npu(self) -> str:
@@ -378,10 +378,8 @@ class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransf
         return self.ctx.options.other_devices == "keep"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        # (TODOs only: RoPE in complex numbers, a softmax of masked scores)
-        self.note_complex_rope(original)
-        self.note_masked_softmax(original)
-        return updated
+        self.note_complex_rope(original)  # (a TODO only)
+        return self.port_masked_softmax(original, updated)
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         found = _forward(original.body)

@@ -1,0 +1,26 @@
+import torch
+try:
+    import torch_npu  # noqa: F401  (registers the npu device where torch_npu is installed)
+except ImportError:
+    pass
+import torch.nn.functional as F
+
+
+def attention_mask_func(attention_scores, attention_mask):
+    # Megatron's: the op's own fill (no softmax here: nothing to fuse)
+    attention_scores.masked_fill_(attention_mask, -10000.0)
+    return attention_scores
+
+
+def glm_probs(scores, attention_mask, value_layer):
+    # the fill of Megatron's attention_mask_func, inline
+    probs = torch_npu.npu_scaled_masked_softmax(scores, attention_mask) if scores.device.type == "npu" and scores.dtype in (torch.float16, torch.bfloat16, torch.float32) and scores.dim() == attention_mask.dim() == 4 and attention_mask.shape[-2:] == scores.shape[-2:] and all(32 <= n <= 4096 and n % 32 == 0 for n in scores.shape[-2:]) else F.softmax(scores.masked_fill(attention_mask, -10000.0), dim=-1)
+    return torch.matmul(probs, value_layer), probs
+
+
+class Attention(torch.nn.Module):
+    def forward(self, scores, v):
+        # the dtype's minimum, the mask an attribute's value, softmax in float32, then cast
+        scores = scores.masked_fill(self.mask, torch.finfo(scores.dtype).min)
+        probs = (torch_npu.npu_scaled_masked_softmax(scores.float(), self.mask) if scores.device.type == "npu" and scores.dtype in (torch.float16, torch.bfloat16, torch.float32) and scores.dim() == self.mask.dim() == 4 and self.mask.shape[-2:] == scores.shape[-2:] and all(32 <= n <= 4096 and n % 32 == 0 for n in scores.shape[-2:]) else torch.softmax(scores.float(), dim=-1)).to(v.dtype)
+        return probs @ v
