@@ -232,6 +232,38 @@ def _hf_eager(ns, dt, training=False, **kwargs):
     return ns["eager_attention_forward"](module, q, k, v, mask, 8**-0.5, dropout=0.1, **kwargs)[0]
 
 
+def softmax_mask(*shape, seed=0) -> torch.Tensor:
+    """A bool mask (True = masked out) with a fully masked first row: the op and the fills of -10000 and of the
+    dtype's minimum all make it uniform."""
+    mask = torch.rand(*shape, generator=torch.Generator().manual_seed(seed)) < 0.4
+    mask[..., 0, :] = True
+    return mask.to(_INPUTS.device)
+
+
+def _masked_softmax_specs() -> dict[str, Spec]:
+    """NPU428: scores (2, 2, 32, 64), the op's smallest shapes, a mask broadcast over the heads. In-place masking
+    (masked_fill_) takes scores that are not a leaf."""
+    kernels = {"npu_scaled_masked_softmax"}
+
+    def scores(dt):
+        return rand(2, 2, 32, 64, dtype=dt) * 1.0
+
+    def masked_scores(ns, dt):
+        mask, value = softmax_mask(2, 1, 32, 64), rand(2, 2, 64, 8, dtype=dt, seed=1)
+        return ns["xlm_attention"](scores(dt), mask, value), ns["method_form"](scores(dt), mask, value)
+
+    def op_fill(ns, dt):
+        mask, value = softmax_mask(2, 1, 32, 64, seed=1), rand(2, 2, 64, 8, dtype=dt, seed=1)
+        attention = _module(ns, "Attention", dtype=dt)
+        attention.mask = mask
+        return ns["glm_probs"](scores(dt), mask, value), attention(scores(dt), value)
+
+    return {
+        "NPU428/masked_scores": Spec(masked_scores, kernels=kernels, plain_original=True),
+        "NPU428/op_fill": Spec(op_fill, kernels=kernels, plain_original=True),
+    }
+
+
 def _eager_attention_specs() -> dict[str, Spec]:
     return {
         "NPU425/hf_eager": Spec(_hf_eager, plain_original=True),
@@ -456,6 +488,7 @@ SPECS: dict[str, Spec] = {
         lambda ns, dt: _module(ns, "Head", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)), kernels=set()
     ),
     **_eager_attention_specs(),
+    **_masked_softmax_specs(),
 }
 
 
