@@ -250,13 +250,22 @@ def _masked_softmax_specs() -> dict[str, Spec]:
 
     def masked_scores(ns, dt):
         mask, value = softmax_mask(2, 1, 32, 64), rand(2, 2, 64, 8, dtype=dt, seed=1)
-        return ns["xlm_attention"](scores(dt), mask, value), ns["method_form"](scores(dt), mask, value)
+        return (
+            ns["deberta_attention"](scores(dt), ~mask, value),
+            ns["xlm_attention"](scores(dt), mask, value),
+            ns["method_form"](scores(dt), mask, value),
+        )
 
     def op_fill(ns, dt):
         mask, value = softmax_mask(2, 1, 32, 64, seed=1), rand(2, 2, 64, 8, dtype=dt, seed=1)
         attention = _module(ns, "Attention", dtype=dt)
         attention.mask = mask
-        return ns["glm_probs"](scores(dt), mask, value), attention(scores(dt), value)
+        keep = (~mask).to(dt)  # (1.0 where kept)
+        return (
+            ns["glm_probs"](scores(dt), mask, value),
+            attention(scores(dt), value),
+            ns["padding_flags"](scores(dt), keep, value),
+        )
 
     return {
         "NPU428/masked_scores": Spec(masked_scores, kernels=kernels, plain_original=True),

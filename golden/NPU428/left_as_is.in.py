@@ -14,9 +14,9 @@ def scale_after_mask(scores, mask, value, scale):
     return probs @ value
 
 
-def computed_mask(scores, mask, value):
-    # the mask computed in place (an NPU430 note: the test of its shape would compute it again)
-    scores = scores.masked_fill(mask == 0, -10000.0)
+def reshaped_mask(scores, mask, value):
+    # a mask reshaped in place (an NPU430 note: the test could read its shape only by computing it again)
+    scores = scores.masked_fill(mask.unsqueeze(1), -10000.0)
     return F.softmax(scores, dim=-1) @ value
 
 

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 def deberta_attention(attention_scores, attention_mask, value):
     # DeBERTa: the dtype's minimum where the boolean mask is False
     attention_scores = attention_scores.masked_fill(~(attention_mask), torch.finfo(attention_scores.dtype).min)
-    attention_probs = F.softmax(attention_scores, dim=-1)
+    attention_probs = torch_npu.npu_scaled_masked_softmax(attention_scores, ~(attention_mask)) if attention_scores.device.type == "npu" and attention_scores.dtype in (torch.float16, torch.bfloat16, torch.float32) and attention_scores.dim() == attention_mask.dim() == 4 and attention_mask.shape[-2:] == attention_scores.shape[-2:] and all(32 <= n <= 4096 and n % 32 == 0 for n in attention_scores.shape[-2:]) else F.softmax(attention_scores, dim=-1)
     return attention_probs @ value
 
 

@@ -20,3 +20,9 @@ class Attention(torch.nn.Module):
         scores = scores.masked_fill(self.mask, torch.finfo(scores.dtype).min)
         probs = torch.softmax(scores.float(), dim=-1).to(v.dtype)
         return probs @ v
+
+
+def padding_flags(scores, keep, value):
+    # a mask computed elementwise from one tensor (keep: 1 where a key is kept): the test reads keep's shape
+    scores = scores.masked_fill(keep == 0, -10000.0)
+    return F.softmax(scores, dim=-1) @ value

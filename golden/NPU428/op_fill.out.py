@@ -24,3 +24,9 @@ class Attention(torch.nn.Module):
         scores = scores.masked_fill(self.mask, torch.finfo(scores.dtype).min)
         probs = (torch_npu.npu_scaled_masked_softmax(scores.float(), self.mask) if scores.device.type == "npu" and scores.dtype in (torch.float16, torch.bfloat16, torch.float32) and scores.dim() == self.mask.dim() == 4 and self.mask.shape[-2:] == scores.shape[-2:] and all(32 <= n <= 4096 and n % 32 == 0 for n in scores.shape[-2:]) else torch.softmax(scores.float(), dim=-1)).to(v.dtype)
         return probs @ v
+
+
+def padding_flags(scores, keep, value):
+    # a mask computed elementwise from one tensor (keep: 1 where a key is kept): the test reads keep's shape
+    scores = scores.masked_fill(keep == 0, -10000.0)
+    return (torch_npu.npu_scaled_masked_softmax(scores, keep == 0) if scores.device.type == "npu" and scores.dtype in (torch.float16, torch.bfloat16, torch.float32) and scores.dim() == keep.dim() == 4 and keep.shape[-2:] == scores.shape[-2:] and all(32 <= n <= 4096 and n % 32 == 0 for n in scores.shape[-2:]) else F.softmax(scores, dim=-1)) @ value

@@ -42,8 +42,9 @@ MASKED_SOFTMAX = rule(
     or float32 x whose last two axes are 32 to 4096 long and multiples of 32 (torch_npu's docs), a 4-D mask as
     long as x in those two axes (a padding mask broadcast over the queries, (b, 1, 1, k), takes the original code:
     the kernel reads the mask's rows in full), and, in a project that keeps its other devices (the default), an
-    NPU x; anywhere else the original code runs. The mask must be a name (or an attribute of one): it is read by
-    the test too. Scores cast for the softmax (`s.float()`) go to the op cast, so the result keeps its dtype.
+    NPU x; anywhere else the original code runs. The test reads the mask's shape on a name (or an attribute of
+    one): the mask itself or the one tensor of an elementwise mask (`~m`, `m == 0`, `(1 - m).bool()`), so the
+    mask is computed once. Scores cast for the softmax (`s.float()`) go to the op cast, so the result keeps its dtype.
 
     Medium confidence: scores that hold -inf where they are masked (masked before by other code) would give NaN
     in the kernel (-inf * 0). A fill of -inf is reported, not rewritten: a fully masked row is NaN there and
@@ -89,11 +90,11 @@ MASKED_SOFTMAX_NOTE = rule(
     "masked-softmax-left",
     Confidence.LOW,
     "A masked softmax that npu_scaled_masked_softmax could compute but the port leaves: a fill of -inf, a mask "
-    "that is not a name (information, no TODO: the code runs on the NPU as it is).",
+    "whose shape the test cannot read (information, no TODO: the code runs on the NPU as it is).",
     """
     The softmax NPU428 recognises, left as it is: its fill is -inf (a fully masked row is NaN here and uniform in
-    the op, which fills -10000), or its mask is an expression (`~mask`, `mask == 0`) that the run-time test of the
-    shapes would compute a second time, or the module does not import torch (the test names its dtypes). The
+    the op, which fills -10000), or its mask is an expression whose shape the run-time test cannot read without
+    computing it a second time (`mask[None]`, `mask.unsqueeze(1)`), or the module does not import torch (the test names its dtypes). The
     unfused code runs on the NPU as it is; this rule only reports (the performance section of the reports lists
     it) and writes neither code nor a TODO. Where -inf only guards padding (no row is masked in full), a fill of
     torch.finfo(scores.dtype).min makes the softmax NPU428's.
@@ -165,8 +166,8 @@ class MaskedSoftmaxMixin:
         """Why the op is not written here, or None."""
         if "inf" in fill.replace("finfo", ""):
             return f"this code fills {fill}, the op -10000: a fully masked row is NaN here, uniform there"
-        if not _plain_reference(cst.parse_expression(mask)):
-            return f"the mask `{mask}` is computed here, and the test of its shape would compute it again"
+        if _shaped_like(cst.parse_expression(mask)) is None:
+            return f"the mask `{mask}` is computed here in a shape the test cannot read without computing it again"
         if torch is None:
             return "the module does not import torch (the test of the shapes names its dtypes)"
         return None
@@ -186,11 +187,12 @@ class MaskedSoftmaxMixin:
         """`op(x, mask) if <the op takes them> else <the softmax>`, in parentheses unless it is a whole value."""
         dtypes = ", ".join(f"{torch}.{d}" for d in ("float16", "bfloat16", "float32"))
         low, high = AXIS
+        shaped = _shaped_like(cst.parse_expression(mask))  # (the mask's shape, read without computing it)
         tests = [f'{scores}.device.type == "npu"'] if self.dispatches() else []
         tests += [
             f"{scores}.dtype in ({dtypes})",
-            f"{scores}.dim() == {mask}.dim() == 4",
-            f"{mask}.shape[-2:] == {scores}.shape[-2:]",
+            f"{scores}.dim() == {shaped}.dim() == 4",
+            f"{shaped}.shape[-2:] == {scores}.shape[-2:]",
             f"all({low} <= n <= {high} and n % 32 == 0 for n in {scores}.shape[-2:])",
         ]
         call = cst.parse_expression(f"{self.torch_npu()}.{FUSED_OP}({x}, {mask})")
@@ -289,6 +291,25 @@ class MaskedSoftmaxMixin:
                 return found if found is not None and found[0] == name else None
             return None
         return None
+
+
+def _shaped_like(mask: cst.BaseExpression) -> str | None:
+    """The name (or attribute) whose shape ``mask`` has: the mask itself, or the one tensor of an elementwise
+    expression of it with numbers (`~m`, `m == 0`, `(1 - m).bool()`, `m.logical_not()`); None for anything else."""
+    if _plain_reference(mask):
+        return code_of(mask.with_changes(lpar=[], rpar=[])).strip()
+    if isinstance(mask, cst.UnaryOperation) and isinstance(mask.operator, cst.BitInvert):
+        return _shaped_like(mask.expression)
+    if isinstance(mask, cst.Comparison) and len(mask.comparisons) == 1:
+        sides = (mask.left, mask.comparisons[0].comparator)
+    elif isinstance(mask, cst.BinaryOperation):
+        sides = (mask.left, mask.right)
+    elif isinstance(mask, cst.Call) and isinstance(mask.func, cst.Attribute) and not mask.args:
+        return _shaped_like(mask.func.value) if mask.func.attr.value in ("bool", "logical_not") else None
+    else:
+        return None
+    numbers = [side for side in sides if _literal(code_of(side).strip()) is not None]
+    return _shaped_like(next(side for side in sides if side not in numbers)) if len(numbers) == 1 else None
 
 
 def _literal(code: str) -> float | None:
