@@ -123,3 +123,19 @@ def test_a_fill_of_minus_infinity_differs_on_a_fully_masked_row():
     source = SOURCE.format(fill='float("-inf")', cast="")
     outcome = port_source(source, Selection(select=("NPU428", "NPU430")), PortOptions())
     assert outcome.new_text is None or outcome.new_text == source
+
+
+@pytest.mark.parametrize("kept, agree", [(-9900.0, True), (-20000.0, False)], ids=["above_-9980", "below_-10000"])
+def test_a_fill_below_the_ops_agrees_where_a_kept_score_is_above_minus_9980(kept, agree):
+    """The limit of NPU428's medium confidence for a fill other than -10000 (the dtype's minimum): a masked key
+    weighs exp(-10000 - max) against the row's largest kept score, nothing in float32 while max > -9980; a row whose
+    kept scores all lie below -10000 is dominated by its masked keys in the op."""
+    scores, mask, _ = _inputs(torch.float32)
+    mask[..., 0, :] = False
+    mask[..., 0, :32] = True
+    scores = scores.detach().clone()
+    scores[..., 0, 32:] += kept
+    original = torch.softmax(scores.masked_fill(mask, torch.finfo(scores.dtype).min), dim=-1)
+    fused = ops.npu_scaled_masked_softmax(scores, mask)
+    assert torch.allclose(fused, original, **TOLERANCE[torch.float32]) is agree
+    torch.testing.assert_close(fused[..., 1:, :], original[..., 1:, :])
