@@ -113,7 +113,7 @@ def test_the_reference_op_raises_on_the_shapes_the_test_keeps_from_it():
 
 
 def test_a_fill_of_minus_infinity_differs_on_a_fully_masked_row():
-    """Why NPU428 leaves -inf (NPU430 reports it): NaN in the original, uniform in the op; the other rows agree."""
+    """Why NPU428 leaves -inf (NPU431 reports it): NaN in the original, uniform in the op; the other rows agree."""
     scores, mask, _ = _inputs(torch.float32)
     original = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
     fused = ops.npu_scaled_masked_softmax(scores, mask)
@@ -121,7 +121,7 @@ def test_a_fill_of_minus_infinity_differs_on_a_fully_masked_row():
     torch.testing.assert_close(fused[..., 0, :], torch.full_like(fused[..., 0, :], 1 / 64))
     torch.testing.assert_close(fused[..., 1:, :], original[..., 1:, :])
     source = SOURCE.format(fill='float("-inf")', cast="")
-    outcome = port_source(source, Selection(select=("NPU428", "NPU430")), PortOptions())
+    outcome = port_source(source, Selection(select=("NPU428", "NPU431")), PortOptions())
     assert outcome.new_text is None or outcome.new_text == source
 
 

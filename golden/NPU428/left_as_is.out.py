@@ -3,7 +3,7 @@ import torch.nn.functional as F
 
 
 def infinite_fill(scores, mask, value):
-    # -inf: a fully masked row is NaN here, uniform in the op (an NPU430 note)
+    # -inf: a fully masked row is NaN here, uniform in the op (an NPU431 note)
     scores = scores.masked_fill(mask, float("-inf"))
     return F.softmax(scores, dim=-1) @ value
 
@@ -15,7 +15,7 @@ def scale_after_mask(scores, mask, value, scale):
 
 
 def reshaped_mask(scores, mask, value):
-    # a mask reshaped in place (an NPU430 note: the test could read its shape only by computing it again)
+    # a mask reshaped in place (an NPU431 note: the test could read its shape only by computing it again)
     scores = scores.masked_fill(mask.unsqueeze(1), -10000.0)
     return F.softmax(scores, dim=-1) @ value
 

@@ -86,7 +86,7 @@ MASKED_SOFTMAX = rule(
 )
 
 MASKED_SOFTMAX_NOTE = rule(
-    "NPU430",
+    "NPU431",
     "masked-softmax-left",
     Confidence.LOW,
     "A masked softmax that npu_scaled_masked_softmax could compute but the port leaves: a fill of -inf, a mask "
@@ -128,7 +128,7 @@ AXIS = (32, 4096)  # the op's last two axes: 32 to 4096 long, multiples of 32 (t
 
 
 class MaskedSoftmaxMixin:
-    """NPU428/NPU430 in NormTransformer: a softmax of masked scores, fused or reported (see the module)."""
+    """NPU428/NPU431 in NormTransformer: a softmax of masked scores, fused or reported (see the module)."""
 
     ctx: Any
     if TYPE_CHECKING:  # (PortTransformer's and NormTransformer's, after this class in NormTransformer's bases)

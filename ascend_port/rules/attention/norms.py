@@ -338,7 +338,7 @@ def softmax_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt
 
 
 class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransformer):
-    """NPU420-NPU423, NPU426-NPU428, NPU430: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
+    """NPU420-NPU423, NPU426-NPU428, NPU431: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
     function (the rotary tables' broadcasting, the halves of a chunk)."""
 
     # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
