@@ -1,0 +1,17 @@
+import torch
+
+
+def load(model, x):
+    fast = torch.compile(model)
+    tuned = torch.compile(
+        model,
+        fullgraph=True,
+    )
+    same = torch.compile(model, backend="inductor", dynamic=False)
+    with torch.no_grad():
+        return fast(x), tuned(x), same(x)
+
+
+@torch.compile()
+def score(x):
+    return x.softmax(-1)
