@@ -183,10 +183,13 @@ COMPILE_INFERENCE_BACKEND = rule(
     torch_npu registers one that generates Triton code and needs triton-ascend, which torch-npu does not install.
     Every covered release registers TorchAir's graph compiler as the dynamo backend `"npu"` (the
     `torchair.get_npu_backend()` of Ascend's inference guides, imported lazily by torch_npu). So a
-    `torch.compile(...)` of a module that never calls `backward()` (inference: see NPU706/NPU707 for training), with
+    `torch.compile(...)` of a module that runs a model for inference (it calls `torch.no_grad()`,
+    `torch.inference_mode()` or `.eval()`) and never calls `backward()` (see NPU706/NPU707 for training), with
     no backend or `backend="inductor"` and no `mode` or `options` (which torch passes to inductor only, and to
     another backend as keyword arguments TorchAir does not take), gets a backend chosen at run time: `"npu"` where
-    torch.npu is available, inductor elsewhere. With `--other-devices drop` it is `backend="npu"`. Medium
+    torch.npu is available, inductor elsewhere. With `--other-devices drop` it is `backend="npu"`. A library module
+    that shows neither training nor inference is left (its callers may train), and so is a compiled
+    `flex_attention`, which only inductor turns into a kernel. Medium
     confidence: TorchAir compiles the graph through Ascend IR, and a model with an operator it cannot convert fails
     at the first call; drop the call (eager) there.
 
@@ -294,6 +297,9 @@ def _npu_alias(alias: cst.ImportAlias) -> cst.ImportAlias:
 
 
 _TRAINING_STEP = re.compile(r"backward|step|zero_grad")
+# What says a module runs a model for inference (NPU710): `with torch.no_grad():`, `@torch.inference_mode()`,
+# `model.eval()`.
+_INFERENCE_CALLS = frozenset({"no_grad", "inference_mode", "eval"})
 
 
 # NVTX's range_push/range_pop on a torch_npu that has mstx.range_start/range_end but no range_push/range_pop
@@ -366,8 +372,8 @@ class CompileTransformer(PortTransformer):
         Trigger(r"\.CUDA\b", also=("profiler",)),  # `ProfilerActivity.CUDA` through an alias
         # NPU706/707: torch.compile (or `from torch import compile`) in a module that trains
         Trigger(r"\bcompile\b|_dynamo", also=("backward",)),
-        # NPU710: torch.compile in a module that does not train
-        Trigger(r"\bcompile\b"),
+        # NPU710: torch.compile (through any alias) in a module that does not train
+        Trigger(r"\bcompile\b", imports=("torch",)),
     )
     RULES = (
         NVTX,
@@ -392,6 +398,7 @@ class CompileTransformer(PortTransformer):
         # NPU705 only where torch.profiler may be in use (and so rewritten by NPU704).
         self._uses_profiler = any(t == "torch" or t.startswith("torch.profiler") for t in aliases)
         self._trains: bool | None = None  # does the module call backward() (asked at its first torch.compile)?
+        self._infers: bool | None = None  # does it call no_grad(), inference_mode() or .eval() (NPU710)?
 
     def visit_Import(self, node: cst.Import) -> None:
         self._import_parts |= names_in(node)
@@ -724,7 +731,7 @@ class CompileTransformer(PortTransformer):
                 args[i] = self._graphs_off_on_npu(original, updated.args[i])
             else:
                 self._compile_setting(original, arg, keyword)
-        if qualified == "torch.compile" and not self._module_trains():
+        if qualified == "torch.compile" and not self._module_trains() and self._module_infers():
             args = self._npu_backend(original, args)
         if args == list(updated.args):
             return updated
@@ -741,6 +748,8 @@ class CompileTransformer(PortTransformer):
         positional = [arg for arg in original.args if arg.keyword is None]
         if len(positional) > 1 or any(arg.star for arg in original.args):
             return args
+        if positional and (self.ctx.imports.resolve(positional[0].value) or "").endswith("flex_attention"):
+            return args  # a higher-order op that only inductor compiles into a kernel
         mode = original.args[keywords["mode"]].value if "mode" in keywords else None
         if "options" in keywords or (mode is not None and _string(mode) != "default"):
             return args
@@ -777,6 +786,21 @@ class CompileTransformer(PortTransformer):
         else:
             kept[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return [*kept, backend]
+
+    def _module_infers(self) -> bool:
+        """Does the module run a model for inference (``torch.no_grad``, ``torch.inference_mode``, ``.eval()``)? A
+        module that shows neither training nor inference is a library's, whose callers may train (NPU710 leaves
+        it)."""
+        if self._infers is None:
+            tree = self.ctx.module()
+            self._infers = tree is not None and any(
+                isinstance(node, ast.Call)
+                and isinstance(node.func, (ast.Attribute, ast.Name))
+                and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in _INFERENCE_CALLS
+                and (node.args == [] or not isinstance(node.func, ast.Attribute) or node.func.attr != "eval")
+                for node in ast.walk(tree)
+            )
+        return self._infers
 
     def _module_trains(self) -> bool:
         """Does the module call ``backward()`` (``loss.backward()``, ``accelerator.backward(loss)``)? Then what it

@@ -16,3 +16,9 @@ def load(model, x):
 @torch.compile(backend="npu" if hasattr(torch, "npu") and torch.npu.is_available() else "inductor")
 def score(x):
     return x.softmax(-1)
+
+
+def load_bare(model):
+    from torch import compile
+
+    return compile(model, backend="npu" if hasattr(torch, "npu") and torch.npu.is_available() else "inductor")
