@@ -125,3 +125,15 @@ def test_the_comparison_catches_a_wrong_port(mistake):
     allowed = torch.ones(5, 5, dtype=torch.bool).tril()[None, None].expand(2, 1, 5, 5)
     mask = torch.where(allowed, 0.0, torch.finfo(torch.float32).min)
     assert not torch.allclose(_hf(wrong, "npu", mask), _hf(HF.input.read_text("utf-8"), "gpu", mask), atol=1e-3)
+
+
+def test_other_devices_drop_keeps_the_run_time_dtype_test():
+    """`--other-devices drop`: no device test, but a bool mask or None still keeps SDPA (it reaches the kernel)."""
+    from ascend_port.core.options import PortOptions
+    from ascend_port.core.selection import Selection
+    from ascend_port.port.python import port_source
+
+    text = port_source(HF.input.read_text("utf-8"), Selection(), PortOptions(other_devices="drop")).new_text
+    assert text is not None and '.device.type == "npu"' not in text
+    assert "    if (\n        causal_mask is not None\n        and causal_mask.is_floating_point()\n" in text
+    assert "scaled_dot_product_attention(" in text

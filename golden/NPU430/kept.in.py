@@ -37,3 +37,9 @@ def layer(q, k, v, relative_position_bias):
 
 def transposed(q, k, v, attention_mask):
     return F.scaled_dot_product_attention(q.transpose(1, 2), k, v, attn_mask=attention_mask)
+
+
+def pooled(q, k, v, mask):
+    attn_mask = mask[:, None, None, :].bool()
+    attn_mask = F.pad(attn_mask, (1, 0), value=True)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)

@@ -193,7 +193,7 @@ class SdpaFusionTransformer(PortTransformer):
             names |= {n.attr for n in ast.walk(value) if isinstance(n, ast.Attribute)}
             if any(BIAS_WORDS.search(w) for w in names):
                 return False
-        if values and all(_bool_valued(cst.parse_expression(ast.unparse(v))) for v in values):
+        if _shows_bool(values, code):
             return False  # (bool: SDPA's kernel takes it already)
         # (the parameters it is made from too: HF's `causal_mask = attention_mask`)
         sources = {code} | {n.id for v in values for n in ast.walk(v) if isinstance(n, ast.Name)}
@@ -220,6 +220,38 @@ def _assigned(fn: ast.FunctionDef | ast.AsyncFunctionDef, code: str) -> list[ast
         elif isinstance(node, ast.AnnAssign) and node.value is not None and ast.unparse(node.target) == code:
             values.append(node.value)
     return values
+
+
+# Methods and functions whose result has their tensor's dtype (a bool mask reshaped or padded stays bool).
+SAME_DTYPE = {"view", "reshape", "expand", "expand_as", "repeat", "repeat_interleave", "unsqueeze", "squeeze"}
+SAME_DTYPE |= {"transpose", "permute", "contiguous", "flatten", "clone", "pad"}
+
+
+def _shows_bool(values: list[ast.expr], code: str) -> bool:
+    """Do the values assigned to the mask ``code`` make it bool: one is (a comparison, `~m`, `.bool()`, a tensor
+    made with `dtype=torch.bool`), and the others are too or keep its dtype (`m.view(...)`, `F.pad(m, ...)`)?"""
+
+    def made_bool(value: ast.expr) -> bool:
+        if _bool_valued(cst.parse_expression(ast.unparse(value))):
+            return True
+        keywords = value.keywords if isinstance(value, ast.Call) else []
+        return any(k.arg == "dtype" and ast.unparse(k.value).endswith(".bool") for k in keywords)
+
+    def kept(value: ast.expr) -> bool:
+        if isinstance(value, ast.Subscript):
+            return ast.unparse(value.value) == code
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name not in SAME_DTYPE:
+            return False
+        source = (
+            func.value if isinstance(func, ast.Attribute) and name != "pad" else value.args[0] if value.args else None
+        )
+        return source is not None and ast.unparse(source) == code
+
+    return any(made_bool(v) for v in values) and all(made_bool(v) or kept(v) for v in values)
 
 
 def _calls(statement: cst.SimpleStatementLine) -> list[cst.Call]:
