@@ -45,12 +45,16 @@ SDPA_FLOAT_MASK = rule(
     `prepare_attention_mask(...)` output), none of whose words, nor those of what the function assigns to it, says
     bias (bias, alibi, position_bias, similarity...), that is not built by adding something to it (`mask = mask +
     bias`, `mask += ...`), and, for a parameter, that no caller in the module passes a bias to (mask_callers.py).
-    Such a call is left, with NPU407's word on it.
+    Any other mask is left, with NPU407's word on it, and so is one the function makes bool (a comparison,
+    `dtype=torch.bool`, then reshaped or padded). A `**kwargs` is taken only where every other parameter is given
+    (transformers' `**sdpa_kwargs`: enable_gqa alone).
 
     Medium: the mask is read as HF and diffusers build one (0 where attended, the dtype's lowest value, -10000 or
     -inf where not): `< 0` is exact for those, not for a mask that carries a bias under a mask's name. A row
     masked entirely comes out 0 (`inner_precise=2`) where SDPA gives 0 (-inf, torch's safe softmax) or averages v
-    (a finite lowest value). Dropout draws other random numbers than torch's.
+    (a finite lowest value). Dropout draws other random numbers than torch's. The op's own limits (fp16, bf16 or
+    fp32; head dim <= 768 with Dq = Dk >= Dv; query heads a multiple of the key/value heads; an Atlas A2) are not
+    tested at run time: a call outside them raises where torch_npu's SDPA would take its math path.
 
     Before:
         import torch
