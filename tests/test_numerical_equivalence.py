@@ -296,6 +296,50 @@ def _eager_attention_specs() -> dict[str, Spec]:
     }
 
 
+def diffusers_attn(heads: int, dt) -> types.SimpleNamespace:
+    """diffusers' Attention as AttnProcessor2_0 uses it: fixed projections (the gradients go to the hidden states),
+    `prepare_attention_mask` repeating a (B, 1, Sk) additive mask over the heads as diffusers does."""
+    return types.SimpleNamespace(
+        heads=heads,
+        to_q=lambda x: x,
+        to_k=lambda x: x * 0.5 + 0.1,
+        to_v=lambda x: x.flip(-1),
+        to_out=[lambda x: x],
+        prepare_attention_mask=lambda mask, target, batch: mask.to(dt).repeat_interleave(heads, dim=0),
+    )
+
+
+def diffusers_mask(lengths, sk: int, dt, fill: float = -10000.0) -> torch.Tensor:
+    """(B, 1, Sk) additive: 0 for each row's first ``lengths[b]`` keys, ``fill`` for the rest (diffusers' -10000)."""
+    keys = torch.arange(sk)[None, :] < torch.tensor(lengths)[:, None]
+    return torch.where(keys, 0.0, fill)[:, None, :].to(dt).to(_INPUTS.device)
+
+
+def _sdpa_specs() -> dict[str, Spec]:
+    return {
+        # 2 heads of 8, cross-attention on 6 keys padded to [6, 4]
+        "NPU430/diffusers_processor": Spec(
+            lambda ns, dt: ns["AttnProcessor2_0"]()(
+                diffusers_attn(2, dt),
+                rand(2, 5, 16, dtype=dt),
+                rand(2, 6, 16, dtype=dt, seed=1),
+                diffusers_mask([6, 4], 6, dt),
+            ),
+            plain_original=True,
+        ),
+        # GQA 4 query heads on 2 (enable_gqa), HF's mask longer than the keys (sliced), is_causal from the mask
+        "NPU430/hf_sdpa_forward": Spec(
+            lambda ns, dt: ns["sdpa_attention_forward"](
+                types.SimpleNamespace(is_causal=True),
+                *qkv((2, 4, 5, 8), (2, 2, 7, 8), dt),
+                hf_mask(causal_padding([7, 6], 5, 9), dt),
+                scaling=8**-0.5,
+            )[0],
+            plain_original=True,
+        ),
+    }
+
+
 SPECS: dict[str, Spec] = {
     # causal with seqlen_q != seqlen_k (bottom-right), GQA (4 query heads on 2), default scale, dropout in eval
     "NPU400/causal_gqa": Spec(
@@ -498,6 +542,7 @@ SPECS: dict[str, Spec] = {
     ),
     **_eager_attention_specs(),
     **_masked_softmax_specs(),
+    **_sdpa_specs(),
 }
 
 
