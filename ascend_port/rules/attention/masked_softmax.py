@@ -18,6 +18,7 @@ from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding
 from ascend_port.python.calls import code_of
+from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.rules.attention.fused_ops import _blocks, _plain_reference
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ MASKED_SOFTMAX = rule(
     Confidence.MEDIUM,
     "`softmax(scores.masked_fill(mask, -10000 or the dtype's minimum), dim=-1)` -> "
     "`torch_npu.npu_scaled_masked_softmax(scores, mask)` where the shapes fit at run time (a fill of -inf: reported).",
-    """
+    '''
     npu_scaled_masked_softmax(x, mask, scale=1.0) computes softmax(x * scale, masked where the boolean mask is
     True) over the last axis in one kernel, filling the masked positions with -10000 (Ascend's reference of the op,
     and its kernel: x * (1 - mask) + mask * -10000), in float32, returned in x's dtype (torch_npu >= 2.1; earlier
@@ -42,9 +43,11 @@ MASKED_SOFTMAX = rule(
     or float32 x whose last two axes are 32 to 4096 long and multiples of 32 (torch_npu's docs), a 4-D mask as
     long as x in those two axes (a padding mask broadcast over the queries, (b, 1, 1, k), takes the original code:
     the kernel reads the mask's rows in full), and, in a project that keeps its other devices (the default), an
-    NPU x; anywhere else the original code runs. The test reads the mask's shape on a name (or an attribute of
-    one): the mask itself or the one tensor of an elementwise mask (`~m`, `m == 0`, `(1 - m).bool()`), so the
-    mask is computed once. Scores cast for the softmax (`s.float()`) go to the op cast, so the result keeps its dtype.
+    NPU x; anywhere else the original code runs. The test is a function the port writes once in the module,
+    `_npu_masked_softmax_fits(scores, mask)`, in front of its first use. It reads the mask's shape on a name (or
+    an attribute of one): the mask itself or the one tensor of an elementwise mask (`~m`, `m == 0`,
+    `(1 - m).bool()`), so the mask is computed once. Scores cast for the softmax (`s.float()`) go to the op cast,
+    so the result keeps its dtype.
 
     Medium confidence: scores that hold -inf where they are masked (masked before by other code) would give NaN
     in the kernel (-inf * 0). A fill of -inf is reported, not rewritten: a fully masked row is NaN there and
@@ -70,9 +73,22 @@ MASKED_SOFTMAX = rule(
         import torch.nn.functional as F
 
 
+        def _npu_masked_softmax_fits(scores, mask):
+            """Whether torch_npu.npu_scaled_masked_softmax takes these scores and mask (written by ascend-port, rule
+            NPU428): npu scores of a float dtype, 4-D, and a 4-D mask of their last two axes, each 32 to 4096 long
+            and a multiple of 32."""
+            return (
+                scores.device.type == "npu"
+                and scores.dtype in (torch.float16, torch.bfloat16, torch.float32)
+                and scores.dim() == mask.dim() == 4
+                and mask.shape[-2:] == scores.shape[-2:]
+                and all(32 <= n <= 4096 and n % 32 == 0 for n in scores.shape[-2:])
+            )
+
+
         def attend(scores, mask, value):
             scores = scores.masked_fill(mask, -10000.0)
-            return (torch_npu.npu_scaled_masked_softmax(scores, mask) if scores.device.type == "npu" and scores.dtype in (torch.float16, torch.bfloat16, torch.float32) and scores.dim() == mask.dim() == 4 and mask.shape[-2:] == scores.shape[-2:] and all(32 <= n <= 4096 and n % 32 == 0 for n in scores.shape[-2:]) else F.softmax(scores, dim=-1)) @ value
+            return (torch_npu.npu_scaled_masked_softmax(scores, mask) if _npu_masked_softmax_fits(scores, mask) else F.softmax(scores, dim=-1)) @ value
     Stays (a fill of -inf: a fully masked row is NaN here, uniform in the op):
         import torch
         import torch.nn.functional as F
@@ -81,8 +97,9 @@ MASKED_SOFTMAX = rule(
         def attend(scores, mask, value):
             scores = scores.masked_fill(mask, float("-inf"))
             return F.softmax(scores, dim=-1) @ value
-    """,  # noqa: E501  (the After example: the rewrite writes its test on one line)
+    ''',  # noqa: E501  (the After example: the rewrite's line)
     speeds_up=True,
+    writes=("_npu_masked_softmax_fits",),  # (FITS, below)
 )
 
 MASKED_SOFTMAX_NOTE = rule(
@@ -123,6 +140,17 @@ INFINITE = {'float("-inf")', "float('-inf')", '-float("inf")', "-float('inf')"}
 
 
 FUSED_OP = "npu_scaled_masked_softmax"
+# The run-time test of the op's shapes, dtypes (and device), written once in the module (insert_fits_test).
+FITS = "_npu_masked_softmax_fits"
+_FITS_SOURCE = '''\
+def {name}(scores, mask):
+    """Whether {torch_npu}.{op} takes these scores and mask (written by ascend-port, rule
+    NPU428): {npu}scores of a float dtype, 4-D, and a 4-D mask of their last two axes, each {low} to {high} long
+    and a multiple of 32."""
+    return (
+        {tests}
+    )
+'''
 OP_FILL = -10000  # the op's fill (its kernel: x * (1 - mask) + mask * -10000)
 AXIS = (32, 4096)  # the op's last two axes: 32 to 4096 long, multiples of 32 (torch_npu's docs)
 
@@ -185,20 +213,11 @@ class MaskedSoftmaxMixin:
         self, original: cst.Call, updated: cst.Call, x: str, scores: str, mask: str, torch: str, fill: str
     ) -> cst.BaseExpression:
         """`op(x, mask) if <the op takes them> else <the softmax>`, in parentheses unless it is a whole value."""
-        dtypes = ", ".join(f"{torch}.{d}" for d in ("float16", "bfloat16", "float32"))
-        low, high = AXIS
         shaped = _shaped_like(cst.parse_expression(mask))  # (the mask's shape, read without computing it)
-        tests = [f'{scores}.device.type == "npu"'] if self.dispatches() else []
-        tests += [
-            f"{scores}.dtype in ({dtypes})",
-            f"{scores}.dim() == {shaped}.dim() == 4",
-            f"{shaped}.shape[-2:] == {scores}.shape[-2:]",
-            f"all({low} <= n <= {high} and n % 32 == 0 for n in {scores}.shape[-2:])",
-        ]
         call = cst.parse_expression(f"{self.torch_npu()}.{FUSED_OP}({x}, {mask})")
         whole = self._whole_value(original)
         replacement = cst.IfExp(
-            test=cst.parse_expression(" and ".join(tests)),
+            test=cst.parse_expression(f"{FITS}({scores}, {shaped})"),
             body=call,
             orelse=updated.with_changes(lpar=[], rpar=[]),
             lpar=updated.lpar or ([] if whole else [cst.LeftParen()]),
@@ -319,6 +338,38 @@ def _literal(code: str) -> float | None:
     except (ValueError, SyntaxError):
         return None
     return number if isinstance(number, (int, float)) and not isinstance(number, bool) else None
+
+
+def insert_fits_test(text: str, parse: Callable[[], ast.Module], ctx: Any) -> str:
+    """``text`` with the definition of ``FITS`` in front of its first use, unless the module defines it (the
+    device is tested in a project that keeps its other devices: NormTransformer.dispatches)."""
+
+    def block(tree: ast.Module, missing: list[str]) -> str | None:
+        torch = bound_name(tree, "torch")
+        if torch is None:
+            return None  # (NPU428 rewrites only where the module imports torch)
+        dtypes = ", ".join(f"{torch}.{d}" for d in ("float16", "bfloat16", "float32"))
+        low, high = AXIS
+        npu = ctx.options.other_devices == "keep"
+        tests = ['scores.device.type == "npu"'] if npu else []
+        tests += [
+            f"scores.dtype in ({dtypes})",
+            "scores.dim() == mask.dim() == 4",
+            "mask.shape[-2:] == scores.shape[-2:]",
+            f"all({low} <= n <= {high} and n % 32 == 0 for n in scores.shape[-2:])",
+        ]
+        torch_npu = bound_name(tree, "torch_npu") or "torch_npu"
+        return _FITS_SOURCE.format(
+            name=FITS,
+            torch_npu=torch_npu,
+            op=FUSED_OP,
+            npu="npu " if npu else "",
+            low=low,
+            high=high,
+            tests="\n        and ".join(tests),
+        )
+
+    return insert_definitions(text, parse, [FITS], block)
 
 
 def unfused(node: cst.CSTNodeT) -> cst.CSTNodeT:

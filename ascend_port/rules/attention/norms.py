@@ -25,7 +25,12 @@ from ascend_port.rules.attention.complex_rope import COMPLEX_ROPE, ComplexRopeMi
 from ascend_port.rules.attention.fused_ops import ROTARY_MUL, npu_test
 from ascend_port.rules.attention.glu import GEGLU, SWIGLU, GluMixin
 from ascend_port.rules.attention.helper_names import PRIVATE_TORCH
-from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX, MASKED_SOFTMAX_NOTE, MaskedSoftmaxMixin
+from ascend_port.rules.attention.masked_softmax import (
+    MASKED_SOFTMAX,
+    MASKED_SOFTMAX_NOTE,
+    MaskedSoftmaxMixin,
+    insert_fits_test,
+)
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -366,6 +371,10 @@ class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransf
     )
     RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU, GEGLU, COMPLEX_ROPE, MASKED_SOFTMAX, MASKED_SOFTMAX_NOTE)
     DISPATCHES_ON_DEVICE = True  # (see dispatches)
+
+    @classmethod
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
+        return insert_fits_test(text, tree, ctx) if ctx.selection.enabled(MASKED_SOFTMAX) else text
 
     def torch_npu(self) -> str:
         head = self.ctx.module_head  # (every import is in it)
