@@ -21,9 +21,10 @@ from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortContext, PortTransformer
+from ascend_port.rules.attention.act_swiglu import ActSwigluMixin, act_swiglu_function
 from ascend_port.rules.attention.complex_rope import COMPLEX_ROPE, ComplexRopeMixin, complex_rope_function
 from ascend_port.rules.attention.fused_ops import ROTARY_MUL, npu_test
-from ascend_port.rules.attention.glu import GEGLU, SWIGLU, GluMixin
+from ascend_port.rules.attention.glu import GEGLU, SWIGLU
 from ascend_port.rules.attention.helper_names import PRIVATE_TORCH
 from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX, MaskedSoftmaxMixin
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
@@ -337,7 +338,7 @@ def softmax_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt
     return fn if masks else None
 
 
-class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransformer):
+class NormTransformer(ActSwigluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransformer):
     """NPU420-NPU423, NPU426-NPU428: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
     function (the rotary tables' broadcasting, the halves of a chunk)."""
 
@@ -358,6 +359,12 @@ class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransf
             r"gelu\((?<!\wgelu\()\s*\w+\s*(?:,[^()]*)?\)[\s)]*\*|\*[\s(]*(?:\w+\s*\.\s*)*gelu\(\s*\w+\s*[,)]",
             swiglu_function,
             also=("chunk",),
+        ),
+        # a gate through a module's activation: `self.act_fn(self.gate_proj(x)) * self.up_proj(x)` (either order)
+        Trigger(
+            r"self\s*\.\s*\w+\(\s*self\s*\.\s*\w+\(\s*[\w.]+\s*\)\s*\)\s*\*"
+            r"|\*\s*self\s*\.\s*\w+\(\s*self\s*\.\s*\w+\(\s*[\w.]+\s*\)\s*\)",
+            act_swiglu_function,
         ),
         # RoPE in complex numbers: the pairs of a tensor viewed as complex, a product viewed as real again
         Trigger(r"view_as_complex\(", complex_rope_function, also=("view_as_real",)),
