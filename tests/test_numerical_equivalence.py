@@ -388,6 +388,17 @@ SPECS: dict[str, Spec] = {
         kernels={"npu_rms_norm"},
         float32_outputs=(0,),
     ),
+    # diffusers' optional weight: with one (in the input's dtype, and a float32 one on a lower-precision input,
+    # which returns float32), and without (the original computation)
+    "NPU420/optional_weight": Spec(
+        lambda ns, dt: (
+            _module(ns, "RMSNorm", 16, 1e-6, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+            _module(ns, "RMSNorm", 16, 1e-6, weights_seed=2)(rand(2, 3, 16, dtype=dt, seed=1)),
+            _module(ns, "RMSNorm", 16, 1e-6, False, dtype=dt)(rand(2, 3, 16, dtype=dt, seed=2)),
+        ),
+        kernels={"npu_rms_norm"},
+        float32_outputs=(1,),
+    ),
     # HF layout: q/k (B, N, S, D), cos/sin (B, S, D) (real tables, in [-1, 1]) unsqueezed to (B, 1, S, D); k with
     # fewer heads
     "NPU422/hf_rotary": Spec(
