@@ -39,7 +39,7 @@ def activation_attributes(facts: ModuleFacts) -> list[tuple[int, int, str, bool]
     """The attributes that the methods of the module's classes assign to `self`, as (the class's first line, its last
     line, the attribute, whether every value assigned may be SiLU: `ACT2FN[name]`, `get_activation(name)`,
     `nn.SiLU()`, a parameter or a call of one)."""
-    found = []
+    found: list[tuple[int, int, str, bool]] = []
     for cls in facts.statements(ast.ClassDef):
         values: dict[str, bool] = {}
         for fn in cls.body:
@@ -110,7 +110,9 @@ def find_act_swiglus(owner: GluMixin, fn: cst.FunctionDef) -> list[_ActSwiglu]:
     return found
 
 
-def _match(node: cst.BinaryOperation, gate: cst.BaseExpression, up: cst.BaseExpression, assigned: dict[str, bool]):
+def _match(
+    node: cst.BinaryOperation, gate: cst.BaseExpression, up: cst.BaseExpression, assigned: dict[str, bool]
+) -> tuple[str, str, str, str, str] | None:
     """(product, activation, gate, up, tensor) for `self.act(self.gate(x)) * self.up(x)`, else None. ``assigned``:
     the class's attributes and whether they may be SiLU (one it does not assign may be anything)."""
     activation = _self_call(gate)
@@ -162,6 +164,8 @@ class ActSwigluApplier(cst.CSTTransformer):
         npu = self.owner.torch_npu()
         cat = f"{self.torch}.cat(({match.gate}, {match.up}), dim=-1)"
         fused = updated.visit(_ReplaceCode(match.product, cst.parse_expression(f"{npu}.npu_swiglu({cat}, dim=-1)")))
+        if not isinstance(fused, cst.SimpleStatementLine):
+            return updated  # (a statement line with an expression replaced by an expression is one)
         silu = silu_test(match.activation, self.torch)
         if self.owner.dispatches():
             test = cst.parse_expression(f"{code_of(npu_test(match.tensor))} and ({silu})")
