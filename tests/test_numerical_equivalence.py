@@ -13,6 +13,7 @@ cases in bf16 only (flash-attn has no fp32 kernels), the others (xformers, apex,
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import sys
@@ -168,6 +169,9 @@ class Spec:
     padding_only: bool = False  # the original calls only flash_attn.bert_padding's fakes (no attention kernel)
     float32_outputs: tuple[int, ...] = ()  # outputs in float32 whatever the input dtype (on both sides)
     plain_original: bool = False  # the original is plain torch code (hand-written attention): no GPU-side kernel
+    # modules the case imports that must be imported before the fakes are installed (transformers probes the
+    # packages it may use, flash_attn among them, by their import spec, which a fake has none of)
+    imports_first: tuple[str, ...] = ()
 
 
 def _module(ns, name, *args, weights_seed=None, dtype=torch.float32):
@@ -199,6 +203,11 @@ def _tables(positions: int, dim: int, dtype) -> tuple:
     return tuple(
         _leaf(t.to(dtype).to(_INPUTS.device), f"{name}{n}") for name, t in (("cos", emb.cos()), ("sin", emb.sin()))
     )
+
+
+def _mlp_config(hidden_act: str) -> types.SimpleNamespace:
+    """A transformers MLP's config: 8 features, 6 hidden, ``hidden_act`` (a key of ACT2FN)."""
+    return types.SimpleNamespace(hidden_size=8, intermediate_size=6, hidden_act=hidden_act)
 
 
 def _norm(cls: str, kernel: str = "npu_rms_norm", **options) -> Spec:
@@ -464,6 +473,17 @@ SPECS: dict[str, Spec] = {
         kernels={"npu_rms_norm"},
         float32_outputs=(0,),
     ),
+    # diffusers' optional weight: with one (in the input's dtype, and a float32 one on a lower-precision input,
+    # which returns float32), and without (the original computation)
+    "NPU420/optional_weight": Spec(
+        lambda ns, dt: (
+            _module(ns, "RMSNorm", 16, 1e-6, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+            _module(ns, "RMSNorm", 16, 1e-6, weights_seed=2)(rand(2, 3, 16, dtype=dt, seed=1)),
+            _module(ns, "RMSNorm", 16, 1e-6, False, dtype=dt)(rand(2, 3, 16, dtype=dt, seed=2)),
+        ),
+        kernels={"npu_rms_norm"},
+        float32_outputs=(1,),
+    ),
     # HF layout: q/k (B, N, S, D), cos/sin (B, S, D) (real tables, in [-1, 1]) unsqueezed to (B, 1, S, D); k with
     # fewer heads
     "NPU422/hf_rotary": Spec(
@@ -504,6 +524,15 @@ SPECS: dict[str, Spec] = {
             ns["swiglu"](rand(2, 3, 12, dtype=dt)),
         ),
         kernels={"npu_swiglu"},
+    ),
+    # transformers' MLP through ACT2FN["silu"] (its SiLUActivation), and a module given torch's nn.SiLU (either order)
+    "NPU423/act_fn": Spec(
+        lambda ns, dt: (
+            _module(ns, "LlamaMLP", _mlp_config("silu"), weights_seed=1, dtype=dt)(rand(2, 3, 8, dtype=dt)),
+            _module(ns, "ParamMLP", 8, 6, weights_seed=2, dtype=dt)(rand(2, 3, 8, dtype=dt, seed=1)),
+        ),
+        kernels={"npu_swiglu"},
+        imports_first=("transformers.activations",),
     ),
     # gate in the second half (diffusers), in the first with the tanh GELU, split over the channels (dim=1)
     "NPU426/geglu": Spec(
@@ -602,6 +631,8 @@ class Traced:
 
 
 def trace(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str], device="cpu", grad=False) -> Traced:
+    for module in spec.imports_first:
+        importlib.import_module(module)
     namespace = {"__name__": name.replace("/", "_")}
     leaves: list[tuple[str, torch.Tensor]] | None = [] if grad else None
     text = text if side == "gpu" else on_npu_tensors(text)
@@ -613,6 +644,8 @@ def trace(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str], 
 
 
 def execute(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str]):
+    for module in spec.imports_first:
+        importlib.import_module(module)
     namespace = {"__name__": name.replace("/", "_")}
     text = text if side == "gpu" else on_npu_tensors(text)
     with installed(side, calls):
@@ -805,6 +838,21 @@ def test_glu_ports_in_fp16_and_under_autocast(case_id, precision):
         tolerance = dict(GRAD_TOLERANCE[low])
         tolerance["atol"] *= max(1.0, float(e.detach().abs().max()))
         torch.testing.assert_close(a, e, **tolerance, msg=lambda m, name=name: f"gradient w.r.t. {name}: {m}")
+
+
+def test_swiglu_through_act_fn_keeps_other_activations():
+    """NPU423/act_fn: with ACT2FN["gelu"] the port runs the original expression (no npu_swiglu), and agrees."""
+    case = next(c for c in CHANGING if c.id == "NPU423/act_fn")
+    spec = Spec(
+        lambda ns, dt: _module(ns, "LlamaMLP", _mlp_config("gelu"), weights_seed=1, dtype=dt)(rand(2, 3, 8, dtype=dt)),
+        kernels=set(),
+        imports_first=("transformers.activations",),
+    )
+    calls: list[str] = []
+    expected = execute(case.input.read_text("utf-8"), case.id, "gpu", spec, torch.float32, [])
+    actual = execute(case.expected.read_text("utf-8"), case.id, "npu", spec, torch.float32, calls)
+    assert "npu_swiglu" not in calls
+    torch.testing.assert_close(actual, expected, **TOLERANCE[torch.float32])
 
 
 @pytest.mark.parametrize(
