@@ -5,7 +5,9 @@ module's imports: ``torch_npu.npu_fusion_attention``, ``from torch_npu import np
 spelling ``torch.npu_confusion_transpose``, ``torch_npu.optim.NpuFusedAdamW`` and Ascend's apex
 ``apex.optimizers.NpuFusedAdamW`` (both ``NpuFusedAdamW``: the same kernel, and so is a project's copy of it
 imported from its own module), ``torch_npu.contrib`` helpers, ``torchair.get_npu_backend``, and
-``torch.compile(backend="npu")``. The device API (``torch_npu.npu.synchronize``) is not an op. Each use is counted
+``torch.compile(backend="npu")``, and torch's own fused optimizers, ``torch.optim.AdamW(..., fused=...)`` (op
+``torch.optim.AdamW(fused)``: torch_npu registers their kernels, which is how the tool ports an optimizer). The
+device API (``torch_npu.npu.synchronize``) is not an op. Each use is counted
 in the innermost function that holds it (``Class.method``, nested functions joined by dots; ``<module>`` for the
 top level).
 """
@@ -33,7 +35,11 @@ _CONSTRUCTS: tuple[tuple[str, str, bool], ...] = (
     (r"npu_swiglu\w*", "SwiGLU", True),
     (r"npu_geglu\w*", "GEGLU", True),
     (r"npu_(scaled_masked_softmax|dropout_with_add_softmax|softmax_cross_entropy)\w*", "masked softmax", True),
-    (r"NpuFused\w+|npu_(bert_)?apply_adam\w*|npu_fused_(adam|sgd)\w*", "fused optimizer", True),
+    (
+        r"NpuFused\w+|npu_(bert_)?apply_adam\w*|npu_fused_(adam|sgd)\w*|torch\.optim\.\w+\(fused\)",
+        "fused optimizer",
+        True,
+    ),
     (r"torchair\.\w+|compile\(backend=npu\)", "torch.compile backend", True),
     (r"npu_(fast_)?gelu\w*", "GELU", True),
     (r"npu_layer_norm\w*", "LayerNorm", True),
@@ -131,6 +137,26 @@ def op_of(qualified: str) -> str | None:
     return None
 
 
+TORCH_FUSED_OPTIMIZERS = ("Adam", "AdamW", "SGD")
+
+
+def _torch_fused_optimizer(node: ast.Call, aliases: dict[str, str]) -> str | None:
+    """``torch.optim.AdamW(fused=X)`` with X not a literal None or False -> ``torch.optim.AdamW(fused)``."""
+    parts = _dotted(node.func)
+    if parts is None:
+        return None
+    qualified = ".".join([aliases.get(parts[0], parts[0]), *parts[1:]])
+    name = qualified.rsplit(".", 1)[-1]
+    if qualified not in (f"torch.optim.{name}", f"torch.optim.{name.lower()}.{name}"):
+        return None
+    if name not in TORCH_FUSED_OPTIMIZERS:
+        return None
+    for k in node.keywords:
+        if k.arg == "fused" and not (isinstance(k.value, ast.Constant) and k.value.value in (None, False)):
+            return f"torch.optim.{name}(fused)"
+    return None
+
+
 def _is_npu_compile(node: ast.Call, aliases: dict[str, str]) -> bool:
     parts = _dotted(node.func)
     if parts is None or ".".join([aliases.get(parts[0], parts[0]), *parts[1:]]) != "torch.compile":
@@ -172,6 +198,9 @@ class _Collector(ast.NodeVisitor):
             self.ops.calls.setdefault(self.where, set()).add(node.func.id)
         if _is_npu_compile(node, self.aliases):
             self.ops.uses[(self.where, "compile(backend=npu)")] += 1
+        fused = _torch_fused_optimizer(node, self.aliases)
+        if fused is not None:
+            self.ops.uses[(self.where, fused)] += 1
         self.generic_visit(node)
 
     def _name(self, node: ast.Attribute | ast.Name) -> None:

@@ -87,7 +87,15 @@ def gpu_modules() -> dict[str, types.ModuleType]:
 
 
 def npu_modules() -> dict[str, types.ModuleType]:
-    ops = ("npu_fusion_attention", "npu_rms_norm", "npu_gemma_rms_norm", "npu_rotary_mul", "npu_swiglu", "npu_geglu")
+    ops = (
+        "npu_fusion_attention",
+        "npu_rms_norm",
+        "npu_gemma_rms_norm",
+        "npu_rotary_mul",
+        "npu_swiglu",
+        "npu_geglu",
+        "npu_scaled_masked_softmax",
+    )
     return {
         "torch_npu": _module("torch_npu", **{n: getattr(npu, n) for n in ops}),
         "mindiesd": _module("mindiesd", attention_forward=npu.mindiesd_attention_forward),

@@ -83,6 +83,42 @@ def test_torchair_contrib_and_npu_compile_are_ops() -> None:
     }
 
 
+def test_torch_s_own_fused_optimizers_are_ops_when_fused_is_asked_for() -> None:
+    ops = _ops(
+        """
+        import torch
+        from torch import optim
+        def make(params, on_npu):
+            a = torch.optim.AdamW(params, fused=True)
+            b = optim.SGD(params, lr=0.1, fused=on_npu)  # chosen at run time: still the fused kernel on the NPU
+            c = torch.optim.adam.Adam(params, fused=None)  # torch's default: not fused
+            d = torch.optim.AdamW(params, fused=False)
+            return a, b, c, d, torch.optim.RMSprop(params, foreach=True)
+        """
+    )
+    assert ops == {("make", "torch.optim.AdamW(fused)"): 1, ("make", "torch.optim.SGD(fused)"): 1}
+    assert construct_of("torch.optim.AdamW(fused)") == ("fused optimizer", True)
+
+
+def test_an_op_that_does_the_human_op_s_work_reproduces_it_and_is_named() -> None:
+    upstream = "import torch\ndef make(p):\n    return torch.optim.AdamW(p)\n"
+    human = "import torch_npu\ndef make(p):\n    return torch_npu.optim.NpuFusedAdamW(p)\n"
+    by_torch = "import torch\ndef make(p):\n    return torch.optim.AdamW(p, fused=True)\n"
+    other_class = "import torch\ndef make(p):\n    return torch.optim.SGD(p, fused=True)\n"
+    pair = {
+        "id": "t",
+        "model": "m",
+        "upstream": {"pypi": "x==1", "path": "a.py"},
+        "port": {"pypi": "x==2", "path": "a.py"},
+    }
+    [found] = bench.measure(pair, upstream, human, by_torch).introductions
+    assert (found.op, found.reproduced, found.by) == ("NpuFusedAdamW", True, "torch.optim.AdamW(fused)")
+    assert bench.measure(pair, upstream, human, other_class).introductions[0].reproduced is False
+    text = bench.report([bench.measure(pair, upstream, human, by_torch)], "abc1234")
+    assert "**Fused ops reproduced: 1/1 (100 %)** (by the humans' own op: 0/1 (0 %))" in text
+    assert "yes, by torch.optim.AdamW(fused)" in text
+
+
 def test_constructs() -> None:
     assert construct_of("npu_fusion_attention") == ("attention", True)
     assert construct_of("npu_rotary_mul") == ("RoPE", True)
@@ -164,7 +200,7 @@ def test_the_report_gives_the_fractions_and_the_missing_by_construct() -> None:
         pair, UPSTREAM, PORT, "import torch_npu\ndef rms(x, w):\n    return torch_npu.npu_rms_norm(x, w)[0]\n"
     )
     text = bench.report([result], "abc1234")
-    assert "**Fused ops reproduced: 1/2 (50 %)**" in text
+    assert "**Fused ops reproduced: 1/2 (50 %)** (by the humans' own op: 1/2 (50 %))" in text
     assert "| RMSNorm | yes | 1 | 1 | - |" in text
     assert "t: `npu_attention` npu_fusion_attention" in text
 

@@ -534,7 +534,7 @@ def test_geglu_rejects(name):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# npu_scaled_masked_softmax (NPU428 names it in a TODO)
+# npu_scaled_masked_softmax (NPU428 writes it)
 
 
 def test_scaled_masked_softmax_is_the_masked_softmax_of_the_todo():

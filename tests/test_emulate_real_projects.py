@@ -9,7 +9,7 @@ the losses and where the gradients live. The port must have rewritten the module
 run must have called the torch_npu APIs the port introduced (its --report), and the losses must agree.
 
 - transformers 5.23.0: LlamaForCausalLM (the port fuses its RMSNorm and rotary embedding into npu_rms_norm and
-  npu_rotary_mul) and GPT2LMHeadModel, in fp32 and under bf16 autocast.
+  npu_rotary_mul, and its MLP's SwiGLU into npu_swiglu) and GPT2LMHeadModel, in fp32 and under bf16 autocast.
 - x-transformers 2.31.10: a decoder with rotary embeddings, RMSNorm, GLU feed-forward, grouped KV heads and the
   SDPA ("flash") attention path; the port makes its device picker `default_device()` choose the npu.
 - PaLM-rlhf-pytorch 0.8.0: PaLM, whose flash-attention setup probes `torch.cuda.get_device_properties(...)` and
@@ -263,6 +263,8 @@ def test_transformers_trains_under_the_emulator_like_the_original(tmp_path, port
     llama = (package / "models" / "llama" / "modeling_llama.py").read_text("utf-8")
     assert "import torch_npu" in llama
     assert "torch_npu.npu_rms_norm(" in llama
+    # LlamaMLP's `self.act_fn(self.gate_proj(x)) * self.up_proj(x)`, fused where ACT2FN gave a SiLU (NPU423)
+    assert "torch_npu.npu_swiglu(torch.cat((self.gate_proj(x), self.up_proj(x)), dim=-1), dim=-1)" in llama
     # Llama's cos/sin are scaled by attention_scaling (above 1 under YaRN/LongRoPE, outside the op's [-1, 1]):
     # NPU422 leaves its rotary with a TODO
     assert "q_embed = (q * cos) + (rotate_half(q) * sin)" in llama and "NPU422" in llama
@@ -276,6 +278,7 @@ def test_transformers_trains_under_the_emulator_like_the_original(tmp_path, port
     compare(emulated, reference, ported, FP32_TOLERANCE if dtype == "fp32" else BF16_TOLERANCE)
     if model == "llama":  # every decoder layer's two norms and the final one, per forward
         assert calls(report).get("torch_npu.npu_rms_norm", 0) == STEPS * 5, calls(report)
+        assert calls(report).get("torch_npu.npu_swiglu", 0) == STEPS * 2, calls(report)  # each layer's MLP
     assert calls(report).get("torch.npu.is_available", 0) > 0, calls(report)
     assert not report.get("not_implemented"), report
 

@@ -13,6 +13,7 @@ cases in bf16 only (flash-attn has no fp32 kernels), the others (xformers, apex,
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import sys
@@ -168,6 +169,9 @@ class Spec:
     padding_only: bool = False  # the original calls only flash_attn.bert_padding's fakes (no attention kernel)
     float32_outputs: tuple[int, ...] = ()  # outputs in float32 whatever the input dtype (on both sides)
     plain_original: bool = False  # the original is plain torch code (hand-written attention): no GPU-side kernel
+    # modules the case imports that must be imported before the fakes are installed (transformers probes the
+    # packages it may use, flash_attn among them, by their import spec, which a fake has none of)
+    imports_first: tuple[str, ...] = ()
 
 
 def _module(ns, name, *args, weights_seed=None, dtype=torch.float32):
@@ -201,6 +205,11 @@ def _tables(positions: int, dim: int, dtype) -> tuple:
     )
 
 
+def _mlp_config(hidden_act: str) -> types.SimpleNamespace:
+    """A transformers MLP's config: 8 features, 6 hidden, ``hidden_act`` (a key of ACT2FN)."""
+    return types.SimpleNamespace(hidden_size=8, intermediate_size=6, hidden_act=hidden_act)
+
+
 def _norm(cls: str, kernel: str = "npu_rms_norm", **options) -> Spec:
     """A norm class of the module (16 features, random weights) on a (2, 3, 16) input, through ``kernel``."""
     return Spec(
@@ -232,6 +241,47 @@ def _hf_eager(ns, dt, training=False, **kwargs):
     return ns["eager_attention_forward"](module, q, k, v, mask, 8**-0.5, dropout=0.1, **kwargs)[0]
 
 
+def softmax_mask(*shape, seed=0) -> torch.Tensor:
+    """A bool mask (True = masked out) with a fully masked first row: the op and the fills of -10000 and of the
+    dtype's minimum all make it uniform."""
+    mask = torch.rand(*shape, generator=torch.Generator().manual_seed(seed)) < 0.4
+    mask[..., 0, :] = True
+    return mask.to(_INPUTS.device)
+
+
+def _masked_softmax_specs() -> dict[str, Spec]:
+    """NPU428: scores (2, 2, 32, 64), the op's smallest shapes, a mask broadcast over the heads. In-place masking
+    (masked_fill_) takes scores that are not a leaf."""
+    kernels = {"npu_scaled_masked_softmax"}
+
+    def scores(dt):
+        return rand(2, 2, 32, 64, dtype=dt) * 1.0
+
+    def masked_scores(ns, dt):
+        mask, value = softmax_mask(2, 1, 32, 64), rand(2, 2, 64, 8, dtype=dt, seed=1)
+        return (
+            ns["deberta_attention"](scores(dt), ~mask, value),
+            ns["xlm_attention"](scores(dt), mask, value),
+            ns["method_form"](scores(dt), mask, value),
+        )
+
+    def op_fill(ns, dt):
+        mask, value = softmax_mask(2, 1, 32, 64, seed=1), rand(2, 2, 64, 8, dtype=dt, seed=1)
+        attention = _module(ns, "Attention", dtype=dt)
+        attention.mask = mask
+        keep = (~mask).to(dt)  # (1.0 where kept)
+        return (
+            ns["glm_probs"](scores(dt), mask, value),
+            attention(scores(dt), value),
+            ns["padding_flags"](scores(dt), keep, value),
+        )
+
+    return {
+        "NPU428/masked_scores": Spec(masked_scores, kernels=kernels, plain_original=True),
+        "NPU428/op_fill": Spec(op_fill, kernels=kernels, plain_original=True),
+    }
+
+
 def _eager_attention_specs() -> dict[str, Spec]:
     return {
         "NPU425/hf_eager": Spec(_hf_eager, plain_original=True),
@@ -250,6 +300,50 @@ def _eager_attention_specs() -> dict[str, Spec]:
         # q pre-scaled, GQA by repeat_interleave, a (B, S) padding mask of the keys
         "NPU425/prescaled_padding": Spec(
             lambda ns, dt: ns["attend"](*qkv((2, 4, 5, 8), (2, 2, 6, 8), dt), padding_mask([6, 3], 6), 8),
+            plain_original=True,
+        ),
+    }
+
+
+def diffusers_attn(heads: int, dt) -> types.SimpleNamespace:
+    """diffusers' Attention as AttnProcessor2_0 uses it: fixed projections (the gradients go to the hidden states),
+    `prepare_attention_mask` repeating a (B, 1, Sk) additive mask over the heads as diffusers does."""
+    return types.SimpleNamespace(
+        heads=heads,
+        to_q=lambda x: x,
+        to_k=lambda x: x * 0.5 + 0.1,
+        to_v=lambda x: x.flip(-1),
+        to_out=[lambda x: x],
+        prepare_attention_mask=lambda mask, target, batch: mask.to(dt).repeat_interleave(heads, dim=0),
+    )
+
+
+def diffusers_mask(lengths, sk: int, dt, fill: float = -10000.0) -> torch.Tensor:
+    """(B, 1, Sk) additive: 0 for each row's first ``lengths[b]`` keys, ``fill`` for the rest (diffusers' -10000)."""
+    keys = torch.arange(sk)[None, :] < torch.tensor(lengths)[:, None]
+    return torch.where(keys, 0.0, fill)[:, None, :].to(dt).to(_INPUTS.device)
+
+
+def _sdpa_specs() -> dict[str, Spec]:
+    return {
+        # 2 heads of 8, cross-attention on 6 keys padded to [6, 4]
+        "NPU430/diffusers_processor": Spec(
+            lambda ns, dt: ns["AttnProcessor2_0"]()(
+                diffusers_attn(2, dt),
+                rand(2, 5, 16, dtype=dt),
+                rand(2, 6, 16, dtype=dt, seed=1),
+                diffusers_mask([6, 4], 6, dt),
+            ),
+            plain_original=True,
+        ),
+        # GQA 4 query heads on 2 (enable_gqa), HF's mask longer than the keys (sliced), is_causal from the mask
+        "NPU430/hf_sdpa_forward": Spec(
+            lambda ns, dt: ns["sdpa_attention_forward"](
+                types.SimpleNamespace(is_causal=True),
+                *qkv((2, 4, 5, 8), (2, 2, 7, 8), dt),
+                hf_mask(causal_padding([7, 6], 5, 9), dt),
+                scaling=8**-0.5,
+            )[0],
             plain_original=True,
         ),
     }
@@ -379,6 +473,17 @@ SPECS: dict[str, Spec] = {
         kernels={"npu_rms_norm"},
         float32_outputs=(0,),
     ),
+    # diffusers' optional weight: with one (in the input's dtype, and a float32 one on a lower-precision input,
+    # which returns float32), and without (the original computation)
+    "NPU420/optional_weight": Spec(
+        lambda ns, dt: (
+            _module(ns, "RMSNorm", 16, 1e-6, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)),
+            _module(ns, "RMSNorm", 16, 1e-6, weights_seed=2)(rand(2, 3, 16, dtype=dt, seed=1)),
+            _module(ns, "RMSNorm", 16, 1e-6, False, dtype=dt)(rand(2, 3, 16, dtype=dt, seed=2)),
+        ),
+        kernels={"npu_rms_norm"},
+        float32_outputs=(1,),
+    ),
     # HF layout: q/k (B, N, S, D), cos/sin (B, S, D) (real tables, in [-1, 1]) unsqueezed to (B, 1, S, D); k with
     # fewer heads
     "NPU422/hf_rotary": Spec(
@@ -420,6 +525,15 @@ SPECS: dict[str, Spec] = {
         ),
         kernels={"npu_swiglu"},
     ),
+    # transformers' MLP through ACT2FN["silu"] (its SiLUActivation), and a module given torch's nn.SiLU (either order)
+    "NPU423/act_fn": Spec(
+        lambda ns, dt: (
+            _module(ns, "LlamaMLP", _mlp_config("silu"), weights_seed=1, dtype=dt)(rand(2, 3, 8, dtype=dt)),
+            _module(ns, "ParamMLP", 8, 6, weights_seed=2, dtype=dt)(rand(2, 3, 8, dtype=dt, seed=1)),
+        ),
+        kernels={"npu_swiglu"},
+        imports_first=("transformers.activations",),
+    ),
     # gate in the second half (diffusers), in the first with the tanh GELU, split over the channels (dim=1)
     "NPU426/geglu": Spec(
         lambda ns, dt: (
@@ -456,6 +570,8 @@ SPECS: dict[str, Spec] = {
         lambda ns, dt: _module(ns, "Head", 16, weights_seed=1, dtype=dt)(rand(2, 3, 16, dtype=dt)), kernels=set()
     ),
     **_eager_attention_specs(),
+    **_masked_softmax_specs(),
+    **_sdpa_specs(),
 }
 
 
@@ -515,6 +631,8 @@ class Traced:
 
 
 def trace(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str], device="cpu", grad=False) -> Traced:
+    for module in spec.imports_first:
+        importlib.import_module(module)
     namespace = {"__name__": name.replace("/", "_")}
     leaves: list[tuple[str, torch.Tensor]] | None = [] if grad else None
     text = text if side == "gpu" else on_npu_tensors(text)
@@ -526,6 +644,8 @@ def trace(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str], 
 
 
 def execute(text: str, name: str, side: str, spec: Spec, dtype, calls: list[str]):
+    for module in spec.imports_first:
+        importlib.import_module(module)
     namespace = {"__name__": name.replace("/", "_")}
     text = text if side == "gpu" else on_npu_tensors(text)
     with installed(side, calls):
@@ -718,6 +838,21 @@ def test_glu_ports_in_fp16_and_under_autocast(case_id, precision):
         tolerance = dict(GRAD_TOLERANCE[low])
         tolerance["atol"] *= max(1.0, float(e.detach().abs().max()))
         torch.testing.assert_close(a, e, **tolerance, msg=lambda m, name=name: f"gradient w.r.t. {name}: {m}")
+
+
+def test_swiglu_through_act_fn_keeps_other_activations():
+    """NPU423/act_fn: with ACT2FN["gelu"] the port runs the original expression (no npu_swiglu), and agrees."""
+    case = next(c for c in CHANGING if c.id == "NPU423/act_fn")
+    spec = Spec(
+        lambda ns, dt: _module(ns, "LlamaMLP", _mlp_config("gelu"), weights_seed=1, dtype=dt)(rand(2, 3, 8, dtype=dt)),
+        kernels=set(),
+        imports_first=("transformers.activations",),
+    )
+    calls: list[str] = []
+    expected = execute(case.input.read_text("utf-8"), case.id, "gpu", spec, torch.float32, [])
+    actual = execute(case.expected.read_text("utf-8"), case.id, "npu", spec, torch.float32, calls)
+    assert "npu_swiglu" not in calls
+    torch.testing.assert_close(actual, expected, **TOLERANCE[torch.float32])
 
 
 @pytest.mark.parametrize(

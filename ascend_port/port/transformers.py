@@ -8,6 +8,7 @@ from ascend_port.rules.attention.attention_match import EagerAttentionTransforme
 from ascend_port.rules.attention.import_guard import ImportGuardTransformer
 from ascend_port.rules.attention.norms import ApexNormTransformer, NormTransformer
 from ascend_port.rules.attention.padding import PaddingTransformer
+from ascend_port.rules.attention.sdpa_fusion import SdpaFusionTransformer
 from ascend_port.rules.attention.unused_imports import UnusedImportTransformer
 from ascend_port.rules.compile import CompileTransformer
 from ascend_port.rules.device import DeviceTransformer
@@ -44,6 +45,7 @@ TRANSFORMERS: tuple[type[PortTransformer], ...] = (
     NormTransformer,
     ApexNormTransformer,
     EagerAttentionTransformer,
+    SdpaFusionTransformer,
     UnusedImportTransformer,
     ImportGuardTransformer,
     TritonKernelTransformer,

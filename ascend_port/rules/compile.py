@@ -159,7 +159,7 @@ COMPILE_TRAINING = rule(
     torch-npu release and the CANN toolkit, so a static port does not choose: each `torch.compile(...)` and
     `torch._dynamo.optimize(...)` of a module that calls `backward()` keeps its call with a TODO. Train eagerly
     first (drop the call, or pass `disable=True`), then try a compiled run and compare the losses. A call that
-    passes `disable=` already gets nothing. (Inference modules get no TODO: torch.compile runs there as it is.)
+    passes `disable=` already gets nothing. (Inference modules get no TODO: NPU710 gives them TorchAir's backend.)
 
     Before:
         import torch
@@ -170,6 +170,39 @@ COMPILE_TRAINING = rule(
         # TODO(ascend-port): NPU707 [low] torch.compile of code this module trains (it calls backward()): on the NPU, train ...
         model = torch.compile(model)
         model(x).sum().backward()
+    """,
+)
+COMPILE_INFERENCE_BACKEND = rule(
+    "NPU710",
+    "compile-npu-backend",
+    MEDIUM,
+    '`torch.compile` (inductor) in a module that does not train: the backend becomes TorchAir\'s `"npu"` on the NPU '
+    "(inductor there needs triton-ascend, and has no NPU code generation before torch_npu 2.6).",
+    """
+    torch.compile's default backend, inductor, has no NPU code generation in torch_npu 2.1.0-2.5.1; from 2.6.0
+    torch_npu registers one that generates Triton code and needs triton-ascend, which torch-npu does not install.
+    Every covered release registers TorchAir's graph compiler as the dynamo backend `"npu"` (the
+    `torchair.get_npu_backend()` of Ascend's inference guides, imported lazily by torch_npu). So a
+    `torch.compile(...)` of a module that runs a model for inference (it calls `torch.no_grad()`,
+    `torch.inference_mode()` or `.eval()`) and never calls `backward()` (see NPU706/NPU707 for training), with
+    no backend or `backend="inductor"` and no `mode` or `options` (which torch passes to inductor only, and to
+    another backend as keyword arguments TorchAir does not take), gets a backend chosen at run time: `"npu"` where
+    torch.npu is available, inductor elsewhere. With `--other-devices drop` it is `backend="npu"`. A library module
+    that shows neither training nor inference is left (its callers may train), and so is a compiled
+    `flex_attention`, which only inductor turns into a kernel. Medium
+    confidence: TorchAir compiles the graph through Ascend IR, and a model with an operator it cannot convert fails
+    at the first call; drop the call (eager) there.
+
+    Before:
+        import torch
+        model = torch.compile(model)
+        with torch.no_grad():
+            out = model(x)
+    After:
+        import torch
+        model = torch.compile(model, backend="npu" if hasattr(torch, "npu") and torch.npu.is_available() else "inductor")
+        with torch.no_grad():
+            out = model(x)
     """,
 )
 PROFILER = rule(
@@ -264,6 +297,9 @@ def _npu_alias(alias: cst.ImportAlias) -> cst.ImportAlias:
 
 
 _TRAINING_STEP = re.compile(r"backward|step|zero_grad")
+# What says a module runs a model for inference (NPU710): `with torch.no_grad():`, `@torch.inference_mode()`,
+# `model.eval()`.
+_INFERENCE_CALLS = frozenset({"no_grad", "inference_mode", "eval"})
 
 
 # NVTX's range_push/range_pop on a torch_npu that has mstx.range_start/range_end but no range_push/range_pop
@@ -314,7 +350,7 @@ def _called_methods(node: cst.CSTNode) -> Iterator[str]:
 
 
 class CompileTransformer(PortTransformer):
-    """NPU700-NPU705."""
+    """NPU700-NPU707, NPU710."""
 
     # The graph names are bare names from `from torch.cuda import ...`; `torch.cuda.graph`, the "cudagraphs"
     # backends and options say cuda.
@@ -336,6 +372,8 @@ class CompileTransformer(PortTransformer):
         Trigger(r"\.CUDA\b", also=("profiler",)),  # `ProfilerActivity.CUDA` through an alias
         # NPU706/707: torch.compile (or `from torch import compile`) in a module that trains
         Trigger(r"\bcompile\b|_dynamo", also=("backward",)),
+        # NPU710: torch.compile (through any alias) in a module that does not train
+        Trigger(r"\bcompile\b", imports=("torch",)),
     )
     RULES = (
         NVTX,
@@ -344,6 +382,7 @@ class CompileTransformer(PortTransformer):
         COMPILE_SETTINGS,
         COMPILE_GRAPHS_TRAINING,
         COMPILE_TRAINING,
+        COMPILE_INFERENCE_BACKEND,
         PROFILER,
         PROFILER_RESULTS,
     )
@@ -359,6 +398,7 @@ class CompileTransformer(PortTransformer):
         # NPU705 only where torch.profiler may be in use (and so rewritten by NPU704).
         self._uses_profiler = any(t == "torch" or t.startswith("torch.profiler") for t in aliases)
         self._trains: bool | None = None  # does the module call backward() (asked at its first torch.compile)?
+        self._infers: bool | None = None  # does it call no_grad(), inference_mode() or .eval() (NPU710)?
 
     def visit_Import(self, node: cst.Import) -> None:
         self._import_parts |= names_in(node)
@@ -691,12 +731,76 @@ class CompileTransformer(PortTransformer):
                 args[i] = self._graphs_off_on_npu(original, updated.args[i])
             else:
                 self._compile_setting(original, arg, keyword)
+        if qualified == "torch.compile" and not self._module_trains() and self._module_infers():
+            args = self._npu_backend(original, args)
         if args == list(updated.args):
             return updated
         kept = [arg for arg in args if arg is not None]
         if kept and args[-1] is None:  # the last argument went: its predecessor's comma goes with it
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(args=kept)
+
+    def _npu_backend(self, original: cst.Call, args: list[cst.Arg | None]) -> list[cst.Arg | None]:
+        """NPU710: inductor (no backend, or ``backend="inductor"``) of an inference ``torch.compile`` -> TorchAir's
+        ``"npu"`` backend on the NPU, inductor elsewhere. Left: another backend, a ``mode``/``options`` (inductor's
+        own), arguments by position after the model, ``**kwargs``."""
+        keywords = {arg.keyword.value: i for i, arg in enumerate(original.args) if arg.keyword is not None}
+        positional = [arg for arg in original.args if arg.keyword is None]
+        if len(positional) > 1 or any(arg.star for arg in original.args):
+            return args
+        if positional and (self.ctx.imports.resolve(positional[0].value) or "").endswith("flex_attention"):
+            return args  # a higher-order op that only inductor compiles into a kernel
+        mode = original.args[keywords["mode"]].value if "mode" in keywords else None
+        if "options" in keywords or (mode is not None and _string(mode) != "default"):
+            return args
+        if "backend" in keywords and _string(original.args[keywords["backend"]].value) != "inductor":
+            return args
+        torch = self.ctx.torch_name()
+        if self.ctx.options.other_devices == "keep":
+            value = f'"npu" if hasattr({torch}, "npu") and {torch}.npu.is_available() else "inductor"'
+            message = 'inductor -> backend "npu" (TorchAir) on the NPU, inductor elsewhere'
+        else:
+            value, message = '"npu"', 'inductor -> backend "npu" (TorchAir)'
+        if not self.fix(COMPILE_INFERENCE_BACKEND, original, True, message, needs_torch_npu=False):
+            return args
+        choice = cst.parse_expression(value)
+        if "backend" in keywords:
+            i = keywords["backend"]
+            current = args[i]
+            assert current is not None
+            return [*args[:i], current.with_changes(value=choice), *args[i + 1 :]]
+        backend = cst.Arg(
+            keyword=cst.Name("backend"),
+            value=choice,
+            equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+            ),
+        )
+        kept = [arg for arg in args if arg is not None]
+        if not kept:
+            return [backend]
+        last = kept[-1]
+        if isinstance(last.comma, cst.Comma):  # a trailing comma: the new argument gets its own line, and the comma
+            kept[-1] = last.with_changes(comma=cst.Comma(whitespace_after=original.whitespace_before_args))
+            backend = backend.with_changes(comma=last.comma)
+        else:
+            kept[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return [*kept, backend]
+
+    def _module_infers(self) -> bool:
+        """Does the module run a model for inference (``torch.no_grad``, ``torch.inference_mode``, ``.eval()``)? A
+        module that shows neither training nor inference is a library's, whose callers may train (NPU710 leaves
+        it)."""
+        if self._infers is None:
+            tree = self.ctx.module()
+            self._infers = tree is not None and any(
+                isinstance(node, ast.Call)
+                and isinstance(node.func, (ast.Attribute, ast.Name))
+                and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in _INFERENCE_CALLS
+                and (node.args == [] or not isinstance(node.func, ast.Attribute) or node.func.attr != "eval")
+                for node in ast.walk(tree)
+            )
+        return self._infers
 
     def _module_trains(self) -> bool:
         """Does the module call ``backward()`` (``loss.backward()``, ``accelerator.backward(loss)``)? Then what it

@@ -9,5 +9,5 @@ def padded(q, k, v, lengths, positions):
     return F.scaled_dot_product_attention(q, k, v, attn_mask=positions[None, :] < lengths[:, None])
 
 
-def additive(q, k, v, attention_mask):
-    return F.scaled_dot_product_attention(q, k, v, attention_mask, 0.0)
+def additive(q, k, v, attn_bias):
+    return F.scaled_dot_product_attention(q, k, v, attn_bias, 0.0)

@@ -1,4 +1,4 @@
-# No backward() in the module: torch.compile runs on the NPU as it is (inductor, or eager under the emulator).
+# No backward() in the module: no NPU707 TODO (NPU710 gives the call TorchAir's backend on the NPU).
 import torch
 
 model = torch.compile(model)

@@ -268,13 +268,17 @@ SDPA_NATIVE = rule(
     HIGH,
     "`F.scaled_dot_product_attention` runs natively on NPU: reported as compatible, never changed.",
     """
-    torch_npu implements SDPA with its FlashAttentionScore kernel; the call stays as it is. A float mask makes it
-    fall back to small operators: a bool mask (True = attend) or `is_causal=True` keeps it on the fused kernel.
-    The finding says which for the call: no mask, or one the code shows bool (a comparison, `~m`, `.bool()`), reaches
-    the fused kernel; a mask of a dtype the code does not show is named with what decides. (Not rewritten to
-    npu_fusion_attention: which releases' SDPA take which masks to the kernel is in torch_npu's C++ op-plugin, not
-    established per release; transformers itself converts HF's float masks to bool on NPU.) This rule only reports
-    (it writes neither code nor a TODO).
+    torch_npu implements SDPA with its FlashAttentionScore kernel; the call stays as it is. What reaches the kernel
+    is in Ascend/op-plugin's `op_plugin/ops/opapi/ScaledDotProductAttentionKernelNpuOpApi.cpp` (torch_npu 2.1 on,
+    by its version guards): q/k/v fp16, bf16 or fp32 and 4-D (BNSD), `attn_mask` bool (True = attend) or None,
+    `is_causal` (no mask: sparse_mode 2), any `dropout_p`, N <= 2048 query heads, a multiple of the key/value heads
+    (GQA, whatever `enable_gqa` says), head dim <= 512, an Atlas A2 (910B) or later. A floating mask goes to
+    `_scaled_dot_product_attention_math` (small operators); so do other shapes (inference without grad may take
+    npu_fused_infer_attention_score: fp16/bf16, head dim a multiple of 16). The finding says which for the call:
+    no mask, or one the code shows bool (a comparison, `~m`, `.bool()`), reaches the fused kernel; a mask of a dtype
+    the code does not show is named with what decides. A floating mask the code shows to be an attention mask is
+    ported by NPU430 (sdpa-float-mask-fusion) and this finding is not made for it. This rule only reports (it writes
+    neither code nor a TODO).
 
     Before:
         import torch.nn.functional as F

@@ -23,7 +23,7 @@ from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.attention.attention_eval import SCORES_NOT_SEEN, Attention, Evaluator, Op, Opaque, read_attention
 from ascend_port.rules.attention.fused_ops import _plain_reference
 from ascend_port.rules.attention.mask_callers import bias_passed
-from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX
+from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX, MASKED_SOFTMAX_NOTE, unfused
 
 EAGER_ATTENTION = rule(
     "NPU425",
@@ -218,7 +218,8 @@ class EagerAttentionTransformer(PortTransformer):
             config = 'getattr(getattr(module, "config", None), "output_attentions", False)'
             tests.append(f'not {kwargs.name.value}.get("output_attentions", {config})')
         fused = [cst.parse_statement(s) for s in self._fused(found)]
-        chain = list(updated.body.body[found.start : found.end + 1])
+        # (the other tensors' path is the original code: NPU428's fused softmax in it taken back)
+        chain = [unfused(s) for s in updated.body.body[found.start : found.end + 1]]
         first = chain[0]
         leading = getattr(first, "leading_lines", ())  # (a simple or a compound statement: both have them)
         chain[0] = first.with_changes(leading_lines=[])
@@ -240,7 +241,7 @@ class EagerAttentionTransformer(PortTransformer):
         fixed = self.fix(EAGER_ATTENTION, body[found.start], anchor, message, torch_npu_name=True)
         if fixed is None:
             return updated
-        self._own_softmax(original)
+        self._own_softmax(original, fused=True)
         new_body = [*updated.body.body[: found.start], *ported, *updated.body.body[found.end + 1 :]]
         return updated.with_changes(body=updated.body.with_changes(body=new_body))
 
@@ -282,14 +283,13 @@ class EagerAttentionTransformer(PortTransformer):
         body[where] = body[where].with_changes(leading_lines=[*lines, comment])
         return updated.with_changes(body=updated.body.with_changes(body=body))
 
-    def _own_softmax(self, fn: cst.FunctionDef) -> None:
-        """The function's softmax is this rule's (fused, or left with NPU429's reason): NPU428's note that its masked
-        softmax could be fused alone would only contradict it."""
+    def _own_softmax(self, fn: cst.FunctionDef, fused: bool = False) -> None:
+        """The function's softmax is this rule's (fused, or left with NPU429's reason): a note that its masked
+        softmax could be fused alone would only contradict it; fused, NPU428's own fusion of it is gone too."""
         first = self.ctx.line_of(fn)
         last = first + code_of(fn.with_changes(leading_lines=[])).count("\n")
-        self.ctx.findings[:] = [
-            f for f in self.ctx.findings if not (f.rule is MASKED_SOFTMAX and first <= f.line <= last)
-        ]
+        rules = (MASKED_SOFTMAX_NOTE, MASKED_SOFTMAX) if fused else (MASKED_SOFTMAX_NOTE,)
+        self.ctx.findings[:] = [f for f in self.ctx.findings if not (f.rule in rules and first <= f.line <= last)]
 
     def _fused(self, found: _Found) -> list[str]:
         a = found.attention

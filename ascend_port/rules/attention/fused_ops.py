@@ -153,14 +153,42 @@ def npu_test(tensor: str) -> cst.BaseExpression:
     return cst.parse_expression(f'{tensor.strip()}.device.type == "npu"')
 
 
+# transformers' own SiLU module (ACT2FN["silu"] before 4.34 and from 5.0 on; an instance in 4.18's table, a class
+# after), which computes nn.functional.silu as torch.nn.SiLU does
+SILU_CLASS_NAME = "SiLUActivation"
+
+
+def silu_test(activation: str, torch: str) -> str:
+    """``type(<activation>) is torch.nn.SiLU or type(<activation>).__name__ == "SiLUActivation"``: does a module's
+    configured activation compute SiLU? An exact type: a subclass may change forward (_silu_test recognises it)."""
+    return f'type({activation}) is {torch}.nn.SiLU or type({activation}).__name__ == "{SILU_CLASS_NAME}"'
+
+
+def _silu_test(test: cst.BaseExpression) -> bool:
+    code = code_of(test)
+    return f'.__name__ == "{SILU_CLASS_NAME}"' in code and ".nn.SiLU" in code
+
+
 def _npu_test(test: cst.BaseExpression) -> bool:
-    """``<x>.device.type == "npu"``: the test of a dispatch on the tensor's device (what the fused rewrites write)."""
+    """``<x>.device.type == "npu"`` (and a test of the activation, silu_test): the test of a dispatch on the
+    tensor's device (what the fused rewrites write)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _npu_test(test.left) and _silu_test(test.right)
+    if _silu_test(test):
+        return True  # (an NPU-only port tests the activation alone)
     return (
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
         and isinstance(test.comparisons[0].operator, cst.Equal)
         and code_of(test.left).strip().endswith(".device.type")
         and code_of(test.comparisons[0].comparator).strip() in ('"npu"', "'npu'")
+    )
+
+
+def _npu_call(node: cst.BaseExpression) -> bool:
+    """A call of a torch_npu op (`torch_npu.npu_...(...)`)."""
+    return (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value.startswith("npu_")
     )
 
 
@@ -237,7 +265,9 @@ class RotaryMixin:
         return self.ctx.fact(_table_scaling)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        if _npu_test(node.test):  # `fused if x.device.type == "npu" else original`: the original is the others'
+        # `fused if x.device.type == "npu" else original` (or `torch_npu.npu_op(...) if <the op takes x> else
+        # original`: NPU428's): the original is the other tensors'
+        if _npu_test(node.test) or _npu_call(node.body):
             self._for_others = {*getattr(self, "_for_others", ()), id(node.orelse)}
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):

@@ -35,6 +35,12 @@ SWIGLU = rule(
     is then removed. `F.silu(b) * a` (gate in the second half) is not this op and is left alone. Medium: the
     values agree within rounding (the op fuses the three steps).
 
+    A module's configured activation of one projection times another projection of the same tensor,
+    `self.act_fn(self.gate_proj(x)) * self.up_proj(x)` (transformers' MLPs, `self.act_fn = ACT2FN[config.hidden_act]`,
+    or an attribute the class does not assign), becomes `npu_swiglu(torch.cat((gate, up), dim=-1), dim=-1)` under a
+    test that the activation is SiLU at run time (`type(self.act_fn) is torch.nn.SiLU`, or transformers' own
+    `SiLUActivation`); any other activation runs the original expression (act_swiglu.py).
+
     In a project that keeps its other devices (the default) the op goes in `if t.device.type == "npu":` and the
     two statements stay in its `else:` (t: the chunked tensor, or the input of the layer that makes it), with
     `import torch_npu` guarded; `--other-devices drop` writes the op alone.

@@ -38,6 +38,9 @@ class RmsNormMatch:
     # the dtype of the forward's result: "input" (cast back to it), "promoted" (of the input and the weight:
     # `weight * x.to(input_dtype)`), "float32" (returned in float32 on purpose) or "weight" (T5: cast to a half weight)
     dtype: str = "promoted"
+    # the weight may be None (diffusers' `elementwise_affine=False`): the forward computes RMSNorm in its
+    # `if self.<weight> is not None:` branch, and the fused op is for that case only
+    optional: bool = False
 
 
 def _literal(node: cst.BaseExpression) -> object:
@@ -67,6 +70,7 @@ class _Evaluator:
         self.imports = imports
         self.methods = methods
         self.depth = 0
+        self.optional: str | None = None  # the weight of an `if self.<weight> is not None:` branch (see _weight_branch)
 
     def run(self, fn: cst.FunctionDef, env: dict[str, Term]) -> Term | None:
         if not isinstance(fn.body, cst.IndentedBlock):
@@ -74,7 +78,7 @@ class _Evaluator:
         env = dict(env)
         for i, statement in enumerate(fn.body.body):
             if isinstance(statement, cst.If):
-                if not self._conditional_cast(statement, env):
+                if not (self._conditional_cast(statement, env) or self._weight_branch(statement, env)):
                     return None
                 continue
             if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
@@ -114,6 +118,25 @@ class _Evaluator:
             small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
             if isinstance(small, cst.Assign) and isinstance(target := small.targets[0].target, cst.Name):
                 env[target.value] = ("hcast", env[target.value])
+        return True
+
+    def _weight_branch(self, node: cst.If, env: dict[str, Term]) -> bool:
+        """diffusers' `if self.weight is not None: <assignments> else: <the no-weight form>`: the branch is evaluated
+        (its assignments and conditional casts, nothing else), the other left to the original code, which the fused
+        op guarded by the same test does not replace. One such branch per forward."""
+        weight = _not_none_attribute(node.test)
+        if weight is None or self.optional is not None or self.depth or not isinstance(node.body, cst.IndentedBlock):
+            return False
+        for statement in node.body.body:
+            if isinstance(statement, cst.If):
+                if not self._conditional_cast(statement, env):
+                    return False
+                continue
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+                return False
+            if not self._assign(statement.body[0], env):
+                return False
+        self.optional = weight
         return True
 
     def _tests_half_dtype(self, test: cst.BaseExpression, env: dict[str, Term]) -> bool:
@@ -271,6 +294,19 @@ class _Evaluator:
             self.depth -= 1
 
 
+def _not_none_attribute(test: cst.BaseExpression) -> str | None:
+    """`self.<name> is not None` -> name."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    comparison = test.comparisons[0]
+    left = test.left
+    if not (isinstance(comparison.operator, cst.IsNot) and isinstance(comparison.comparator, cst.Name)):
+        return None
+    if comparison.comparator.value != "None" or not isinstance(left, cst.Attribute):
+        return None
+    return left.attr.value if isinstance(left.value, cst.Name) and left.value.value == "self" else None
+
+
 def _last_dim_keepdim(pos: list[cst.BaseExpression], kw: dict[str, cst.BaseExpression]) -> bool:
     if set(kw) - {"dim", "keepdim"} or len(pos) > 2:
         return False
@@ -360,13 +396,20 @@ def _is_vector_parameter(init: cst.FunctionDef | None, attr: str, imports: Impor
     fused ops expect (their gamma covers the trailing dims it has, so a 2-D weight would normalise two axes)."""
     if init is None or not isinstance(init.body, cst.IndentedBlock):
         return False
-    value = next(_self_assignments(init.body, attr), None)
-    return value is not None and _is_vector_parameter_value(value, imports, init)
+    values = [v for v in _self_assignments(init.body, attr) if not (isinstance(v, cst.Name) and v.value == "None")]
+    return bool(values) and all(_is_vector_parameter_value(v, imports, init) for v in values)
 
 
 def _self_assignments(body: cst.IndentedBlock, attr: str) -> Iterator[cst.BaseExpression]:
-    """The values `self.<attr> = value` statements at the top level of ``body`` assign, in order."""
+    """The values `self.<attr> = value` statements at the top level of ``body`` assign, in order, and those of the
+    branches of its `if` statements (diffusers: `if elementwise_affine: self.weight = ... else: self.weight = None`)."""
     for statement in body.body:
+        if isinstance(statement, cst.If):
+            branches = [statement.body, statement.orelse.body if statement.orelse is not None else None]
+            for branch in branches:
+                if isinstance(branch, cst.IndentedBlock):
+                    yield from _self_assignments(branch, attr)
+            continue
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
@@ -426,16 +469,16 @@ def match_rms_norm(cls: cst.ClassDef, forward: cst.FunctionDef, imports: ImportI
     param = _single_param(forward)
     if param is None:
         return None
-    result = _Evaluator(imports, {k: v for k, v in methods.items() if k not in ("forward", "__init__")}).run(
-        forward, {param: X}
-    )
+    evaluator = _Evaluator(imports, {k: v for k, v in methods.items() if k not in ("forward", "__init__")})
+    result = evaluator.run(forward, {param: X})
     found = _classify(normalize(result)) if result is not None else None
     if found is None or result is None:
         return None
     weight, eps, gemma = found
-    if not _is_vector_parameter(methods.get("__init__"), weight, imports):
+    if evaluator.optional not in (None, weight) or not _is_vector_parameter(methods.get("__init__"), weight, imports):
         return None
-    return RmsNormMatch(param, weight, eps, gemma, _result_dtype(_dtypes(result, weight)))
+    dtype = _result_dtype(_dtypes(result, weight))
+    return RmsNormMatch(param, weight, eps, gemma, dtype, optional=evaluator.optional is not None)
 
 
 def _dtypes(term: Term, weight: str) -> frozenset[str]:

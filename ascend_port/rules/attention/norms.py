@@ -21,11 +21,17 @@ from ascend_port.python.definitions import bound_name, insert_definitions
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortContext, PortTransformer
+from ascend_port.rules.attention.act_swiglu import ActSwigluMixin, act_swiglu_function
 from ascend_port.rules.attention.complex_rope import COMPLEX_ROPE, ComplexRopeMixin, complex_rope_function
 from ascend_port.rules.attention.fused_ops import ROTARY_MUL, npu_test
-from ascend_port.rules.attention.glu import GEGLU, SWIGLU, GluMixin
+from ascend_port.rules.attention.glu import GEGLU, SWIGLU
 from ascend_port.rules.attention.helper_names import PRIVATE_TORCH
-from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX, MaskedSoftmaxMixin
+from ascend_port.rules.attention.masked_softmax import (
+    MASKED_SOFTMAX,
+    MASKED_SOFTMAX_NOTE,
+    MaskedSoftmaxMixin,
+    insert_fits_test,
+)
 from ascend_port.rules.attention.norm_match import RmsNormMatch, match_rms_norm
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -49,11 +55,13 @@ RMS_NORM = rule(
     x.to(input_dtype)` returns the dtype the two promote to (float32 for a bf16 q/k norm input with a float32
     weight under autocast): the op gets a float32 weight and its result is cast to `torch.promote_types(x.dtype,
     weight.dtype)`, a no-op where they share one (a model cast with `.to(dtype)`). In a module that does not import
-    `torch` that form gets a TODO instead.
+    `torch` that form gets a TODO instead. A weight that may be None (diffusers' `elementwise_affine=False`: the
+    forward scales in an `if self.weight is not None:` branch, with T5's cast to a half weight) is fused for a
+    module that has one, `if ... and self.weight is not None:`; a module without keeps the original computation.
 
     In a project that keeps its other devices (the default) the op runs on NPU tensors only, `if x.device.type
     == "npu"`, and the original stays for the others' (the project's own CPU tests), with `import torch_npu`
-    guarded; `--other-devices drop` writes the op alone.
+    guarded; `--other-devices drop` writes the op alone (under the weight's test where it is optional).
 
     Before:
         import torch
@@ -292,9 +300,10 @@ def norm_module(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt | No
 
 
 def _has_parameter(init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """``self.<name> = <...>Parameter(<factory>(...))`` directly in ``__init__``: the weight (see
-    _is_vector_parameter)."""
-    for statement in init.body:
+    """``self.<name> = <...>Parameter(<factory>(...))`` directly in ``__init__`` or in a branch of one of its ``if``
+    statements (diffusers' `if elementwise_affine:`): the weight (see _is_vector_parameter)."""
+    branches = [s for i in init.body if isinstance(i, ast.If) for s in (*i.body, *i.orelse)]
+    for statement in [*init.body, *branches]:
         value = statement.value if isinstance(statement, ast.Assign) else None
         if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Call):
             func = value.func
@@ -337,9 +346,9 @@ def softmax_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt
     return fn if masks else None
 
 
-class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransformer):
-    """NPU420-NPU423, NPU426-NPU428: an RMSNorm is recognised in its whole class; the rotary and SwiGLU forms read the enclosing
-    function (the rotary tables' broadcasting, the halves of a chunk)."""
+class NormTransformer(ActSwigluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransformer):
+    """NPU420-NPU423, NPU426-NPU428, NPU431: an RMSNorm is recognised in its whole class; the rotary and SwiGLU
+    forms read the enclosing function (the rotary tables' broadcasting, the halves of a chunk)."""
 
     # (an RMSNorm averages squares and scales by an nn.Parameter: a module without both has none)
     TRIGGERS = (
@@ -359,13 +368,23 @@ class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransf
             swiglu_function,
             also=("chunk",),
         ),
+        # a gate through a module's activation: `self.act_fn(self.gate_proj(x)) * self.up_proj(x)` (either order)
+        Trigger(
+            r"self\s*\.\s*\w+\(\s*self\s*\.\s*\w+\(\s*[\w.]+\s*\)\s*\)\s*\*"
+            r"|\*\s*self\s*\.\s*\w+\(\s*self\s*\.\s*\w+\(\s*[\w.]+\s*\)\s*\)",
+            act_swiglu_function,
+        ),
         # RoPE in complex numbers: the pairs of a tensor viewed as complex, a product viewed as real again
         Trigger(r"view_as_complex\(", complex_rope_function, also=("view_as_real",)),
         # a softmax of masked scores (NPU428: the scores' function, which masked_fill them right before)
         Trigger(r"softmax\(", softmax_function, also=("masked_fill",)),
     )
-    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU, GEGLU, COMPLEX_ROPE, MASKED_SOFTMAX)
+    RULES = (RMS_NORM, GEMMA_RMS_NORM, ROTARY_MUL, SWIGLU, GEGLU, COMPLEX_ROPE, MASKED_SOFTMAX, MASKED_SOFTMAX_NOTE)
     DISPATCHES_ON_DEVICE = True  # (see dispatches)
+
+    @classmethod
+    def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
+        return insert_fits_test(text, tree, ctx) if ctx.selection.enabled(MASKED_SOFTMAX) else text
 
     def torch_npu(self) -> str:
         head = self.ctx.module_head  # (every import is in it)
@@ -378,10 +397,8 @@ class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransf
         return self.ctx.options.other_devices == "keep"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        # (TODOs only: RoPE in complex numbers, a softmax of masked scores)
-        self.note_complex_rope(original)
-        self.note_masked_softmax(original)
-        return updated
+        self.note_complex_rope(original)  # (a TODO only)
+        return self.port_masked_softmax(original, updated)
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         found = _forward(original.body)
@@ -438,9 +455,17 @@ class NormTransformer(GluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransf
             original = original[1:]
         fused = [cst.parse_statement(promote)] if promote is not None else []
         fused.append(cst.parse_statement(call))
+        # (an optional weight: the op needs one, so a module without it keeps the original computation)
+        present = f"self.{match.weight} is not None" if match.optional else None
         if self.dispatches():
             # (the other devices' tensors, CPU ones in the project's tests, take the original computation)
-            statements.append(cst.If(test=npu_test(match.input), body=cst.IndentedBlock(body=fused)))
+            test = npu_test(match.input)
+            if present:
+                test = cst.parse_expression(f"{code_of(test)} and {present}")
+            statements.append(cst.If(test=test, body=cst.IndentedBlock(body=fused)))
+            statements.extend(original)
+        elif present:
+            statements.append(cst.If(test=cst.parse_expression(present), body=cst.IndentedBlock(body=fused)))
             statements.extend(original)
         else:
             statements.extend(fused)

@@ -1,11 +1,21 @@
 """NPU407's word on one `F.scaled_dot_product_attention` call: does torch_npu's SDPA reach its fused kernel
 (FlashAttentionScore) for these arguments, and why?
 
-The evidence, per release not established (SDPA's dispatch is in torch_npu's C++ op-plugin, not in its Python
-sources): torch_npu's documentation of torch.nn.functional (bool `attn_mask` only, and none with `is_causal`) and
-transformers' integrations/sdpa_attention.py, which on NPU turns a float mask into a bool one because "the Ascend
-NPU's SDPA interface cannot utilize the FlashAttentionScore operator" otherwise ("falls back to small-operator
-concatenation"). So the call is reported, never rewritten: what decides is said for the call.
+The evidence is torch_npu's own SDPA, in Ascend/op-plugin `op_plugin/ops/opapi/ScaledDotProductAttentionKernelNpuOpApi.cpp`
+(read at commit 015a2e4b9edce95cd4d84be7fac8a0b0af3036d7; the same code under `VERSION_BETWEEN(V2R1, V2R4)` and
+`VERSION_BETWEEN(V2R5, VERSION_NEWEST)`, so torch_npu 2.1 on; the wheels from 2.7.1 ship its header
+`scaled_dot_product_attention_npu_dispatch.h`). It calls `npu_fusion_attention` (FlashAttentionScore, BNSD, head_num
+= q.size(1), `keep_prob = 1 - dropout_p`, scale or 1/sqrt(E), `is_causal` as sparse_mode 2 with the 2048 triu mask,
+a bool mask as `logical_not(mask)`, inner_precise 0) when all of: q/k/v fp16, bf16 or fp32; `attn_mask` bool or
+None; q, k, v 4-D; N1 = q.size(1) <= 2048, D = q.size(3) <= 512, N2 = k.size(1) <= 2048 and N1 % N2 == 0 (GQA
+whatever `enable_gqa` says: it is not read); an Atlas A2 (910B) or later SoC. Else, where nothing requires grad,
+fp16/bf16 with D % 16 == 0 and a bool mask of (.., Sq, Sk) or none (N1/N2 <= 64): npu_fused_infer_attention_score.
+Else `_scaled_dot_product_attention_math`: small operators. A floating mask (it must have q's dtype) always takes
+the math path, with or without dropout; `is_causal` with a mask raises. Not found: the file's history (only one
+version is stored, so which release first had each branch is the version guards' word, not a commit's).
+
+NPU430 (sdpa_fusion.py) ports the calls whose floating mask the code shows to be an attention mask; this module
+says what decides for the others.
 """
 
 from __future__ import annotations
@@ -32,8 +42,8 @@ def sdpa_path(call: cst.Call) -> str:
         return f"attn_mask `{code_of(mask).strip()}` is bool: reaches the fused kernel (FlashAttentionScore)"
     return (
         f"attn_mask `{code_of(mask).strip()}` of a dtype the code does not show: a bool mask (True = attend) reaches "
-        "the fused kernel, a float one falls back to small operators (transformers converts it on NPU: "
-        "`torch.logical_not(mask.bool())` for HF's 0/min masks)"
+        "the fused kernel, a floating one takes torch_npu's math path (small operators; transformers converts HF's "
+        "0/min masks on NPU: `torch.logical_not(mask.bool())`)"
     )
 
 

@@ -3,7 +3,9 @@ the fix changes what the code logs or when it copies, a choice for its author.
 
 A step loop is a ``for``/``while`` loop whose own body (not a loop inside it) calls ``.backward(...)`` or an
 optimizer's ``.step(...)``: the loop that runs once per training step. An epoch loop around it is no step loop, so a
-sync once per epoch is not reported.
+sync once per epoch is not reported. A step method is the body a framework's loop calls once per step (Lightning's
+and Hugging Face Trainer's ``training_step``, ``train_step``): its loop is not in the module, its body is read as if
+it were one.
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ HOST_SYNC = rule(
     """
     torch_npu queues operators and returns at once (TASK_QUEUE_ENABLE); a value read back on the host waits until
     the NPU has run everything queued before it, so the host stops feeding the device once a step. The loops read
-    are those whose own body calls `.backward(...)` or an optimizer's `.step(...)`; in them `.item()`, `.cpu()`,
-    `.numpy()`, `.tolist()`, `torch.npu.synchronize()` (or CUDA's), and `print`/`float`/`int` of the loss (what
-    `.backward()` is called on) are reported. A sync under a logging condition (`if step % 100 == 0:`, an `if` on a
-    name that says log, print, interval, freq, every or display) runs once in N steps, a cost the author chose: it
-    is not reported. Nor are syncs in an evaluation loop (no `.backward()`), once per epoch, or in a function
-    defined in the loop. Keep a running sum on the device (`total += loss.detach()`) and read it at the logging
-    step. This rule only reports (it writes neither code nor a TODO).
+    are those whose own body calls `.backward(...)` or an optimizer's `.step(...)`, and the methods a framework's
+    loop calls once per step (`training_step` of Lightning and Hugging Face's Trainer, `train_step`); in them
+    `.item()`, `.cpu()`, `.numpy()`, `.tolist()`, `torch.npu.synchronize()` (or CUDA's), and `print`/`float`/`int`
+    of the loss (what `.backward()` is called on, or what a step method returns) are reported. A sync under a
+    logging condition (`if step % 100 == 0:`, an `if` on a name that says log, print, interval, freq, every or
+    display) runs once in N steps, a cost the author chose: it is not reported. Nor are syncs in an evaluation loop
+    (no `.backward()`), once per epoch, or in a function defined in the loop. Keep a running sum on the device
+    (`total += loss.detach()`) and read it at the logging step. This rule only reports (it writes neither code nor a
+    TODO).
 
     Before:
         for batch in loader:
@@ -112,6 +116,9 @@ _DTYPES = frozenset(
     "float float16 float32 float64 half bfloat16 double long int int8 int16 int32 int64 bool uint8 short".split()
 )
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# Methods a framework's loop calls once per training step: Lightning's and Hugging Face Trainer's `training_step`,
+# and the `train_step` of Keras-style trainers and many training scripts.
+_STEP_METHODS = frozenset({"training_step", "train_step"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)  # (what holds statements: not an expression)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -125,6 +132,7 @@ _PINNED = re.compile(r"pin_memory\s*=\s*True")
 # (statements only: the notes are read from the module's ast; a chunk only says the module has some to read)
 TRIGGERS = (
     r"\.backward\s*\(",
+    r"def\s+(?:training|train)_step\b",
     Trigger(r"\.(?:to|cuda|npu)\s*\(", also=("pin_memory",), when=lambda text: bool(_PINNED.search(text))),
 )
 
@@ -276,7 +284,9 @@ class _Reading:
         for statement in statements:
             if not spans_any(statement, self.lines):
                 continue
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in _STEP_METHODS:
+                self.block(statement.body, (("step", statement),))  # (called once a step by the framework's loop)
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.block(statement.body, ())  # (a definition runs when called: no loop around it counts)
             elif isinstance(statement, _LOOPS):
                 inner = (*frames, ("loop", statement))
@@ -327,8 +337,10 @@ class _Reading:
             if kind == "if":
                 gated = gated or _logging_condition(node)  # type: ignore[arg-type]
                 continue
-            is_step, losses = self.step_loop(node)
+            is_step, losses = self.step_method(node) if kind == "step" else self.step_loop(node)
             if is_step:
+                if kind == "step":  # (the framework's loop runs the method: name the method, not a loop)
+                    what = what.replace("the training step loop", f"{node.name}, once a training step")  # type: ignore[attr-defined]
                 if not gated and (reads is None or reads & losses):
                     self.note(HOST_SYNC, call, what)
                 return
@@ -349,6 +361,16 @@ class _Reading:
             known = (bool(calls), frozenset(name for call in calls for name in _loss_names(call)))
             self.steps[id(loop)] = known
         return known
+
+    def step_method(self, method: ast.AST) -> tuple[bool, frozenset[str]]:
+        """A step method is a step; its losses: what it calls backward on, and the names it returns."""
+        losses: set[str] = set()
+        for node in ast.walk(method):
+            if isinstance(node, ast.Call):
+                losses |= _loss_names(node)
+            elif isinstance(node, ast.Return) and node.value is not None:
+                losses |= set(_tensor_names(node.value))
+        return True, frozenset(losses)
 
     def batches(self, frames: tuple[Frame, ...], expressions: list[ast.AST]) -> set[str]:
         """The names bound to what a pinned DataLoader yields: targets of the loops over it (or over what they

@@ -49,7 +49,15 @@ from torch_npu import _compile  # noqa: E402,F401  (installs torch.compile suppo
 # fused ops: reference implementations in ascend_port/emulate/ops.py (loaded when first used), called as the target
 # release's op is called: bound to the schema its wheel registers, on npu tensors only
 
-FUSED_OPS = ("npu_fusion_attention", "npu_rms_norm", "npu_gemma_rms_norm", "npu_rotary_mul", "npu_swiglu", "npu_geglu")
+FUSED_OPS = (
+    "npu_fusion_attention",
+    "npu_rms_norm",
+    "npu_gemma_rms_norm",
+    "npu_rotary_mul",
+    "npu_swiglu",
+    "npu_geglu",
+    "npu_scaled_masked_softmax",
+)
 _API = _inventory.inventory()
 
 

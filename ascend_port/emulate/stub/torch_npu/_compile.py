@@ -1,8 +1,10 @@
 """torch.compile under ascend-port emulate: graphs that hold npu tensors run eagerly (the faithful answer: on Ascend,
 torch.compile generates NPU code through torch_npu's inductor backend, ACL graphs or torchair, whose results are the
 eager ones up to rounding; inductor's CPU code generator has no ``npu`` device). Graphs on the CPU alone still go to
-inductor. The dynamo backends torch_npu registers (``npugraphs``, ``npugraph_ex``, ``npu``) exist where the target
-release has them, and run eagerly too. Each distinct situation is one note in the report."""
+inductor. The dynamo backends torch_npu registers exist where the target release has them, and run eagerly too:
+``npu`` (TorchAir's graph compiler, registered by torch_npu.dynamo in every release), ``npugraphs`` and
+``npugraph_ex`` (from the release that has torch_npu.npu.npugraph_ex). Each distinct situation is one note in the
+report."""
 
 from __future__ import annotations
 
@@ -14,14 +16,17 @@ import torch
 from torch_npu import _inventory, _report
 
 # torch_npu's [torch_dynamo_backends] entry points (2.14.0 wheel); the releases with torch_npu.npu.npugraph_ex
-# are those that register them.
-NPU_BACKENDS = ("npugraphs", "npugraph_ex", "npu")
+# are those that register the graph ones. "npu" (TorchAir, lazily imported) is registered by torch_npu.dynamo's
+# _register_npu_backend in every covered release (read in the 2.1.0 to 2.14.0 wheels).
+GRAPH_BACKENDS = ("npugraphs", "npugraph_ex")
+NPU_BACKENDS = (*GRAPH_BACKENDS, "npu")
 _ON_ASCEND = {
     "inductor": "on Ascend torch.compile needs torch_npu's inductor backend or torchair (torch_npu's graph mode), or "
     "runs eager",
     "npugraphs": "on Ascend it captures and replays ACL graphs (torch_npu's graph mode)",
     "npugraph_ex": "on Ascend it captures and replays ACL graphs after torch_npu's FX passes",
-    "npu": "on Ascend it compiles through torch_npu's inductor backend",
+    "npu": "on Ascend TorchAir compiles the graph through Ascend IR (or it runs eager where torch_npu was built "
+    "without TorchAir)",
 }
 
 
@@ -87,11 +92,15 @@ def has_npu_backends() -> bool:
     return "npugraph_ex" in _inventory.inventory().get("npu_submodules", ())
 
 
+def _registered_backends() -> tuple[str, ...]:
+    return NPU_BACKENDS if has_npu_backends() else ("npu",)
+
+
 @functools.cache
 def _register_npu_backends() -> None:
     from torch._dynamo.backends.registry import _COMPILER_FNS, register_backend
 
-    for name in NPU_BACKENDS:
+    for name in _registered_backends():
         if name not in _COMPILER_FNS:
             register_backend(_npu_backend(name), name=name)
 
@@ -100,13 +109,13 @@ def install() -> None:
     """Patch the inductor wrapper, and torch.compile so that torch_npu's backend names resolve (registered on first
     use: importing dynamo at start would cost seconds to every program)."""
     _patch_inductor()
-    if getattr(torch.compile, "_ascend_port_emulated", False) or not has_npu_backends():
+    if getattr(torch.compile, "_ascend_port_emulated", False):
         return
     compile_ = torch.compile
 
     @functools.wraps(compile_)
     def compile(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("backend") in NPU_BACKENDS:
+        if kwargs.get("backend") in _registered_backends():
             _register_npu_backends()
         return compile_(*args, **kwargs)
 
