@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
 
 import libcst as cst
 
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
-from ascend_port.core.options import PortOptions
-from ascend_port.core.porting import Project, ProjectStep
 from ascend_port.python.calls import code_of, finish_args, literal
 from ascend_port.python.scopes import FUNCTIONS, Trigger
 from ascend_port.python.transformer import PortContext, PortTransformer
+from ascend_port.rules.loss_scaling import SCALER
 
 FUSED_OPTIMIZER = rule(
     "NPU708",
@@ -183,8 +181,6 @@ FALSE_ONLY = frozenset({"amsgrad", "maximize", "capturable"})
 # torch >= 2.4 has fused Adam/AdamW/SGD kernels on the CPU too (torch/utils/_foreach_utils.py), so a fused=True
 # chosen because the host has an NPU still works for a model left on the CPU.
 FUSED_ON_CPU_SINCE = (2, 4)
-# A loss scaler: torch_npu's GradScaler.step calls optimizer.step(grad_scaler=self) for a fused torch optimizer.
-SCALER = re.compile(r"(?i)scaler|\bAccelerator\b|mixed_precision")
 SPARSE = re.compile(r"\bsparse\s*=\s*(?!False\b|None\b)")
 # float64 parameters: the NPU kernels' support of them is not known (the NPU has little float64 at all).
 FLOAT64 = re.compile(r"\.double\(\)|\bfloat64\b|\btorch\.double\b")
@@ -193,25 +189,6 @@ FLOAT64 = re.compile(r"\.double\(\)|\bfloat64\b|\btorch\.double\b")
 def _may_change(text: str) -> bool:
     """A module the rule may change: it names no loss scaler and no float64."""
     return not SCALER.search(text) and not FLOAT64.search(text)
-
-
-class LossScaling(ProjectStep):
-    """Does the project's Python name a loss scaler (PortOptions.loss_scaling)? A scaler made in one module steps
-    the optimizer another module builds (MAE's, Swin's and timm's train scripts and utils)."""
-
-    def facts(self, project: Project, options: PortOptions) -> PortOptions:
-        scaler = re.compile(SCALER.pattern.encode())
-        for path in project.files:
-            if path.suffix == ".py" and not options.loss_scaling:
-                try:
-                    if scaler.search(path.read_bytes()):
-                        return replace(options, loss_scaling=True)
-                except OSError:
-                    continue
-        return options
-
-
-PROJECT_STEPS = (LossScaling(),)
 
 
 class FusedByDefaultTransformer(PortTransformer):

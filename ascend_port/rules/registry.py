@@ -26,7 +26,7 @@ STEP_MODULES = (
     "ascend_port.rules.project.pyproject",
     "ascend_port.rules.project.launch_flags",
     "ascend_port.rules.perf.run_settings",
-    "ascend_port.rules.optimizers",
+    "ascend_port.rules.loss_scaling",
 )
 
 # The catalogue as an earlier run of this very code recorded it (see use_snapshot), or None. It stands in for the
