@@ -10,7 +10,7 @@ masked_fill.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import libcst as cst
 
@@ -375,7 +375,7 @@ def insert_fits_test(text: str, parse: Callable[[], ast.Module], ctx: Any) -> st
 def unfused(node: cst.CSTNodeT) -> cst.CSTNodeT:
     """``node`` with this rule's rewrites taken back (`op(...) if <test> else <softmax>` -> the softmax): for NPU425,
     which fuses the whole attention and keeps its original code for the other tensors."""
-    return node.visit(_Unfuse())
+    return cast("cst.CSTNodeT", node.visit(_Unfuse()))  # (_Unfuse replaces expressions, never removes a node)
 
 
 class _Unfuse(cst.CSTTransformer):
