@@ -290,6 +290,10 @@ def _eager_attention_specs() -> dict[str, Spec]:
             lambda ns, dt: _module(ns, "CausalSelfAttention", 8, dtype=dt)(*qkv((2, 3, 5, 8), (2, 3, 5, 8), dt)),
             plain_original=True,
         ),
+        # a causal mask made between the steps, of a size read there (`seq = query.shape[-2]`); the random mask is kept
+        "NPU425/causal_made_in_run": Spec(
+            lambda ns, dt: ns["attention"](*qkv((2, 3, 5, 8), (2, 3, 5, 8), dt), 8**-0.5), plain_original=True
+        ),
         # transformers 4.3x's layer: shape checks between the steps, GQA by repeat_kv, HF's (B, 1, Sq, Sk) mask
         "NPU425/layer_with_checks": Spec(
             lambda ns, dt: _module(ns, "Attention", 4, 2, 8, dtype=dt)(

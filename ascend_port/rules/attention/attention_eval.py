@@ -335,9 +335,12 @@ def _copy(node: ast.expr) -> ast.expr:
     return copy.deepcopy(node)
 
 
+_RANDOM = re.compile(r"rand|bernoulli|normal|multinomial|dropout|poisson|uniform|exponential|geometric|cauchy")
+
+
 class _SizeOf(ast.NodeTransformer):
     """`k_rep.shape[-2]` -> `k.shape[-2]` for a name of the run bound to a repeated (or plain) value from before it:
-    the repeat keeps every axis but the heads'."""
+    the repeat keeps every axis but the heads'; `seq` -> `q.shape[-2]` for a name of the run bound to a size."""
 
     def __init__(self, env: dict[str, Term]) -> None:
         self.env = env
@@ -349,6 +352,16 @@ class _SizeOf(ast.NodeTransformer):
         while isinstance(term, Op) and term.kind in ("rep", "cast"):
             term = term.args[0]
         return term.code if isinstance(term, Leaf) else None
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        """A name the run binds to a value of values from before it (`seq = q.shape[-2]`, a causal mask made of
+        it): its code, unless that draws random numbers (written twice, it would draw twice)."""
+        term = self.env.get(node.id)
+        if isinstance(node.ctx, ast.Load) and isinstance(term, Leaf):
+            value = ast.parse(term.code, mode="eval").body
+            if not _RANDOM.search(term.code):
+                return value
+        return node
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         value = node.value
