@@ -24,7 +24,7 @@ from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, enclosing
 from ascend_port.rules.attention.fused_ops import _blocks, _plain_reference, npu_test, silu_test
-from ascend_port.rules.attention.glu import SWIGLU, GluMixin, _products, _ReplaceCode
+from ascend_port.rules.attention.glu import SWIGLU, GluMixin, OuterFunctionTransformer, _products, _ReplaceCode
 
 # the calls whose value may be SiLU, chosen by a configuration: transformers' table and its function, torch's module
 ACTIVATION_FACTORIES = ("get_activation", "torch.nn.SiLU")
@@ -137,25 +137,13 @@ def _self_call(node: cst.BaseExpression) -> tuple[cst.Attribute, cst.BaseExpress
     return node.func, arg.value
 
 
-class ActSwigluApplier(cst.CSTTransformer):
+class ActSwigluApplier(OuterFunctionTransformer):
     """Each found statement, in the updated function, as `if <device and SiLU>: <fused> else: <statement>`."""
 
     def __init__(self, owner: GluMixin, found: list[_ActSwiglu], torch: str) -> None:
         super().__init__()
         self.owner, self.torch = owner, torch
         self.found = {code_of(m.statement): m for m in found}
-        self.depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, original, updated):
-        self.depth -= 1
-        return updated
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         match = self.found.get(code_of(updated))

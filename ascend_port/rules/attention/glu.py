@@ -316,11 +316,12 @@ def _products(
     return found
 
 
-class _SwigluApplier(cst.CSTTransformer):
-    def __init__(self, owner: GluMixin, found: list[_Swiglu]) -> None:
+class OuterFunctionTransformer(cst.CSTTransformer):
+    """Rewrites the statements of the function it is run on, not those of the functions and classes inside it
+    (the GLU finders read the outer function alone)."""
+
+    def __init__(self) -> None:
         super().__init__()
-        self.owner = owner
-        self.found = found
         self.depth = 0
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -333,6 +334,13 @@ class _SwigluApplier(cst.CSTTransformer):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
+
+
+class _SwigluApplier(OuterFunctionTransformer):
+    def __init__(self, owner: GluMixin, found: list[_Swiglu]) -> None:
+        super().__init__()
+        self.owner = owner
+        self.found = found
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         body = list(updated.body)
