@@ -11,7 +11,6 @@ caller in the module passing a bias: mask_callers.py) is left, with NPU407's wor
 from __future__ import annotations
 
 import ast
-import textwrap
 
 import libcst as cst
 
@@ -23,7 +22,7 @@ from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.attention.attention import SDPA, SDPA_NATIVE
 from ascend_port.rules.attention.attention_match import _conjunction
 from ascend_port.rules.attention.fused_ops import _plain_reference
-from ascend_port.rules.attention.mask_callers import BIAS_WORDS, bias_passed
+from ascend_port.rules.attention.mask_callers import attention_mask_values, function_ast
 from ascend_port.rules.attention.sdpa_path import _bool_valued, _bound
 
 SDPA_FLOAT_MASK = rule(
@@ -91,8 +90,6 @@ SDPA_FLOAT_MASK = rule(
     speeds_up=True,
 )
 
-# Words that name a mask (the last name of the argument); BIAS_WORDS say it is not one.
-MASK_WORD = "mask"
 NPU_TEST = '.device.type == "npu"'
 
 
@@ -182,48 +179,11 @@ class SdpaFusionTransformer(PortTransformer):
         return f"{self.torch_npu()}.npu_fusion_attention(\n    {', '.join(arguments[:5])},\n{lines})[0]", tests
 
     def _attention_mask(self, code: str, function: cst.FunctionDef) -> bool:
-        """Does the code show the mask ``code`` to be an attention mask (0 / large negative), not a bias?"""
-        words = code.replace(".", " ").split()
-        if MASK_WORD not in words[-1].lower() or any(BIAS_WORDS.search(w) for w in words):
-            return False
-        fn = _ast_function(function)
-        values = _assigned(fn, code) if fn is not None else None
-        if fn is None or values is None:
-            return False
-        for value in values:
-            if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-                return False  # (a mask something is added to: a bias)
-            names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-            names |= {n.attr for n in ast.walk(value) if isinstance(n, ast.Attribute)}
-            if any(BIAS_WORDS.search(w) for w in names):
-                return False
-        if _shows_bool(values, code):
-            return False  # (bool: SDPA's kernel takes it already)
-        # (the parameters it is made from too: HF's `causal_mask = attention_mask`)
-        sources = {code} | {n.id for v in values for n in ast.walk(v) if isinstance(n, ast.Name)}
-        return all(self._no_bias_passed(fn, name) for name in sources)
-
-    def _no_bias_passed(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, code: str) -> bool:
-        """For a mask that is a parameter: no caller in the module passes a bias to it (mask_callers.py)."""
-        positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
-        keyword = [a.arg for a in fn.args.kwonlyargs]
-        if code not in positional and code not in keyword:
-            return True
-        index = positional.index(code) if code in positional else 1 << 30
-        return bias_passed(self.ctx.module(), fn.name, code, index) is None
-
-
-def _assigned(fn: ast.FunctionDef | ast.AsyncFunctionDef, code: str) -> list[ast.expr] | None:
-    """What ``fn`` assigns to ``code`` (a name or attribute); None where it adds to it in place (`mask += bias`)."""
-    values: list[ast.expr] = []
-    for node in ast.walk(fn):
-        if isinstance(node, ast.AugAssign) and ast.unparse(node.target) == code:
-            return None
-        if isinstance(node, ast.Assign) and any(ast.unparse(t) == code for t in node.targets):
-            values.append(node.value)
-        elif isinstance(node, ast.AnnAssign) and node.value is not None and ast.unparse(node.target) == code:
-            values.append(node.value)
-    return values
+        """Does the code show the mask ``code`` to be an attention mask (0 / large negative), not a bias, and not
+        bool (SDPA's kernel takes a bool mask already)?"""
+        fn = function_ast(function)
+        values = attention_mask_values(code, fn, self.ctx.module()) if fn is not None else None
+        return values is not None and not _shows_bool(values, code)
 
 
 # Methods and functions whose result has their tensor's dtype (a bool mask reshaped or padded stays bool).
@@ -307,15 +267,6 @@ def _parenthesised(code: str) -> str:
     except SyntaxError:
         simple = False
     return code if simple else f"({code})"
-
-
-def _ast_function(function: cst.FunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    try:
-        tree = ast.parse(textwrap.dedent(code_of(function.with_changes(decorators=[], leading_lines=[]))))
-    except SyntaxError:
-        return None
-    fn = tree.body[0] if tree.body else None
-    return fn if isinstance(fn, FUNCTIONS) else None
 
 
 class _Replace(cst.CSTTransformer):
