@@ -256,8 +256,8 @@ def memory_efficient_attention(query, key, value, attn_bias=None, p=0.0, scale=N
         allowed = j <= i
     elif isinstance(attn_bias, LowerTriangularFromBottomRightMask):
         allowed = j <= i + (sk - sq)
-    elif isinstance(attn_bias, torch.Tensor):
-        allowed, bias = torch.ones(sq, sk, dtype=torch.bool), attn_bias
+    elif isinstance(attn_bias, torch.Tensor):  # (B, H, Mq, Mk); BMK inputs: (B, Mq, Mk)
+        allowed, bias = torch.ones(sq, sk, dtype=torch.bool), attn_bias.unsqueeze(1) if three_d else attn_bias
     else:
         raise NotImplementedError(f"attn_bias {type(attn_bias).__name__} is not in this reference")
     out = _attention(query, key, value, scale, allowed, p, bias)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import math
 import os
 import re
 import sys
@@ -322,6 +323,17 @@ def diffusers_attn(heads: int, dt) -> types.SimpleNamespace:
     )
 
 
+def xformers_attn(heads: int, scale: float | None, dt) -> types.SimpleNamespace:
+    """diffusers' Attention as its xformers processor uses it: the additive (B, 1, Sk) mask repeated per head."""
+    return types.SimpleNamespace(
+        heads=heads,
+        scale=scale,
+        prepare_attention_mask=lambda mask, target, batch: (
+            None if mask is None else mask.to(dt).repeat_interleave(heads, dim=0)
+        ),
+    )
+
+
 def diffusers_mask(lengths, sk: int, dt, fill: float = -10000.0) -> torch.Tensor:
     """(B, 1, Sk) additive: 0 for each row's first ``lengths[b]`` keys, ``fill`` for the rest (diffusers' -10000)."""
     keys = torch.arange(sk)[None, :] < torch.tensor(lengths)[:, None]
@@ -412,6 +424,18 @@ SPECS: dict[str, Spec] = {
         )
     ),
     # BMK (3-D) inputs, default and explicit scale
+    # diffusers 0.18's processor with a mask: 2 heads, keys padded to [7, 4] (-10000, and -inf), and no mask
+    "NPU405/diffusers_masked": Spec(
+        lambda ns, dt: (
+            ns["XFormersAttnProcessor"]()(
+                xformers_attn(2, 0.3, dt), *qkv((4, 5, 8), (4, 7, 8), dt), diffusers_mask([7, 4], 7, dt)
+            ),
+            ns["XFormersAttnProcessor"]()(
+                xformers_attn(2, None, dt), *qkv((4, 5, 8), (4, 7, 8), dt), diffusers_mask([3, 7], 7, dt, -math.inf)
+            ),
+            ns["XFormersAttnProcessor"]()(xformers_attn(2, 0.3, dt), *qkv((4, 5, 8), (4, 7, 8), dt)),
+        )
+    ),
     "NPU405/diffusers_bmk": Spec(
         lambda ns, dt: (
             ns["XFormersAttnProcessor"]()(*qkv((6, 5, 8), (6, 7, 8), dt)),

@@ -59,12 +59,20 @@ def _npu_flash_attn(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
                                           keep_prob=1.0 - dropout_p, **options)[0]
 
 
-def _npu_memory_efficient_attention(q, k, v, p=0.0, scale=None, causal=False, top_left=False):
+def _npu_memory_efficient_attention(q, k, v, p=0.0, scale=None, causal=False, top_left=False, mask=None):
     """xformers.ops.memory_efficient_attention on NPU (written by ascend-port, rule NPU405): BMHK inputs, or BMK
-    inputs as a single head; scale=None means q.shape[-1] ** -0.5, as in xformers."""
+    inputs as a single head; scale=None means q.shape[-1] ** -0.5, as in xformers. ``mask``: an attn_bias tensor
+    that is an attention mask, 0 where a key is attended and a large negative where not (True: masked out)."""
     if q.dim() == 3:
-        out = _npu_flash_attn(q.unsqueeze(2), k.unsqueeze(2), v.unsqueeze(2), p, scale, causal, top_left=top_left)
+        mask = None if mask is None else mask.unsqueeze(1)  # (B, Mq, Mk): one head
+        out = _npu_memory_efficient_attention(q.unsqueeze(2), k.unsqueeze(2), v.unsqueeze(2), p, scale, causal,
+                                              top_left, mask)
         return out.squeeze(2)
+    if mask is not None:
+        return torch_npu.npu_fusion_attention(q, k, v, q.shape[2], "BSND",
+                                              atten_mask=(mask < 0).expand(q.shape[0], -1, q.shape[1], k.shape[1]),
+                                              scale=q.shape[-1] ** -0.5 if scale is None else scale,
+                                              keep_prob=1.0 - p, inner_precise=2)[0]
     return _npu_flash_attn(q, k, v, p, scale, causal, top_left=top_left)
 
 

@@ -25,8 +25,10 @@ from ascend_port.python.module_facts import ModuleFacts
 from ascend_port.python.scopes import Trigger
 from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention import padding
+from ascend_port.rules.attention.fused_ops import _plain_reference
 from ascend_port.rules.attention.helper_names import FLASH_HELPER, XFORMERS_HELPER
 from ascend_port.rules.attention.helpers import BACKENDS, insert_helpers
+from ascend_port.rules.attention.mask_callers import FUNCTIONS, attention_mask_values
 from ascend_port.rules.attention.sdpa_path import sdpa_path
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -208,9 +210,14 @@ XFORMERS = rule(
     a helper written into the module that runs the flash-attn helper: BMHK inputs are BSND, BMK inputs (no head
     axis, as diffusers passes them) run as one head; `scale=None` means `q.shape[-1] ** -0.5` as in xformers;
     `keep_prob = 1 - p`. `attn_bias=None` is no mask, `LowerTriangularMask()` is causal aligned top-left
-    (`sparse_mode=2`), `LowerTriangularFromBottomRightMask()` causal bottom-right (`sparse_mode=3`); any other bias
-    gets NPU406's TODO. `op=` (the xformers kernel choice) is dropped. Medium: the BMGHK (5-D) form is not
-    supported by the helper (the op raises).
+    (`sparse_mode=2`), `LowerTriangularFromBottomRightMask()` causal bottom-right (`sparse_mode=3`). A tensor
+    `attn_bias` the code shows to be an attention mask (0 where attended, a large negative where not: diffusers'
+    `attn.prepare_attention_mask(...)`, expanded over the queries), read as NPU430 reads SDPA's mask (its name says
+    mask, no word of it or of what is assigned to it says bias, nothing is added to it, no caller in the module passes
+    a bias for it), is passed as `mask=`: the helper gives the op `atten_mask = mask < 0` (a row masked in full comes
+    out as 0, `inner_precise=2`). Any other bias gets NPU406's TODO. `op=` (the xformers kernel choice) is dropped.
+    Medium: the BMGHK (5-D) form is not supported by the helper (the op raises), and a mask is read as a mask:
+    entries between 0 and the large negative (a bias in a mask's name) would be masked out in full.
 
     Before:
         import torch
@@ -232,7 +239,7 @@ XFORMERS = rule(
             ...
 
 
-        def {XFORMERS_HELPER}(q, k, v, p=0.0, scale=None, causal=False, top_left=False):
+        def {XFORMERS_HELPER}(q, k, v, p=0.0, scale=None, causal=False, top_left=False, mask=None):
             ...
 
 
@@ -244,11 +251,13 @@ XFORMERS_BIAS = rule(
     "NPU406",
     "xformers-attn-bias",
     LOW,
-    "xformers attention biases other than None and the two lower-triangular masks: TODO, the call is unchanged.",
+    "xformers attention biases other than None, the two lower-triangular masks and an attention mask: TODO, the "
+    "call is unchanged.",
     """
     A tensor bias is added to the scores after scaling in xformers, while npu_fusion_attention's `pse` is added
-    before its `scale`; `BlockDiagonalMask` (packed sequences) maps to the varlen layout "TND" with cumulative
-    sequence ends; other bias classes need their own mask. None of these can be derived from the call alone.
+    before its `scale` (a tensor the code shows to be an attention mask is NPU405's); `BlockDiagonalMask` (packed
+    sequences) maps to the varlen layout "TND" with cumulative sequence ends; other bias classes need their own
+    mask. None of these can be derived from the call alone.
 
     Before:
         import xformers.ops as xops
@@ -524,9 +533,11 @@ class AttentionTransformer(PortTransformer):
         if any(t not in bound for t in ("query", "key", "value")):
             problems.append("tensor arguments are missing")
         causal: str | None = None
+        mask: str | None = None
         if "attn_bias" in bound and literal(bound["attn_bias"].value) is not None:
             causal = self._causal_bias(bound["attn_bias"].value)
-            if causal is None:
+            mask = self._attention_mask(bound["attn_bias"].value, original) if causal is None else None
+            if causal is None and mask is None:
                 self.todo(
                     XFORMERS_BIAS,
                     original,
@@ -548,22 +559,46 @@ class AttentionTransformer(PortTransformer):
             param = next((p for p, b in bound.items() if b is a), None)
             if param in ("p", "scale"):
                 args.append(keyword_arg(param, new_of[id(a)]))
+            elif param == "attn_bias" and mask is not None:  # (where it stood: its whitespace fits there)
+                args.append(keyword_arg("mask", new_of[id(a)]))
         if causal is not None:
             args.append(cst.Arg(keyword=cst.Name("causal"), value=cst.Name("True"), equal=NO_SPACE))
         if causal == "top_left":
             args.append(cst.Arg(keyword=cst.Name("top_left"), value=cst.Name("True"), equal=NO_SPACE))
         replacement = updated.with_changes(func=cst.Name(XFORMERS_HELPER), args=finish_args(updated, args))
-        mask = {"top_left": ", causal top-left", "bottom_right": ", causal bottom-right"}.get(causal or "", "")
+        how = {"top_left": ", causal top-left", "bottom_right": ", causal bottom-right"}.get(causal or "", "")
+        how += f", atten_mask = {mask} < 0" if mask is not None else ""
         return (
             self.fix(
                 XFORMERS,
                 original,
                 replacement,
-                f"{name} -> {XFORMERS_HELPER} (npu_fusion_attention{mask}{'; op= dropped' if 'op' in bound else ''})",
+                f"{name} -> {XFORMERS_HELPER} (npu_fusion_attention{how}{'; op= dropped' if 'op' in bound else ''})",
                 torch_npu_name=True,
             )
             or updated
         )
+
+    def _attention_mask(self, value: cst.BaseExpression, call: cst.Call) -> str | None:
+        """The code of ``value`` (an attn_bias) where the function around ``call`` shows it to be an attention mask
+        (mask_callers.attention_mask_values), else None."""
+        if not _plain_reference(value):
+            return None
+        line = self.ctx.line_of(call)
+        around = [
+            f
+            for kind in FUNCTIONS
+            for f in self.ctx.facts().statements(kind)
+            if isinstance(f, FUNCTIONS) and f.lineno <= line <= (f.end_lineno or f.lineno)
+        ]
+        if not around:
+            return None
+        function = max(around, key=lambda f: f.lineno)  # (the innermost)
+        code = code_of(value).strip()
+        values = attention_mask_values(code, function, self.ctx.module())
+        if values is None or any(_makes_object(v) for v in values):
+            return None  # (an xformers bias object assigned on some path: LowerTriangularMask() for is_causal)
+        return code
 
     def _causal_bias(self, value: cst.BaseExpression) -> str | None:
         """'top_left' / 'bottom_right' for an inline `LowerTriangularMask()` / `...FromBottomRightMask()`."""
@@ -664,3 +699,19 @@ def module_uses(facts: ModuleFacts) -> dict[str, list[tuple[str, bool]]]:
                 called = padding.ast_call_ported(qualified, parent, parent_of(parent) if parent is not None else None)
             uses.setdefault(node.id, []).append((qualified, called))
     return uses
+
+
+def _makes_object(value: ast.expr) -> bool:
+    """Does ``value`` construct an object of a class (a CamelCase call: xformers' `LowerTriangularMask()`,
+    `BlockDiagonalMask.from_seqlens(...)`), which is no mask tensor?"""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            func = (
+                node.func.value
+                if isinstance(node.func, ast.Attribute) and node.func.attr.startswith("from_")
+                else node.func
+            )
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name[:1].isupper() and not name.isupper():
+                return True
+    return False
