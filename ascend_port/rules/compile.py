@@ -297,9 +297,21 @@ def _npu_alias(alias: cst.ImportAlias) -> cst.ImportAlias:
 
 
 _TRAINING_STEP = re.compile(r"backward|step|zero_grad")
-# What says a module runs a model for inference (NPU710): `with torch.no_grad():`, `@torch.inference_mode()`,
-# `model.eval()`.
-_INFERENCE_CALLS = frozenset({"no_grad", "inference_mode", "eval"})
+# What says a module runs a model for inference (NPU710): `with torch.no_grad():`, `@torch.no_grad`,
+# `@torch.inference_mode()`, and `model.eval()` (a method called without arguments: not the builtin eval).
+_NO_GRAD = frozenset({"no_grad", "inference_mode"})
+
+
+def _says_inference(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr in _NO_GRAD or isinstance(node, ast.Name) and node.id in _NO_GRAD:
+        return True
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "eval"
+        and not node.args
+        and not node.keywords
+    )
 
 
 # NVTX's range_push/range_pop on a torch_npu that has mstx.range_start/range_end but no range_push/range_pop
@@ -793,13 +805,7 @@ class CompileTransformer(PortTransformer):
         it)."""
         if self._infers is None:
             tree = self.ctx.module()
-            self._infers = tree is not None and any(
-                isinstance(node, ast.Call)
-                and isinstance(node.func, (ast.Attribute, ast.Name))
-                and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in _INFERENCE_CALLS
-                and (node.args == [] or not isinstance(node.func, ast.Attribute) or node.func.attr != "eval")
-                for node in ast.walk(tree)
-            )
+            self._infers = tree is not None and any(_says_inference(node) for node in ast.walk(tree))
         return self._infers
 
     def _module_trains(self) -> bool:
