@@ -210,6 +210,8 @@ class FusedByDefaultTransformer(PortTransformer):
         optimizer = self.ctx.imports.resolve(updated.func) or ""  # (updated: apex's optimizer NPU505 made torch's)
         if optimizer not in FUSABLE or not self._fused_on_cpu or self.ctx.options.loss_scaling:
             return updated
+        if not _may_change(self.ctx.source):  # (the triggers' test too: a whole-module port asks no trigger)
+            return updated
         kernel, params = FUSABLE[optimizer]
         if kernel != "_fused_adamw_" and self._target in WITHOUT_FUSED_ADAM_SGD:
             return updated
