@@ -133,7 +133,10 @@ def test_other_devices_drop_keeps_the_run_time_dtype_test():
     from ascend_port.core.selection import Selection
     from ascend_port.port.python import port_source
 
-    text = port_source(HF.input.read_text("utf-8"), Selection(), PortOptions(other_devices="drop")).new_text
+    drop = PortOptions(other_devices="drop")
+    text = port_source(HF.input.read_text("utf-8"), Selection(), drop).new_text
     assert text is not None and '.device.type == "npu"' not in text
     assert "    if (\n        causal_mask is not None\n        and causal_mask.is_floating_point()\n" in text
     assert "scaled_dot_product_attention(" in text
+    # the SDPA call kept in the `else` is not ported again (no device test marks the branch: the op in its `if` does)
+    assert port_source(text, Selection(), drop).new_text in (None, text)

@@ -91,6 +91,7 @@ SDPA_FLOAT_MASK = rule(
 )
 
 NPU_TEST = '.device.type == "npu"'
+FUSED_CALL = ".npu_fusion_attention("
 
 
 class SdpaFusionTransformer(PortTransformer):
@@ -149,8 +150,12 @@ class SdpaFusionTransformer(PortTransformer):
         return fixed
 
     def _in_npu_dispatch(self) -> bool:
-        """Is the statement under a test of a tensor's device for the NPU (this rule's own, ported before)?"""
-        return any(isinstance(s, cst.If) and NPU_TEST in code_of(s.test) for s in self.ctx.enclosing_statements())
+        """Is the statement under a test of a tensor's device for the NPU, or in the `else` of an `if` whose body
+        calls the op (this rule's own, ported before: with `--other-devices drop` its test names no device)?"""
+        return any(
+            isinstance(s, cst.If) and (NPU_TEST in code_of(s.test) or FUSED_CALL in code_of(s.body))
+            for s in self.ctx.enclosing_statements()
+        )
 
     def _fused(self, call: cst.Call, function: cst.FunctionDef) -> tuple[str, list[str]] | None:
         """The op's call and the run-time tests that choose it, or None where the call is left."""
