@@ -94,6 +94,15 @@ class ModuleFacts:
             found = self._statements[kind] = [n for n in self._all_statements if type(n) is kind]
         return found  # type: ignore[return-value]
 
+    def function_at(self, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The innermost function (``def`` or ``async def``) whose lines hold ``line``, or None at the top level."""
+        around: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+            *self.statements(ast.FunctionDef),
+            *self.statements(ast.AsyncFunctionDef),
+        ]
+        holding = [f for f in around if f.lineno <= line <= (f.end_lineno or f.lineno)]
+        return max(holding, key=lambda f: f.lineno, default=None)
+
     def lines_with(self, *strings: str) -> list[int] | None:
         """The lines (1-based, ascending) of the source that contain one of ``strings``: a fact about the calls that
         name CUDA reads the statements on those lines only (see spans_any). None: every line (no source known)."""

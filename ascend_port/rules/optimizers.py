@@ -16,7 +16,7 @@ import libcst as cst
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import code_of, finish_args, literal
-from ascend_port.python.scopes import FUNCTIONS, Trigger
+from ascend_port.python.scopes import Trigger
 from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.loss_scaling import SCALER
 
@@ -288,10 +288,7 @@ def literal_kwargs(ctx: PortContext, line: int, value: cst.BaseExpression) -> di
     tree = ctx.module()
     if not isinstance(value, cst.Name) or tree is None:
         return None
-    containing = [
-        f for kind in FUNCTIONS for f in ctx.facts().statements(kind) if f.lineno <= line <= (f.end_lineno or f.lineno)
-    ]
-    scope: ast.AST = max(containing, key=lambda f: f.lineno, default=tree)
+    scope: ast.AST = ctx.facts().function_at(line) or tree
     return _dict_entries(scope, value.value)
 
 

@@ -28,7 +28,7 @@ from ascend_port.rules.attention import padding
 from ascend_port.rules.attention.fused_ops import _plain_reference
 from ascend_port.rules.attention.helper_names import FLASH_HELPER, XFORMERS_HELPER
 from ascend_port.rules.attention.helpers import BACKENDS, insert_helpers
-from ascend_port.rules.attention.mask_callers import FUNCTIONS, attention_mask_values
+from ascend_port.rules.attention.mask_callers import attention_mask_values
 from ascend_port.rules.attention.sdpa_path import sdpa_path
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
@@ -584,16 +584,9 @@ class AttentionTransformer(PortTransformer):
         (mask_callers.attention_mask_values), else None."""
         if not _plain_reference(value):
             return None
-        line = self.ctx.line_of(call)
-        around = [
-            f
-            for kind in FUNCTIONS
-            for f in self.ctx.facts().statements(kind)
-            if isinstance(f, FUNCTIONS) and f.lineno <= line <= (f.end_lineno or f.lineno)
-        ]
-        if not around:
+        function = self.ctx.facts().function_at(self.ctx.line_of(call))
+        if function is None:
             return None
-        function = max(around, key=lambda f: f.lineno)  # (the innermost)
         code = code_of(value).strip()
         values = attention_mask_values(code, function, self.ctx.module())
         if values is None or any(_makes_object(v) for v in values):
