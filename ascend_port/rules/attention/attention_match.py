@@ -16,12 +16,11 @@ import libcst as cst
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.core.findings import Finding, todo_comment
 from ascend_port.python.calls import code_of
-from ascend_port.python.definitions import bound_name
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.attention.attention_eval import SCORES_NOT_SEEN, Attention, Evaluator, Op, Opaque, read_attention
-from ascend_port.rules.attention.fused_ops import _plain_reference
+from ascend_port.rules.attention.fused_ops import TorchNpuName, _plain_reference
 from ascend_port.rules.attention.mask_callers import bias_passed
 from ascend_port.rules.attention.masked_softmax import MASKED_SOFTMAX, MASKED_SOFTMAX_NOTE, unfused
 
@@ -171,16 +170,12 @@ class _Found:
         self.start, self.end, self.attention, self.target, self.weights = start, end, attention, target, weights
 
 
-class EagerAttentionTransformer(PortTransformer):
+class EagerAttentionTransformer(TorchNpuName, PortTransformer):
     """NPU425/NPU429, on the function around a softmax."""
 
     TRIGGERS = (Trigger(r"softmax\(", attention_function, also=("softmax",)),)
     RULES = (EAGER_ATTENTION, EAGER_ATTENTION_LEFT)
     DISPATCHES_ON_DEVICE = True
-
-    def torch_npu(self) -> str:
-        head = self.ctx.module_head
-        return (bound_name(head, "torch_npu") if head else None) or "torch_npu"
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         if not isinstance(original.body, cst.IndentedBlock) or not isinstance(updated.body, cst.IndentedBlock):

@@ -19,6 +19,7 @@ import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import code_of
+from ascend_port.python.definitions import bound_name
 from ascend_port.python.module_facts import ModuleFacts, last_line, walk_on_lines
 
 # Names by which a module scales its rotary tables beyond [-1, 1] (see _scales_tables).
@@ -197,6 +198,17 @@ def _plain_reference(node: cst.BaseExpression) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
+
+
+class TorchNpuName:
+    """The fused-op transformers' name for torch_npu in the module they port."""
+
+    ctx: Any
+
+    def torch_npu(self) -> str:
+        """How the module spells torch_npu (every import is in its head), or `torch_npu`, which NPU100 imports."""
+        head = self.ctx.module_head
+        return (bound_name(head, "torch_npu") if head else None) or "torch_npu"
 
 
 class RotaryMixin:

@@ -17,13 +17,13 @@ import libcst as cst
 from ascend_port.core import npu_api
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import NO_SPACE, bind, code_of, finish_args, keyword_arg
-from ascend_port.python.definitions import bound_name, insert_definitions
+from ascend_port.python.definitions import insert_definitions
 from ascend_port.python.names import ImportIndex
 from ascend_port.python.scopes import FUNCTIONS, Trigger, enclosing
 from ascend_port.python.transformer import PortContext, PortTransformer
 from ascend_port.rules.attention.act_swiglu import ActSwigluMixin, act_swiglu_function
 from ascend_port.rules.attention.complex_rope import COMPLEX_ROPE, ComplexRopeMixin, complex_rope_function
-from ascend_port.rules.attention.fused_ops import ROTARY_MUL, npu_test
+from ascend_port.rules.attention.fused_ops import ROTARY_MUL, TorchNpuName, npu_test
 from ascend_port.rules.attention.glu import GEGLU, SWIGLU
 from ascend_port.rules.attention.helper_names import PRIVATE_TORCH
 from ascend_port.rules.attention.masked_softmax import (
@@ -346,7 +346,7 @@ def softmax_function(path: Sequence[ast.stmt], imports: ImportIndex) -> ast.stmt
     return fn if masks else None
 
 
-class NormTransformer(ActSwigluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, PortTransformer):
+class NormTransformer(ActSwigluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, TorchNpuName, PortTransformer):
     """NPU420-NPU423, NPU426-NPU428, NPU431: an RMSNorm is recognised in its whole class; the rotary and SwiGLU
     forms read the enclosing function (the rotary tables' broadcasting, the halves of a chunk)."""
 
@@ -385,10 +385,6 @@ class NormTransformer(ActSwigluMixin, ComplexRopeMixin, MaskedSoftmaxMixin, Port
     @classmethod
     def finish(cls, text: str, tree: Callable[[], ast.Module], ctx: PortContext) -> str:
         return insert_fits_test(text, tree, ctx) if ctx.selection.enabled(MASKED_SOFTMAX) else text
-
-    def torch_npu(self) -> str:
-        head = self.ctx.module_head  # (every import is in it)
-        return (bound_name(head, "torch_npu") if head else None) or "torch_npu"
 
     def dispatches(self) -> bool:
         """Do the fused rewrites dispatch on the tensor's device (the original computation for the others)? Unless

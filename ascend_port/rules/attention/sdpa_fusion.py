@@ -16,12 +16,11 @@ import libcst as cst
 
 from ascend_port.core.catalogue import Confidence, rule
 from ascend_port.python.calls import code_of, literal
-from ascend_port.python.definitions import bound_name
 from ascend_port.python.scopes import FUNCTIONS, Trigger, innermost
 from ascend_port.python.transformer import PortTransformer
 from ascend_port.rules.attention.attention import SDPA, SDPA_NATIVE
 from ascend_port.rules.attention.attention_match import _conjunction
-from ascend_port.rules.attention.fused_ops import _plain_reference
+from ascend_port.rules.attention.fused_ops import TorchNpuName, _plain_reference
 from ascend_port.rules.attention.mask_callers import attention_mask_values, function_ast
 from ascend_port.rules.attention.sdpa_path import _bool_valued, _bound
 
@@ -94,7 +93,7 @@ NPU_TEST = '.device.type == "npu"'
 FUSED_CALL = ".npu_fusion_attention("
 
 
-class SdpaFusionTransformer(PortTransformer):
+class SdpaFusionTransformer(TorchNpuName, PortTransformer):
     """NPU430, on a statement that calls SDPA once (the function around it read for what makes the mask)."""
 
     TRIGGERS = (Trigger(r"scaled_dot_product_attention\s*\(", innermost(*FUNCTIONS)),)
@@ -105,10 +104,6 @@ class SdpaFusionTransformer(PortTransformer):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.functions: list[cst.FunctionDef] = []
-
-    def torch_npu(self) -> str:
-        head = self.ctx.module_head
-        return (bound_name(head, "torch_npu") if head else None) or "torch_npu"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node)
